@@ -1,0 +1,36 @@
+# Targets: `make help` lists them.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+.PHONY: help venv run test lint bench fixtures-large clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP) ## create the virtual environment and install the package
+
+run: $(STAMP) ## serve on 127.0.0.1:8400 with the default fixtures
+	$(BIN)/emulator serve
+
+test: $(STAMP) ## run the whole test suite
+	$(BIN)/pytest
+
+lint: $(STAMP) ## ruff and mypy
+	$(BIN)/pip install -q ruff mypy
+	$(BIN)/ruff check emulator tests scripts
+	$(BIN)/mypy emulator
+
+bench: $(STAMP) ## run the benchmarks (not part of make test)
+	$(BIN)/python scripts/bench_api.py
+
+clean: ## remove the virtual environment
+	rm -rf $(VENV)

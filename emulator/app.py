@@ -1,0 +1,73 @@
+"""create_app(settings): one Starlette app mounting /v1, /crm and /_emulator over one store."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount
+
+from emulator.control.routes import routes as control_routes
+from emulator.errors import ApiError, CrmError, api_error_handler, crm_error_handler
+from emulator.fixtures.models import FixtureSet
+from emulator.fixtures.seed import seed as seed_platform
+from emulator.http import json_response
+from emulator.public_api.context import ApiContext
+from emulator.public_api.routes import routes as public_routes
+from emulator.settings import Settings
+from emulator.state import Emulator
+
+log = logging.getLogger(__name__)
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    """Unknown routes and methods, in the error shape of the surface they were sent to."""
+    assert isinstance(exc, HTTPException)
+    if request.url.path.startswith("/crm"):
+        error = "not_found" if exc.status_code == 404 else "method_not_allowed"
+        return json_response({"error": error, "message": exc.detail}, exc.status_code, exc.headers)
+    return json_response(
+        {"status": "error", "message": exc.detail}, exc.status_code, exc.headers
+    )
+
+
+async def internal_error(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    if request.url.path.startswith("/crm"):
+        return json_response({"error": "internal_error", "message": "Internal error"}, 500)
+    return json_response({"status": "error", "message": "Internal error"}, 500)
+
+
+def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = None) -> Starlette:
+    """The whole emulator; `fixtures` skips re-reading a directory the caller already loaded."""
+    emulator = Emulator(settings or Settings(), seeders=[seed_platform], fixtures=fixtures)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await emulator.start()
+        try:
+            yield
+        finally:
+            await emulator.close()
+
+    app = Starlette(
+        routes=[
+            Mount("/v1", routes=public_routes),
+            Mount("/_emulator", routes=control_routes),
+        ],
+        exception_handlers={
+            ApiError: api_error_handler,
+            CrmError: crm_error_handler,
+            HTTPException: http_error,
+            Exception: internal_error,
+        },
+        lifespan=lifespan,
+    )
+    app.state.emulator = emulator
+    app.state.public_api = ApiContext(emulator)
+    return app

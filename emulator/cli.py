@@ -1,0 +1,79 @@
+"""Command line: `emulator serve` (more subcommands join as they are built)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
+from emulator.settings import RateLimit, Settings
+
+
+def _rate_limit(text: str) -> RateLimit:
+    try:
+        return RateLimit.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="emulator", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="serve /v1, /crm and /_emulator on one port")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8400)
+    serve.add_argument("--fixtures", default=str(DEFAULT_FIXTURES), help="fixture directory")
+    serve.add_argument("--db", default=None, help="SQLite file that keeps state across restarts")
+    serve.add_argument(
+        "--rate-limit",
+        type=_rate_limit,
+        default=RateLimit(),
+        help="contact (default: GET /v1/contact/{id}), all, off, or SCOPE:N[/SECONDS]",
+    )
+    serve.add_argument("--log-level", default="warning", help="uvicorn log level")
+    return parser
+
+
+def _display(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
+def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from emulator.app import create_app
+
+    try:
+        fixtures = load_fixture_dir(args.fixtures)
+    except FixtureError as exc:
+        print(f"emulator: fixture error: {exc}", file=sys.stderr)
+        return 2
+    settings = Settings(
+        host=args.host, port=args.port, fixtures=args.fixtures, db=args.db, rateLimit=args.rate_limit
+    )
+    app = create_app(settings, fixtures)
+    state = f"state in {args.db}" if args.db else "state in memory"
+    print(
+        f"emulator listening on http://{args.host}:{args.port} "
+        f"(fixtures {_display(args.fixtures)}: {len(fixtures.contacts)} contacts, "
+        f"{len(fixtures.companies)} companies, {len(fixtures.campaigns)} campaigns; {state})",
+        flush=True,
+    )
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        return serve(args)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,60 @@
+"""/_emulator: the control API beside the emulated ones (health, reset, fixtures)."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from emulator.errors import BadRequest
+from emulator.fixtures.loader import FixtureError
+from emulator.http import decode_body, json_response
+from emulator.state import Emulator
+from emulator.wire import Wire
+
+
+class FixturesIn(Wire):
+    directory: str
+
+
+async def counts(emulator: Emulator) -> dict[str, int]:
+    tables = ("contacts", "companies", "campaigns", "conversations", "webhooks")
+    sql = " UNION ALL ".join(f"SELECT '{t}', count(*) FROM {t}" for t in tables)
+    return {name: n for name, n in await emulator.db.fetchall(sql)}
+
+
+async def health(request: Request) -> Response:
+    emulator: Emulator = request.app.state.emulator
+    return json_response(
+        {
+            "status": "ok",
+            "fixtures": emulator.fixtures_dir,
+            "db": emulator.settings.db,
+            "now": emulator.clock.now_iso(),
+            "counts": await counts(emulator),
+        }
+    )
+
+
+async def reset(request: Request) -> Response:
+    emulator: Emulator = request.app.state.emulator
+    await emulator.reset()
+    return json_response({"status": "ok", "fixtures": emulator.fixtures_dir})
+
+
+async def load_fixtures(request: Request) -> Response:
+    emulator: Emulator = request.app.state.emulator
+    body = await decode_body(request, FixturesIn, BadRequest.field)
+    try:
+        await emulator.load_fixtures(body.directory)
+    except FixtureError as exc:
+        raise BadRequest.field("directory", str(exc)) from None
+    return json_response({"status": "ok", "fixtures": emulator.fixtures_dir, **await counts(emulator)})
+
+
+routes: list[BaseRoute] = [
+    Route("/health", health, methods=["GET"]),
+    Route("/reset", reset, methods=["POST"]),
+    Route("/fixtures", load_fixtures, methods=["POST"]),
+]
+

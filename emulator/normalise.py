@@ -1,0 +1,55 @@
+"""Normal forms used to match records: e-mails, domains, profile and page URLs, phones, names."""
+
+from __future__ import annotations
+
+import re
+
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://")
+
+
+def email_key(email: str | None) -> str | None:
+    """Case-insensitive e-mail; blank is None."""
+    if email is None:
+        return None
+    key = email.strip().lower()
+    return key or None
+
+
+def domain_key(value: str | None) -> str | None:
+    """Lower case, no protocol, no `www.`, no path, query, port or trailing dot."""
+    if value is None:
+        return None
+    text = _SCHEME.sub("", value.strip().lower())
+    text = re.split(r"[/?#]", text, maxsplit=1)[0]
+    text = text.rsplit("@", 1)[-1].split(":", 1)[0].rstrip(".")
+    if text.startswith("www."):
+        text = text[4:]
+    return text or None
+
+
+def url_key(value: str | None) -> str | None:
+    """Lower case, no scheme, no `www.`, no query or fragment, no trailing slash."""
+    if value is None:
+        return None
+    text = _SCHEME.sub("", value.strip().lower())
+    text = re.split(r"[?#]", text, maxsplit=1)[0]
+    if text.startswith("www."):
+        text = text[4:]
+    text = text.rstrip("/")
+    return text or None
+
+
+def phone_key(value: str | None) -> str | None:
+    """Digits only (a leading + is dropped); fewer than 5 digits is no phone."""
+    if value is None:
+        return None
+    digits = re.sub(r"\D", "", value)
+    return digits if len(digits) >= 5 else None
+
+
+def name_key(value: str | None) -> str | None:
+    """Case-insensitive, whitespace-folded name."""
+    if value is None:
+        return None
+    key = " ".join(value.split()).lower()
+    return key or None

@@ -1,0 +1,68 @@
+"""What every /v1 service function works with: the store, caches, clock and limits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from emulator.fixtures.models import CrmConnection
+from emulator.public_api.auth import KeyRing, RateLimiter
+from emulator.state import Emulator
+from emulator.store.db import Store
+from emulator.store.pages import PageIndex
+from emulator.wire import Wire, decode
+
+
+class LinkTemplates(Wire):
+    contact: str | None = None
+    company: str | None = None
+
+
+class ApiContext:
+    """Built once per app; holds no request state."""
+
+    def __init__(self, emulator: Emulator) -> None:
+        self.emulator = emulator
+        self.keys = KeyRing(lambda: emulator.db)
+        self.limiter = RateLimiter(emulator.settings.rateLimit)
+        self._pages: PageIndex | None = None
+        self._links = LinkTemplates()
+        self._links_version = -1
+        emulator.on_reset.append(self.limiter.reset)
+
+    @property
+    def store(self) -> Store:
+        return self.emulator.db
+
+    @property
+    def pages(self) -> PageIndex:
+        if self._pages is None:
+            self._pages = PageIndex(self.store)
+        return self._pages
+
+    def now(self) -> str:
+        return self.emulator.clock.now_iso()
+
+    async def links(self) -> LinkTemplates:
+        """The connection's link templates, re-read only after a write."""
+        if self._links_version != self.store.version:
+            row = await self.store.fetchone("SELECT settings FROM crm_connection WHERE id = 1")
+            if row is None:
+                self._links = LinkTemplates()
+            else:
+                conn = decode(row[0], CrmConnection)
+                self._links = LinkTemplates(
+                    contact=conn.contactLinkTemplate, company=conn.companyLinkTemplate
+                )
+            self._links_version = self.store.version
+        return self._links
+
+
+def link(template: str | None, crm_id: str | None) -> str | None:
+    """A record link from a `{{crmId}}` template."""
+    if template is None or crm_id is None:
+        return None
+    return template.replace("{{crmId}}", crm_id)
+
+
+def decode_json_object(text: str | None) -> Any:
+    return None if text is None else decode(text)

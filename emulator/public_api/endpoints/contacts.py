@@ -1,0 +1,61 @@
+"""HTTP handlers of the contact endpoints: parse, call the service, wrap."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from emulator.http import json_response
+from emulator.public_api import contacts as service
+from emulator.public_api.auth import guarded
+from emulator.public_api.context import ApiContext
+from emulator.public_api.envelopes import meta_list, success
+from emulator.public_api.params import (
+    date_param,
+    fields_param,
+    optional_int,
+    page_params,
+    path_id,
+    search_term,
+)
+from emulator.wire import Wire
+
+
+def select_fields(record: Wire, fields: list[str] | None) -> object:
+    """The record, or only `id` and the asked fields (in the asked order)."""
+    if fields is None:
+        return record
+    return {"id": getattr(record, "id"), **{f: getattr(record, f) for f in fields}}
+
+
+@guarded("CONTACTS_READ")
+async def list_contacts(request: Request) -> Response:
+    ctx: ApiContext = request.app.state.public_api
+    q = request.query_params
+    page, page_size = page_params(q)
+    fields = fields_param(q, service.CONTACT_FIELDS)
+    flt = service.ContactFilter(
+        search=search_term(q),
+        company_id=optional_int(q, "companyId"),
+        list_id=optional_int(q, "listId"),
+        updated_from=date_param(q, "updatedAtFrom"),
+        updated_to=date_param(q, "updatedAtTo"),
+    )
+    total, contacts = await service.list_contacts(ctx, flt, page, page_size)
+    data = [select_fields(c, fields) for c in contacts]
+    return json_response(meta_list(data, page, page_size, total))
+
+
+@guarded("CONTACTS_READ", documented_limit=True)
+async def get_contact(request: Request) -> Response:
+    ctx: ApiContext = request.app.state.public_api
+    fields = fields_param(request.query_params, service.CONTACT_FIELDS)
+    contact = await service.get_contact(ctx, path_id(request.path_params["contactId"], "contactId"))
+    return json_response(success(select_fields(contact, fields), "Contact retrieved"))
+
+
+routes = [
+    Route("/contacts", list_contacts, methods=["GET"]),
+    Route("/contact/{contactId}", get_contact, methods=["GET"]),
+]

@@ -1,0 +1,60 @@
+"""The response envelopes of Part B, exactly as the spec gives them."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Generic, TypeVar
+
+from emulator.wire import Wire
+
+T = TypeVar("T")
+
+
+class Success(Wire, Generic[T]):
+    """Single object and mutation responses."""
+
+    status: str = "success"
+    message: str
+    data: T
+
+
+class Pagination(Wire):
+    page: int
+    pageSize: int
+    total: int
+    totalPages: int
+
+
+class PaginatedList(Wire, Generic[T]):
+    """Campaigns and identities."""
+
+    status: str = "success"
+    data: list[T]
+    pagination: Pagination
+
+
+class Meta(Wire):
+    page: int
+    pageSize: int
+    total: int
+
+
+class MetaList(Wire, Generic[T]):
+    """Contacts, companies, company search, lists, saved views and webhooks."""
+
+    data: list[T]
+    meta: Meta
+
+
+def paginated(data: list[Any], page: int, page_size: int, total: int) -> PaginatedList[Any]:
+    pages = math.ceil(total / page_size)
+    return PaginatedList(data=data, pagination=Pagination(
+        page=page, pageSize=page_size, total=total, totalPages=pages))
+
+
+def meta_list(data: list[Any], page: int, page_size: int, total: int) -> MetaList[Any]:
+    return MetaList(data=data, meta=Meta(page=page, pageSize=page_size, total=total))
+
+
+def success(data: Any, message: str = "OK") -> Success[Any]:
+    return Success(message=message, data=data)

@@ -1,0 +1,9 @@
+"""The /v1 route table: each endpoint module contributes its routes."""
+
+from __future__ import annotations
+
+from starlette.routing import BaseRoute
+
+from emulator.public_api.endpoints import contacts
+
+routes: list[BaseRoute] = [*contacts.routes]

@@ -1,0 +1,47 @@
+"""One Settings struct, built from command-line flags."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from emulator.fixtures.loader import DEFAULT_FIXTURES
+from emulator.wire import Wire
+
+RateLimitScope = Literal["contact", "all", "off"]
+
+
+class RateLimit(Wire, frozen=True):
+    """`contact`: only GET /v1/contact/{id} (documented); `all`: every /v1 route; `off`."""
+
+    scope: RateLimitScope = "contact"
+    limit: int = 100
+    windowSeconds: float = 60.0
+
+    @classmethod
+    def parse(cls, text: str) -> RateLimit:
+        """`off`, `all`, `contact`, `N`, `all:N`, `contact:N` or `SCOPE:N/SECONDS`."""
+        scope, _, figure = text.strip().lower().partition(":")
+        if scope.isdigit() and not figure:
+            scope, figure = "contact", scope
+        if scope not in ("contact", "all", "off"):
+            raise ValueError(f"--rate-limit: unknown scope {scope!r} (off, all, contact)")
+        limit, window = 100, 60.0
+        if figure:
+            count, _, seconds = figure.partition("/")
+            try:
+                limit = int(count)
+                window = float(seconds) if seconds else 60.0
+            except ValueError:
+                raise ValueError(f"--rate-limit: bad figure {figure!r}") from None
+            if limit < 1 or window <= 0:
+                raise ValueError("--rate-limit: the figure must be positive")
+        return cls(scope=scope, limit=limit, windowSeconds=window)  # type: ignore[arg-type]
+
+
+class Settings(Wire):
+    host: str = "127.0.0.1"
+    port: int = 8400
+    fixtures: str = str(DEFAULT_FIXTURES)
+    db: str | None = None
+    rateLimit: RateLimit = RateLimit()
+    journalLimit: int = 10_000

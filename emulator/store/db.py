@@ -1,0 +1,118 @@
+"""The one SQLite database behind every surface, reached through aiosqlite.
+
+All statements run on aiosqlite's single worker thread, in order. `read` and `write`
+run a whole synchronous function there in one hop, so a multi-statement change is
+atomic with respect to every other request and costs one thread round trip.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeVar
+
+import aiosqlite
+
+T = TypeVar("T")
+
+
+def schema_sql() -> str:
+    """Every schema file of every area, in name order."""
+    folder = resources.files("emulator.store") / "schema"
+    files = sorted((f for f in folder.iterdir() if f.name.endswith(".sql")), key=lambda f: f.name)
+    return "\n".join(f.read_text() for f in files)
+
+
+def open_sync(path: str | Path | None) -> sqlite3.Connection:
+    """A plain sqlite3 connection with the schema applied (also used for pristine copies)."""
+    conn = sqlite3.connect(
+        ":memory:" if path is None else str(path), isolation_level=None, check_same_thread=False
+    )
+    configure(conn, on_disk=path is not None)
+    return conn
+
+
+def configure(conn: sqlite3.Connection, on_disk: bool) -> None:
+    if on_disk:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=OFF")  # fixture loads insert in dependency-free order
+    conn.executescript(schema_sql())
+
+
+class Store:
+    """Async facade over the database; `version` grows on every write (cache invalidation)."""
+
+    def __init__(self, db: aiosqlite.Connection, path: str | None) -> None:
+        self._db = db
+        self.path = path
+        self.version = 0
+
+    @classmethod
+    async def open(cls, path: str | Path | None = None) -> Store:
+        """Open (and create) the database: in memory by default, a WAL file with `path`."""
+        db = await aiosqlite.connect(":memory:" if path is None else str(path), isolation_level=None)
+        store = cls(db, None if path is None else str(path))
+        await store.read(lambda conn: configure(conn, on_disk=path is not None))
+        return store
+
+    async def close(self) -> None:
+        await self._db.close()
+
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return list(await self._db.execute_fetchall(sql, params))
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        rows = await self._db.execute_fetchall(sql, params)
+        for row in rows:
+            return tuple(row)
+        return None
+
+    async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `fn(conn)` on the database thread; for reads that take several statements."""
+        # aiosqlite runs queued callables on its worker thread; `_execute` is how it does so
+        # for its own methods, and the only way to run several statements in one hop.
+        return await self._db._execute(fn, self._db._conn)  # type: ignore[no-any-return]
+
+    async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `fn(conn)` in one transaction on the database thread; roll back if it raises."""
+
+        def in_transaction(conn: sqlite3.Connection) -> T:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return result
+
+        try:
+            return await self.read(in_transaction)
+        finally:
+            self.version += 1
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """One writing statement in its own transaction; answers lastrowid."""
+        return await self.write(lambda conn: conn.execute(sql, params).lastrowid or 0)
+
+    async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        await self.write(lambda conn: conn.executemany(sql, rows))
+
+    async def get_meta(self, key: str) -> str | None:
+        row = await self.fetchone("SELECT value FROM meta WHERE key = ?", (key,))
+        return None if row is None else str(row[0])
+
+    async def set_meta(self, key: str, value: str) -> None:
+        await self.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    async def replace_with(self, source: sqlite3.Connection) -> None:
+        """Overwrite the whole database with `source` (a connection on the database thread)."""
+        await self.read(lambda conn: source.backup(conn))
+        self.version += 1

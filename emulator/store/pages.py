@@ -1,0 +1,49 @@
+"""Ordered id lists of list queries, kept until the next write, so any page is one slice.
+
+OFFSET over 100,000 rows costs milliseconds per request; a cached id list turns a page
+into `ids[start:end]` plus one `WHERE id IN (...)` lookup, and `total` into `len(ids)`.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from emulator.store.db import Store
+
+
+class PageIndex:
+    def __init__(self, store: Store, size: int = 128) -> None:
+        self._store = store
+        self._size = size
+        self._lists: OrderedDict[tuple[str, tuple[Any, ...]], array[int]] = OrderedDict()
+        self._version = -1
+
+    async def ids(self, sql: str, params: Sequence[Any] = ()) -> array[int]:
+        """All ids that `sql` (a SELECT of one id column, ordered) yields."""
+        if self._version != self._store.version:
+            self._lists.clear()
+            self._version = self._store.version
+        key = (sql, tuple(params))
+        found = self._lists.get(key)
+        if found is not None:
+            self._lists.move_to_end(key)
+            return found
+        version = self._store.version
+        rows = await self._store.fetchall(sql, params)
+        ids = array("q", (row[0] for row in rows))
+        if version == self._store.version:  # no write slipped in while we read
+            self._lists[key] = ids
+            if len(self._lists) > self._size:
+                self._lists.popitem(last=False)
+        return ids
+
+    async def page(
+        self, sql: str, params: Sequence[Any], page: int, page_size: int
+    ) -> tuple[int, list[int]]:
+        """(total, ids of the page); pages past the end are empty."""
+        ids = await self.ids(sql, params)
+        start = (page - 1) * page_size
+        return len(ids), ids[start : start + page_size].tolist()

@@ -1,0 +1,83 @@
+"""Shared msgspec base struct and the JSON encoder and decoders, built once."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+import msgspec
+
+T = TypeVar("T")
+
+
+class _KeywordOnly(msgspec.StructMeta):
+    """Makes every subclass keyword-only, so required fields may follow optional ones."""
+
+    def __new__(mcls, name: str, bases: tuple[type, ...], ns: dict[str, Any], **kw: Any) -> Any:
+        kw.setdefault("kw_only", True)
+        return super().__new__(mcls, name, bases, ns, **kw)
+
+
+class Wire(msgspec.Struct, metaclass=_KeywordOnly):
+    """Base of every body and fixture struct; field names are the wire names (camelCase)."""
+
+
+class WireOmit(Wire, omit_defaults=True):
+    """Base for request bodies where an absent field differs from a null one."""
+
+
+encoder = msgspec.json.Encoder()
+_generic_decoder = msgspec.json.Decoder()
+_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+
+def encode(obj: Any) -> bytes:
+    return encoder.encode(obj)
+
+
+def decode(data: bytes | str, type: type[T] | Any = Any) -> T:
+    """Decode JSON into `type`; one cached decoder per type (msgspec perf advice)."""
+    if type is Any:
+        return _generic_decoder.decode(data)  # type: ignore[no-any-return]
+    dec = _decoders.get(type)
+    if dec is None:
+        dec = _decoders[type] = msgspec.json.Decoder(type)
+    return dec.decode(data)  # type: ignore[no-any-return]
+
+
+_PATH = re.compile(r" - at `\$(.*)`$")
+
+
+def split_validation_error(exc: msgspec.ValidationError | msgspec.DecodeError) -> tuple[str, str]:
+    """Split msgspec's "message - at `$.a[1].b`" into ("a[1].b", "message")."""
+    text = str(exc)
+    m = _PATH.search(text)
+    if not m:
+        return "", text.replace("`", "")
+    path = m.group(1).lstrip(".")
+    return path, text[: m.start()].replace("`", "")
+
+
+def now_iso(moment: datetime | None = None) -> str:
+    """UTC timestamp in the one fixed-width form stored everywhere (sorts as text)."""
+    moment = moment or datetime.now(timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + (
+        f"{moment.microsecond // 1000:03d}Z"
+    )
+
+
+def parse_iso(text: str) -> datetime:
+    """Parse ISO 8601 (date or date-time, `Z` or offset); naive values are UTC."""
+    value = text.strip()
+    if value.endswith(("Z", "z")):
+        value = value[:-1] + "+00:00"
+    parsed = datetime.fromisoformat(value)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed
+
+
+def normalise_iso(text: str) -> str:
+    """Any accepted ISO 8601 text in the stored form; raises ValueError when invalid."""
+    return now_iso(parse_iso(text))

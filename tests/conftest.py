@@ -1,0 +1,55 @@
+"""Shared test harness: an app over the default fixtures, reached through httpx's ASGI transport."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+
+from emulator.app import create_app
+from emulator.fixtures.loader import DEFAULT_FIXTURES
+from emulator.settings import RateLimit, Settings
+
+ALL = {"x-api-key": "demo-all"}
+READONLY = {"x-api-key": "demo-readonly"}
+NO_CONTACTS_READ = {"x-api-key": "demo-no-contacts-read"}
+CRM_KEY = {"X-API-Key": "crm-demo-key"}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def make_settings(**overrides: object) -> Settings:
+    values: dict[str, object] = {"fixtures": str(DEFAULT_FIXTURES), "rateLimit": RateLimit()}
+    values.update(overrides)
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+async def open_client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
+    """Run the app's lifespan and yield a client bound to it."""
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://emulator") as client:
+            yield client
+
+
+@pytest.fixture
+async def app() -> Starlette:
+    return create_app(make_settings())
+
+
+@pytest.fixture
+async def client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of a fresh emulator on the default fixtures."""
+    async for c in open_client(app):
+        yield c
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    return DEFAULT_FIXTURES
