@@ -10,13 +10,16 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount
+from starlette.routing import Mount, Route
+
+from emulator import __version__
 
 from emulator.control.routes import routes as control_routes
 from emulator.errors import ApiError, CrmError, api_error_handler, crm_error_handler
 from emulator.fixtures.models import FixtureSet
 from emulator.fixtures.seed import seed as seed_platform
 from emulator.http import json_response
+from emulator.openapi import build_document
 from emulator.public_api.context import ApiContext
 from emulator.public_api.routes import routes as public_routes
 from emulator.settings import Settings
@@ -55,10 +58,18 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
         finally:
             await emulator.close()
 
+    document: dict[str, object] = {}
+
+    async def openapi(request: Request) -> Response:
+        if not document:  # built on first use: keeps start-up fast
+            document.update(build_document(app.routes, "Outreach platform emulator", __version__))
+        return json_response(document)
+
     app = Starlette(
         routes=[
             Mount("/v1", routes=public_routes),
             Mount("/_emulator", routes=control_routes),
+            Route("/openapi.json", openapi, methods=["GET"]),
         ],
         exception_handlers={
             ApiError: api_error_handler,

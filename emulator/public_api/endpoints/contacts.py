@@ -7,10 +7,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator.http import json_response
+from emulator.openapi import FIELDS, PAGE, SEARCH, UPDATED, operation, query
 from emulator.public_api import contacts as service
 from emulator.public_api.auth import guarded
 from emulator.public_api.context import ApiContext
-from emulator.public_api.envelopes import meta_list, success
+from emulator.public_api.envelopes import MetaList, Success, meta_list, success
 from emulator.public_api.params import (
     date_param,
     fields_param,
@@ -19,6 +20,7 @@ from emulator.public_api.params import (
     path_id,
     search_term,
 )
+from emulator.public_api.schemas import Contact
 from emulator.wire import Wire
 
 
@@ -29,6 +31,14 @@ def select_fields(record: Wire, fields: list[str] | None) -> object:
     return {"id": getattr(record, "id"), **{f: getattr(record, f) for f in fields}}
 
 
+@operation(
+    "List contacts",
+    MetaList[Contact],
+    params=(
+        *PAGE, SEARCH, query("companyId", type="integer"), query("listId", type="integer"),
+        *UPDATED, FIELDS,
+    ),
+)
 @guarded("CONTACTS_READ")
 async def list_contacts(request: Request) -> Response:
     ctx: ApiContext = request.app.state.public_api
@@ -47,6 +57,7 @@ async def list_contacts(request: Request) -> Response:
     return json_response(meta_list(data, page, page_size, total))
 
 
+@operation("Get a contact", Success[Contact], params=(FIELDS,), errors=(400, 404, 429))
 @guarded("CONTACTS_READ", documented_limit=True)
 async def get_contact(request: Request) -> Response:
     ctx: ApiContext = request.app.state.public_api
