@@ -64,7 +64,9 @@ def serve(args: argparse.Namespace) -> int:
         f"{len(fixtures.companies)} companies, {len(fixtures.campaigns)} campaigns; {state})",
         flush=True,
     )
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
+    uvicorn.run(
+        app, host=args.host, port=args.port, log_level=args.log_level, access_log=False, ws="none"
+    )
     return 0
 
 
