@@ -92,10 +92,19 @@ PLACES = [
     ("Singapore", "SG", "+65", ["Singapore"]),
 ]
 
-STREETS = [
-    "Main Street", "Market Street", "Harbour Road", "King Street", "Station Road", "Park Avenue",
-    "Rue de Rivoli", "Hauptstraße", "Calle Mayor", "Keizersgracht", "Drottninggatan", "High Street",
-]
+# country -> street names ("" for any other country)
+STREETS = {
+    "": ["Main Street", "Market Street", "Park Avenue", "Station Road", "Harbour Road"],
+    "United States": ["Main Street", "Market Street", "Park Avenue", "Broadway", "Elm Street"],
+    "United Kingdom": ["High Street", "Station Road", "King Street", "Church Lane"],
+    "Germany": ["Hauptstraße", "Bahnhofstraße", "Gartenweg", "Schillerstraße"],
+    "France": ["Rue de Rivoli", "Avenue Victor Hugo", "Rue de la République"],
+    "Spain": ["Calle Mayor", "Gran Vía", "Avenida de la Constitución"],
+    "Netherlands": ["Keizersgracht", "Kalverstraat", "Stationsweg"],
+    "Sweden": ["Drottninggatan", "Storgatan", "Kungsgatan"],
+    "Denmark": ["Strøget", "Vesterbrogade", "Nørregade"],
+    "Brazil": ["Avenida Paulista", "Rua Augusta", "Rua da Consolação"],
+}
 
 JOB_TITLES = [
     "Chief Executive Officer", "Chief Technology Officer", "Chief Revenue Officer", "VP of Sales",
