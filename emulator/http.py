@@ -33,3 +33,5 @@ async def decode_body(
         raise error(*split_validation_error(exc)) from None
     except msgspec.DecodeError as exc:
         raise error("", f"malformed JSON: {exc}") from None
+    except UnicodeDecodeError:  # msgspec raises it (not DecodeError) for invalid UTF-8
+        raise error("", "malformed JSON: the body is not valid UTF-8") from None

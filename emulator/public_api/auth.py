@@ -11,7 +11,7 @@ from functools import wraps
 from starlette.requests import Request
 from starlette.responses import Response
 
-from emulator.errors import Forbidden, RateLimited, Unauthorized
+from emulator.errors import ApiError, Forbidden, RateLimited, Unauthorized
 from emulator.settings import RateLimit
 from emulator.store.db import Store
 from emulator.wire import decode
@@ -94,7 +94,11 @@ def guarded(scope: str, documented_limit: bool = False) -> Callable[[Handler], H
             headers: dict[str, str] = {}
             if api.limiter.applies(documented_limit):
                 headers = api.limiter.check(key)
-            response = await handler(request)
+            try:
+                response = await handler(request)
+            except ApiError as exc:  # a limited route's 400 or 404 carries the headers too
+                exc.headers.update(headers)
+                raise
             response.headers.update(headers)
             return response
 

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from emulator.errors import NotFound
+from emulator.normalise import email_key, url_key
+from emulator.public_api.companies import changes, upsert_company
 from emulator.public_api.context import ApiContext, decode_json_object, link
-from emulator.public_api.schemas import CompanyRef, Contact
+from emulator.public_api.filters import like_pattern
+from emulator.public_api.list_membership import add_member, check_list, require_list
+from emulator.public_api.schemas import CompanyRef, Contact, ContactCreated, ContactIn
 
 CONTACT_FIELDS = tuple(Contact.__struct_fields__)
 
@@ -47,10 +53,11 @@ class ContactFilter:
         updated_from: str | None = None,
         updated_to: str | None = None,
     ) -> None:
+        self.list_id = list_id
         clauses: list[str] = []
         params: list[Any] = []
         if search:
-            like = f"%{_escape_like(search)}%"
+            like = like_pattern(search)
             clauses.append(
                 "(firstName LIKE ? ESCAPE '\\' OR lastName LIKE ? ESCAPE '\\'"
                 " OR professionalEmail LIKE ? ESCAPE '\\'"
@@ -74,13 +81,10 @@ class ContactFilter:
         self.params = tuple(params)
 
 
-def _escape_like(term: str) -> str:
-    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 async def list_contacts(
     ctx: ApiContext, flt: ContactFilter, page: int, page_size: int
 ) -> tuple[int, list[Contact]]:
+    await check_list(ctx, flt.list_id, "CONTACTS")
     total, ids = await ctx.pages.page(flt.sql, flt.params, page, page_size)
     return total, await contacts_by_ids(ctx, ids)
 
@@ -99,3 +103,94 @@ async def get_contact(ctx: ApiContext, contact_id: int) -> Contact:
     if not found:
         raise NotFound(f"Contact {contact_id} not found")
     return found[0]
+
+
+# Body fields a create or merge copies into the row, in column order.
+_WRITABLE = (
+    "firstName", "lastName", "professionalEmail", "jobTitle", "networkProfileUrl", "mobilePhone",
+    "phones", "networkHeadline", "contactCountry",
+)
+
+
+# A merged e-mail or profile URL equal to the stored one under these keys keeps its spelling.
+_SAME: dict[str, Callable[[str | None], str | None]] = {
+    "professionalEmail": email_key, "networkProfileUrl": url_key,
+}
+
+
+def match_contact(conn: sqlite3.Connection, email: str | None, url: str | None) -> int | None:
+    """decisions.md §2: professionalEmail (case-insensitive), then networkProfileUrl (normalised)."""
+    for column, key in (("emailKey", email_key(email)), ("networkUrlKey", url_key(url))):
+        if key is not None:
+            row = conn.execute(
+                f"SELECT id FROM contacts WHERE {column} = ? ORDER BY id LIMIT 1", (key,)
+            ).fetchone()
+            if row is not None:
+                return int(row[0])
+    return None
+
+
+async def create_contact(ctx: ApiContext, body: ContactIn) -> tuple[ContactCreated, bool]:
+    """POST /v1/contact in one transaction (answers the contact and whether it merged).
+
+    A bad `listId` or an unnamed new company raises before anything is written, and the
+    transaction would roll back a half-done change anyway.
+    """
+    now = ctx.now()
+    given = {col: getattr(body, col) for col in _WRITABLE}
+    present: dict[str, Any] = {col: v for col, v in given.items() if v is not None and v.strip()}
+
+    def write(conn: sqlite3.Connection) -> tuple[ContactCreated, bool]:
+        if body.listId is not None:
+            require_list(conn, body.listId, "CONTACTS")
+        company_id = None
+        if body.company is not None:
+            company = {col: getattr(body.company, col) for col in body.company.__struct_fields__}
+            company_id, _ = upsert_company(conn, company, now, True, "company.")
+        found = None
+        if body.mergeWithExisting:
+            found = match_contact(
+                conn, present.get("professionalEmail"), present.get("networkProfileUrl")
+            )
+        if company_id is not None:
+            present["companyId"] = company_id
+        if found is None:
+            values = {col: present.get(col) for col in (*_WRITABLE, "companyId")}
+            cursor = conn.execute(
+                f"INSERT INTO contacts({', '.join(values)}, emailKey, networkUrlKey, createdAt,"
+                f" updatedAt) VALUES ({', '.join('?' * (len(values) + 4))})",
+                (*values.values(), email_key(values["professionalEmail"]),
+                 url_key(values["networkProfileUrl"]), now, now),
+            )
+            contact_id = int(cursor.lastrowid or 0)
+        else:
+            contact_id = found
+            row = conn.execute(
+                f"SELECT {', '.join(_WRITABLE)}, companyId FROM contacts WHERE id = ?", (found,)
+            ).fetchone()
+            updates = changes(dict(zip((*_WRITABLE, "companyId"), row)), present, _SAME)
+            if updates:
+                sets = [f"{col} = ?" for col in updates]
+                params: list[Any] = list(updates.values())
+                if "professionalEmail" in updates:
+                    sets.append("emailKey = ?")
+                    params.append(email_key(updates["professionalEmail"]))
+                if "networkProfileUrl" in updates:
+                    sets.append("networkUrlKey = ?")
+                    params.append(url_key(updates["networkProfileUrl"]))
+                conn.execute(
+                    f"UPDATE contacts SET {', '.join(sets)}, updatedAt = ? WHERE id = ?",
+                    (*params, now, contact_id),
+                )
+        if body.listId is not None:
+            add_member(conn, body.listId, contact_id)
+        row = conn.execute(
+            "SELECT id, firstName, lastName, professionalEmail, networkProfileUrl, companyId,"
+            " createdAt FROM contacts WHERE id = ?", (contact_id,),
+        ).fetchone()
+        return ContactCreated(
+            id=row[0], firstName=row[1], lastName=row[2], professionalEmail=row[3],
+            networkProfileUrl=row[4], companyId=row[5], createdAt=row[6],
+        ), found is not None
+
+    return await ctx.store.write(write)

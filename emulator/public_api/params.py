@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterable
 from starlette.datastructures import QueryParams
 
 from emulator.errors import BadRequest
-from emulator.wire import normalise_iso
+from emulator.public_api.filters import iso_bound
 
 MAX_INT = 2**63 - 1
 
@@ -62,14 +62,12 @@ def enum_param(query: QueryParams, name: str, allowed: Collection[str]) -> str |
     return raw
 
 
-def date_param(query: QueryParams, name: str) -> str | None:
+def date_param(query: QueryParams, name: str, end: bool = False) -> str | None:
+    """An inclusive bound; with `end`, a date-only value covers its whole day."""
     raw = query.get(name)
     if raw is None or raw == "":
         return None
-    try:
-        return normalise_iso(raw)
-    except ValueError:
-        raise BadRequest.field(name, "must be an ISO 8601 date or date-time") from None
+    return iso_bound(name, raw, end)
 
 
 def fields_param(query: QueryParams, known: Iterable[str]) -> list[str] | None:

@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute
 
-from emulator.public_api.endpoints import contacts
+from emulator.public_api.endpoints import companies, contacts
 
-routes: list[BaseRoute] = [*contacts.routes]
+routes: list[BaseRoute] = [*contacts.routes, *companies.routes]

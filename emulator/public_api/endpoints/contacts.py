@@ -6,7 +6,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from emulator.http import json_response
+from emulator.errors import BadRequest
+from emulator.http import decode_body, json_response
 from emulator.openapi import FIELDS, PAGE, SEARCH, UPDATED, operation, query
 from emulator.public_api import contacts as service
 from emulator.public_api.auth import guarded
@@ -20,7 +21,7 @@ from emulator.public_api.params import (
     path_id,
     search_term,
 )
-from emulator.public_api.schemas import Contact
+from emulator.public_api.schemas import Contact, ContactCreated, ContactIn
 from emulator.wire import Wire
 
 
@@ -28,7 +29,7 @@ def select_fields(record: Wire, fields: list[str] | None) -> object:
     """The record, or only `id` and the asked fields (in the asked order)."""
     if fields is None:
         return record
-    return {"id": getattr(record, "id"), **{f: getattr(record, f) for f in fields}}
+    return {"id": record.id, **{f: getattr(record, f) for f in fields}}  # type: ignore[attr-defined]
 
 
 @operation(
@@ -50,7 +51,7 @@ async def list_contacts(request: Request) -> Response:
         company_id=optional_int(q, "companyId"),
         list_id=optional_int(q, "listId"),
         updated_from=date_param(q, "updatedAtFrom"),
-        updated_to=date_param(q, "updatedAtTo"),
+        updated_to=date_param(q, "updatedAtTo", end=True),
     )
     total, contacts = await service.list_contacts(ctx, flt, page, page_size)
     data = [select_fields(c, fields) for c in contacts]
@@ -66,7 +67,22 @@ async def get_contact(request: Request) -> Response:
     return json_response(success(select_fields(contact, fields), "Contact retrieved"))
 
 
+@operation(
+    "Create or merge a contact (200 \"merged\" or 201)", Success[ContactCreated], status=201,
+    body=ContactIn, errors=(400, 404),
+)
+@guarded("CONTACTS_WRITE")
+async def create_contact(request: Request) -> Response:
+    ctx: ApiContext = request.app.state.public_api
+    body = await decode_body(request, ContactIn, BadRequest.field)
+    created, merged = await service.create_contact(ctx, body)
+    if merged:
+        return json_response(success(created, "merged"))
+    return json_response(success(created, "Contact created"), 201)
+
+
 routes = [
     Route("/contacts", list_contacts, methods=["GET"]),
+    Route("/contact", create_contact, methods=["POST"]),
     Route("/contact/{contactId}", get_contact, methods=["GET"]),
 ]

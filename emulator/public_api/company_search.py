@@ -1,0 +1,199 @@
+"""Company search conditions (decisions.md §2) turned into one parameterised SQL WHERE clause.
+
+Pure: no I/O. `include` and `exclude` map a key to a value whose shape follows the field:
+
+    text / enum      ["Software", "Fintech"]        exact values, case-insensitive
+    numeric          ["1", "10"]                     [min, max], "" leaves that end open
+    boolean          [true]                          one item
+    timestamp        {"startDate": ..., "endDate": ...}
+    special          id, campaigns, companyGroup     arrays of ids
+                     leadsCount, numberOfEmployees   numeric ranges
+                     isCompanyInCRM                  boolean
+
+A condition with nothing in it (empty array, both ends open, no dates) constrains nothing.
+Column names come only from the tables below, never from the request; values are bound.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from emulator.errors import BadRequest
+from emulator.public_api.filters import iso_bound
+
+MAX_VALUES = 1000  # items in one array condition; keeps far below SQLite's bound-variable cap
+
+TEXT_FIELDS = frozenset({
+    "name", "domain", "website", "companyNetworkUrl", "industry", "rangeOfEmployees",
+    "yearfounded", "description", "country", "city", "streetAddress", "phoneNumber",
+    "companyEmail", "revenueRange", "companyCRMId",
+})
+NUMERIC_FIELDS = frozenset({"numberOfEmployees", "openJobPositions"})
+BOOLEAN_FIELDS = frozenset({"hiringOnNetwork"})
+TIME_FIELDS = frozenset({"createdAt", "updatedAt"})
+ID_FIELDS = frozenset({"id", "campaigns", "companyGroup"})
+SPECIAL = frozenset({"leadsCount", "isCompanyInCRM"})
+KEYS = TEXT_FIELDS | NUMERIC_FIELDS | BOOLEAN_FIELDS | TIME_FIELDS | ID_FIELDS | SPECIAL
+
+# SQL of each id-array key; `{marks}` is the list of placeholders.
+_ID_SQL = {
+    "id": "id IN ({marks})",
+    "campaigns": (
+        "id IN (SELECT c.companyId FROM contacts c JOIN campaign_members m ON m.contactId = c.id"
+        " WHERE m.campaignId IN ({marks}) AND c.companyId IS NOT NULL)"
+    ),
+    "companyGroup": (
+        "id IN (SELECT lm.entityId FROM list_members lm JOIN lists l ON l.id = lm.listId"
+        " WHERE l.type = 'COMPANIES' AND lm.listId IN ({marks}))"
+    ),
+}
+_NUMERIC_SQL = {
+    "numberOfEmployees": "numberOfEmployees",
+    "openJobPositions": "openJobPositions",
+    "leadsCount": "(SELECT COUNT(*) FROM contacts c WHERE c.companyId = companies.id)",
+}
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+Clause = tuple[str, list[Any]]
+
+
+class Conditions:
+    """The WHERE clause (without the keyword) and its parameters; empty when nothing applies."""
+
+    def __init__(self, clauses: list[Clause]) -> None:
+        self.sql = " AND ".join(sql for sql, _ in clauses)
+        self.params: list[Any] = [p for _, params in clauses for p in params]
+
+
+def parse_conditions(include: Mapping[str, Any], exclude: Mapping[str, Any]) -> Conditions:
+    """Every include condition must hold and no exclude condition may; 400 names a bad key."""
+    clauses: list[Clause] = []
+    for side, conditions in (("include", include), ("exclude", exclude)):
+        for key, value in conditions.items():
+            clause = condition(f"{side}.{key}", key, value)
+            if clause is None:
+                continue
+            sql, params = clause
+            # A NULL column makes the condition NULL: not met, so never excludes either.
+            clauses.append((f"({sql})" if side == "include" else f"NOT IFNULL(({sql}), 0)", params))
+    return Conditions(clauses)
+
+
+def condition(where: str, key: str, value: Any) -> Clause | None:
+    """One condition as (sql, params), or None when it constrains nothing."""
+    parser = _PARSERS.get(_kind(key))
+    if parser is None:
+        raise BadRequest.field(where, f"unknown condition key; known keys: {', '.join(sorted(KEYS))}")
+    return parser(where, key, value)
+
+
+def _kind(key: str) -> str:
+    for kind, keys in (
+        ("text", TEXT_FIELDS), ("numeric", NUMERIC_FIELDS | {"leadsCount"}),
+        ("boolean", BOOLEAN_FIELDS | {"isCompanyInCRM"}), ("time", TIME_FIELDS), ("ids", ID_FIELDS),
+    ):
+        if key in keys:
+            return kind
+    return ""
+
+
+def _array(where: str, value: Any, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise BadRequest.field(where, f"must be an array of {what}")
+    if len(value) > MAX_VALUES:
+        raise BadRequest.field(where, f"at most {MAX_VALUES} values")
+    return value
+
+
+def _text(where: str, key: str, value: Any) -> Clause | None:
+    items = _array(where, value, "strings")
+    values: list[str] = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, str | int):
+            raise BadRequest.field(where, "must be an array of strings")
+        # SQLite's lower() folds ASCII only; fold the values the same way so both sides agree.
+        values.append(str(item).translate(_ASCII_LOWER))
+    if not values:
+        return None
+    return f"lower({key}) IN ({_marks(values)})", values
+
+
+def _ids(where: str, key: str, value: Any) -> Clause | None:
+    items = _array(where, value, "integer ids")
+    ids: list[int] = []
+    for item in items:
+        if isinstance(item, str) and item.strip().isdecimal() and item.strip().isascii():
+            item = int(item)
+        if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item < 2**63:
+            raise BadRequest.field(where, "must be an array of integer ids")
+        ids.append(item)
+    if not ids:
+        return None
+    return _ID_SQL[key].format(marks=_marks(ids)), ids
+
+
+def _number(where: str, item: Any) -> float | int | None:
+    if item is None or item == "":
+        return None
+    if isinstance(item, str):
+        text = item.strip()
+        try:
+            item = int(text) if text.lstrip("+-").isdecimal() and text.isascii() else float(text)
+        except ValueError:
+            raise BadRequest.field(where, f"{item!r} is not a number") from None
+    if isinstance(item, bool) or not isinstance(item, int | float) or not math.isfinite(item):
+        raise BadRequest.field(where, "range ends must be numbers as strings, or \"\" for open")
+    if isinstance(item, int) and abs(item) >= 2**63:
+        item = float(item)  # beyond SQLite's integers; a float compares correctly
+    return item
+
+
+def _numeric(where: str, key: str, value: Any) -> Clause | None:
+    if not isinstance(value, list) or len(value) != 2:
+        raise BadRequest.field(where, "must be a two-item [min, max] array (\"\" for an open end)")
+    low, high = _number(where, value[0]), _number(where, value[1])
+    column = _NUMERIC_SQL[key]
+    parts: list[str] = []
+    params: list[Any] = []
+    if low is not None:
+        parts.append(f"{column} >= ?")
+        params.append(low)
+    if high is not None:
+        parts.append(f"{column} <= ?")
+        params.append(high)
+    return (" AND ".join(parts), params) if parts else None
+
+
+def _boolean(where: str, key: str, value: Any) -> Clause | None:
+    if not isinstance(value, list) or len(value) != 1 or not isinstance(value[0], bool):
+        raise BadRequest.field(where, "must be a one-item array: [true] or [false]")
+    if key == "isCompanyInCRM":
+        return "(companyCRMId IS NOT NULL) = ?", [int(value[0])]
+    return f"{key} = ?", [int(value[0])]
+
+
+def _time(where: str, key: str, value: Any) -> Clause | None:
+    if not isinstance(value, dict) or not set(value) <= {"startDate", "endDate"}:
+        raise BadRequest.field(where, "must be an object {\"startDate\", \"endDate\"}")
+    parts: list[str] = []
+    params: list[Any] = []
+    for name, op in (("startDate", ">="), ("endDate", "<=")):
+        raw = value.get(name)
+        if raw is None or raw == "":
+            continue
+        if not isinstance(raw, str):
+            raise BadRequest.field(f"{where}.{name}", "must be an ISO 8601 date or date-time")
+        parts.append(f"{key} {op} ?")
+        params.append(iso_bound(f"{where}.{name}", raw, end=name == "endDate"))
+    return (" AND ".join(parts), params) if parts else None
+
+
+def _marks(values: list[Any]) -> str:
+    return ",".join("?" * len(values))
+
+
+_PARSERS: dict[str, Callable[[str, str, Any], Clause | None]] = {
+    "text": _text, "numeric": _numeric, "boolean": _boolean, "time": _time, "ids": _ids,
+}
