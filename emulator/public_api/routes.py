@@ -4,6 +4,22 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute
 
-from emulator.public_api.endpoints import companies, contacts
+from emulator.public_api.endpoints import (
+    actions,
+    campaigns,
+    contacts,
+    conversations,
+    custom_crm,
+    lists,
+    webhooks,
+)
 
-routes: list[BaseRoute] = [*contacts.routes, *companies.routes]
+routes: list[BaseRoute] = [*contacts.routes]
+routes += [
+    *campaigns.routes,
+    *lists.routes,
+    *conversations.routes,
+    *webhooks.routes,
+    *actions.routes,
+    *custom_crm.routes,
+]

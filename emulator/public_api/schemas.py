@@ -7,7 +7,6 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from emulator.fixtures.models import (
-    Action,
     ActionsStatus,
     CampaignStatus,
     ListType,
@@ -193,16 +192,14 @@ class TestResult(Wire):
     success: bool
 
 
+class Deleted(Wire):
+    id: int
+
+
 # ---- request bodies -------------------------------------------------------------------
 
 Email = Annotated[str, msgspec.Meta(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=320)]
 Uri = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z][A-Za-z0-9+.-]*://\S+$", max_length=2048)]
-# A web address with a scheme, or a bare dotted host and path ("network.com/in/jane"): merge
-# matching ignores the scheme, so a record given either way must be accepted.
-WebUrl = Annotated[str, msgspec.Meta(
-    pattern=r"^(?:[A-Za-z][A-Za-z0-9+.-]*://\S+|[^\s/?#.:]+(?:\.[^\s/?#.]+)+(?:[/?#]\S*)?)$",
-    max_length=2048,
-)]
 Text = Annotated[str, msgspec.Meta(max_length=10_000)]
 Id = Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)]
 
@@ -222,7 +219,7 @@ class ContactIn(Wire):
     lastName: Text | None = None
     professionalEmail: Email | None = None
     jobTitle: Text | None = None
-    networkProfileUrl: WebUrl | None = None
+    networkProfileUrl: Uri | None = None
     mobilePhone: Text | None = None
     phones: Text | None = None
     networkHeadline: Text | None = None
@@ -247,8 +244,8 @@ class CompanyIn(Wire):
 
     name: Text | None = None
     domain: Text | None = None
-    website: WebUrl | None = None
-    companyNetworkUrl: WebUrl | None = None
+    website: Uri | None = None
+    companyNetworkUrl: Uri | None = None
     listId: Id | None = None
     mergeWithExisting: bool = True
 
@@ -310,22 +307,40 @@ class WebhookPatch(WireOmit):
     enabled: bool | msgspec.UnsetType = msgspec.UNSET
 
 
+class ActionIn(Wire):
+    type: Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
+
+
 class ActionsIn(Wire):
     """POST /v1/actions."""
 
-    actions: Annotated[list[Action], msgspec.Meta(min_length=1)]
+    actions: Annotated[list[ActionIn], msgspec.Meta(min_length=1, max_length=100)]
     contactIds: Annotated[list[Id], msgspec.Meta(min_length=1, max_length=10_000)]
     webhookUrl: Uri | None = None
+
+
+# An http(s) URL, or a path such as "/crm": the emulator's own embedded CRM.
+CrmUrl = Annotated[
+    str, msgspec.Meta(pattern=r"^(?:[Hh][Tt][Tt][Pp][Ss]?://[^\s/]+\S*|/\S*)$", max_length=2048)
+]
 
 
 class CustomCrmIn(Wire):
     """POST /v1/custom-crm/test and /connect."""
 
-    baseUrl: Uri
+    baseUrl: CrmUrl
     apiKey: Annotated[str, msgspec.Meta(min_length=1, max_length=4096)]
     apiKeyHeader: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9-]{1,128}$")] = "X-API-Key"
     contactLinkTemplate: Text | None = None
     companyLinkTemplate: Text | None = None
+
+
+class CustomCrmHealth(Wire):
+    """POST /v1/custom-crm/test: the outcome of GET {baseUrl}/health."""
+
+    success: bool
+    status: int | None
+    message: str
 
 
 class CustomCrmStatus(Wire):

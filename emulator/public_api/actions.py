@@ -1,0 +1,71 @@
+"""Actions runs: starting one over contacts, and its status (progress comes from the simulation)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from emulator.errors import BadRequest, NotFound
+from emulator.fixtures.models import StatusCounts
+from emulator.public_api.context import ApiContext
+from emulator.public_api.schemas import ActionsIn, ActionsRunCreated, ActionsRunStatus
+from emulator.wire import decode, encode
+
+ENTITY = "CONTACT"
+
+
+def progress(counts: StatusCounts, total: int) -> float:
+    """Percent of the actions that reached an end (completed, failed or cancelled)."""
+    if total <= 0:
+        return 0.0
+    done = counts.completed + counts.failed + counts.cancelled
+    return round(100.0 * done / total, 2)
+
+
+def _unknown_contacts(conn: sqlite3.Connection, ids: list[int]) -> list[int]:
+    wanted = sorted(set(ids))
+    known: set[int] = set()
+    for start in range(0, len(wanted), 500):  # stay far below SQLite's variable limit
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        known.update(r[0] for r in conn.execute(
+            f"SELECT id FROM contacts WHERE id IN ({marks})", chunk))
+    return [i for i in wanted if i not in known]
+
+
+async def start_run(ctx: ApiContext, body: ActionsIn) -> ActionsRunCreated:
+    """Queue every action for every contact; unknown contact ids are a 400 naming them."""
+    now = ctx.now()
+    total = len(body.actions) * len(body.contactIds)
+    counts = StatusCounts(queued=total)
+
+    def insert(conn: sqlite3.Connection) -> int:
+        unknown = _unknown_contacts(conn, body.contactIds)
+        if unknown:
+            shown = ", ".join(map(str, unknown[:20])) + (" ..." if len(unknown) > 20 else "")
+            raise BadRequest.field("contactIds", f"unknown contact id(s): {shown}")
+        cursor = conn.execute(
+            "INSERT INTO actions_runs(entity, actions, contactIds, webhookUrl, overallStatus,"
+            " statusCounts, createdAt) VALUES (?, ?, ?, ?, 'QUEUED', ?, ?)",
+            (ENTITY, encode(body.actions).decode(), encode(body.contactIds).decode(),
+             body.webhookUrl, encode(counts).decode(), now),
+        )
+        return cursor.lastrowid or 0
+
+    run_id = await ctx.store.write(insert)
+    return ActionsRunCreated(actionsId=run_id, createdAt=now)
+
+
+async def run_status(ctx: ApiContext, run_id: int) -> ActionsRunStatus:
+    row = await ctx.store.fetchone(
+        "SELECT id, entity, actions, contactIds, overallStatus, statusCounts, createdAt"
+        " FROM actions_runs WHERE id = ?",
+        (run_id,),
+    )
+    if row is None:
+        raise NotFound(f"Actions run {run_id} not found")
+    total = len(decode(row[2], list)) * len(decode(row[3], list))
+    counts: StatusCounts = decode(row[5], StatusCounts)
+    return ActionsRunStatus(
+        actionsId=row[0], entity=row[1], overallStatus=row[4], totalActions=total,
+        statusCounts=counts, progress=progress(counts, total), createdAt=row[6],
+    )

@@ -1,0 +1,62 @@
+"""HTTP handlers of the custom CRM connection."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from emulator.errors import BadRequest
+from emulator.http import decode_body, json_response
+from emulator.openapi import operation
+from emulator.public_api import custom_crm as service
+from emulator.public_api.auth import guarded
+from emulator.public_api.context import ApiContext
+from emulator.public_api.envelopes import Success, success
+from emulator.public_api.schemas import CustomCrmHealth, CustomCrmIn, CustomCrmStatus
+
+
+async def _checked(request: Request) -> tuple[CustomCrmIn, CustomCrmHealth]:
+    """The decoded body and the health check of the CRM it names."""
+    body = await decode_body(request, CustomCrmIn, BadRequest.field)
+    url = service.resolve_base_url(body.baseUrl, str(request.base_url))
+    return body, await service.check_health(url, body.apiKey, body.apiKeyHeader)
+
+
+@operation("Test a custom CRM connection", Success[CustomCrmHealth], body=CustomCrmIn)
+@guarded("ALL")
+async def test_crm(request: Request) -> Response:
+    _, health = await _checked(request)
+    return json_response(success(health, health.message))
+
+
+@operation("Connect a custom CRM", Success[CustomCrmStatus], body=CustomCrmIn)
+@guarded("ALL")
+async def connect_crm(request: Request) -> Response:
+    ctx: ApiContext = request.app.state.public_api
+    body, health = await _checked(request)
+    status = await service.connect(ctx, body, health)
+    message = "Connected" if health.success else f"Connected, but {health.message}"
+    return json_response(success(status, message))
+
+
+@operation("Custom CRM connection status", Success[CustomCrmStatus], errors=())
+@guarded("ALL")
+async def crm_status(request: Request) -> Response:
+    ctx: ApiContext = request.app.state.public_api
+    return json_response(success(await service.status(ctx), "Custom CRM status"))
+
+
+@operation("Disconnect the custom CRM", Success[CustomCrmStatus], errors=(404,))
+@guarded("ALL")
+async def disconnect_crm(request: Request) -> Response:
+    ctx: ApiContext = request.app.state.public_api
+    return json_response(success(await service.disconnect(ctx), "Disconnected"))
+
+
+routes = [
+    Route("/custom-crm/test", test_crm, methods=["POST"]),
+    Route("/custom-crm/connect", connect_crm, methods=["POST"]),
+    Route("/custom-crm/status", crm_status, methods=["GET"]),
+    Route("/custom-crm/disconnect", disconnect_crm, methods=["DELETE"]),
+]

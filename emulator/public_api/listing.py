@@ -1,0 +1,91 @@
+"""Shared pieces of the simple /v1 listings: filters, Unicode-aware search and paged rows."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from emulator.public_api.context import ApiContext
+from emulator.store.db import Store
+
+T = TypeVar("T")
+
+# Stores whose connection knows casefold(); SQLite's own LIKE folds ASCII only.
+_folding: weakref.WeakSet[Store] = weakref.WeakSet()
+
+
+def _casefold(value: object) -> str | None:
+    return None if value is None else str(value).casefold()
+
+
+async def ensure_casefold(store: Store) -> None:
+    """Register the SQL function casefold(text) on the store's connection, once."""
+    if store in _folding:
+        return
+    await store.read(
+        lambda conn: conn.create_function("casefold", 1, _casefold, deterministic=True)
+    )
+    _folding.add(store)
+
+
+class Where:
+    """AND-ed conditions of a listing, built from validated parameters."""
+
+    def __init__(self) -> None:
+        self.clauses: list[str] = []
+        self.params: list[Any] = []
+        self.folds = False
+
+    def add(self, clause: str, *params: Any) -> Where:
+        self.clauses.append(clause)
+        self.params.extend(params)
+        return self
+
+    def search(self, term: str | None, *columns: str) -> Where:
+        """Any of `columns` contains `term`, ignoring case (Unicode casefold, no wildcards)."""
+        if term:
+            folded = term.casefold()
+            self.add(
+                "(" + " OR ".join(f"instr(casefold({c}), ?) > 0" for c in columns) + ")",
+                *[folded] * len(columns),
+            )
+            self.folds = True
+        return self
+
+    def ids_sql(self, table: str, order: str = "id") -> str:
+        where = f" WHERE {' AND '.join(self.clauses)}" if self.clauses else ""
+        return f"SELECT id FROM {table}{where} ORDER BY {order}"
+
+
+async def page_of(
+    ctx: ApiContext,
+    table: str,
+    where: Where,
+    page: int,
+    page_size: int,
+    select: str,
+    from_row: Callable[[tuple[Any, ...]], T],
+    order: str = "id",
+) -> tuple[int, list[T]]:
+    """(total, records of the page): ids from the cached index, then one row lookup.
+
+    `select` selects the record columns with the table's id first and ends before WHERE;
+    its table is aliased `t`.
+    """
+    if where.folds:
+        await ensure_casefold(ctx.store)
+    total, ids = await ctx.pages.page(where.ids_sql(table, order), where.params, page, page_size)
+    return total, await rows_by_ids(ctx.store, ids, select, from_row)
+
+
+async def rows_by_ids(
+    store: Store, ids: Sequence[int], select: str, from_row: Callable[[tuple[Any, ...]], T]
+) -> list[T]:
+    """The records of `ids`, in the order of `ids`."""
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    rows = await store.fetchall(f"{select} WHERE t.id IN ({marks})", list(ids))
+    by_id = {row[0]: row for row in rows}
+    return [from_row(by_id[i]) for i in ids if i in by_id]

@@ -1,0 +1,199 @@
+"""Webhook deliveries (decisions.md §2): the payload of an event, one HTTP attempt, its log.
+
+Payload: {"eventType", "timestamp", "data": {"contact": {...}, "campaign": {...}, ...event
+fields}}, with the subscription's `customFields` values inside `data.contact`. The secret
+travels as is in `X-Webhook-Secret`. Retries are the caller's business: `deliver_once` makes
+attempt number `attempt` and records it, with `next_attempt_at` when it failed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from emulator.public_api.outbound import TIMEOUT_SECONDS, call
+from emulator.store.db import Store
+from emulator.wire import Wire, decode, encode
+
+CONTACT_FIELDS = (
+    "id", "firstName", "lastName", "professionalEmail", "networkProfileUrl", "jobTitle",
+    "companyId",
+)
+# Internal columns a custom field name must not reach.
+_HIDDEN_COLUMNS = frozenset({"customFields", "emailKey", "networkUrlKey"})
+
+TEST_EVENT = "TEST"
+SAMPLE_CONTACT: dict[str, Any] = {
+    "id": 0, "firstName": "Test", "lastName": "Contact", "professionalEmail": None,
+    "networkProfileUrl": None, "jobTitle": None, "companyId": None,
+}
+SAMPLE_CAMPAIGN: dict[str, Any] = {"id": 0, "name": "Test campaign", "status": "ACTIVE"}
+
+
+class Subscription(Wire):
+    """A webhook subscription as the delivery side needs it, secret included."""
+
+    id: int
+    url: str
+    secret: str | None
+    events: list[str]
+    campaignIds: list[int]
+    customFields: list[str]
+    enabled: bool
+
+
+class DeliveryAttempt(Wire):
+    id: int  # the row in webhook_deliveries
+    webhookId: int
+    eventType: str
+    attemptNumber: int
+    success: bool
+    statusCode: int | None
+    errorMessage: str | None
+    durationMs: int
+    createdAt: str
+
+
+async def load_subscription(store: Store, webhook_id: int) -> Subscription | None:
+    row = await store.fetchone(
+        "SELECT id, url, secret, events, campaignIds, customFields, enabled"
+        " FROM webhooks WHERE id = ?",
+        (webhook_id,),
+    )
+    if row is None:
+        return None
+    return Subscription(
+        id=row[0], url=row[1], secret=row[2], events=decode(row[3], list[str]),
+        campaignIds=decode(row[4], list[int]), customFields=decode(row[5], list[str]),
+        enabled=bool(row[6]),
+    )
+
+
+def _contact(conn: sqlite3.Connection, contact_id: int, custom: list[str]) -> dict[str, Any] | None:
+    cursor = conn.execute("SELECT * FROM contacts WHERE id = ?", (contact_id,))
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    record = dict(zip((d[0] for d in cursor.description), row, strict=True))
+    extra: dict[str, Any] = decode(record.get("customFields") or "{}")
+    data = {name: record[name] for name in CONTACT_FIELDS}
+    for name in custom:
+        if name in record and name not in _HIDDEN_COLUMNS:
+            data[name] = record[name]
+        else:
+            data[name] = extra.get(name)
+    return data
+
+
+def _campaign(conn: sqlite3.Connection, campaign_id: int) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT id, name, status FROM campaigns WHERE id = ?", (campaign_id,)
+    ).fetchone()
+    return None if row is None else {"id": row[0], "name": row[1], "status": row[2]}
+
+
+def _payload(
+    event_type: str, timestamp: str, contact: dict[str, Any] | None,
+    campaign: dict[str, Any] | None, fields: dict[str, Any],
+) -> dict[str, Any]:
+    return {
+        "eventType": event_type,
+        "timestamp": timestamp,
+        "data": {"contact": contact, "campaign": campaign, **fields},
+    }
+
+
+async def build_payload(
+    store: Store,
+    sub: Subscription,
+    event_type: str,
+    timestamp: str,
+    contact_id: int,
+    campaign_id: int,
+    fields: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The delivery body of one event about `contact_id` in `campaign_id`."""
+
+    def read(conn: sqlite3.Connection) -> dict[str, Any]:
+        return _payload(
+            event_type, timestamp, _contact(conn, contact_id, sub.customFields),
+            _campaign(conn, campaign_id), fields or {},
+        )
+
+    return await store.read(read)
+
+
+async def sample_payload(store: Store, sub: Subscription, timestamp: str) -> dict[str, Any]:
+    """A TEST delivery about a real campaign of the subscription and one of its contacts."""
+
+    def read(conn: sqlite3.Connection) -> dict[str, Any]:
+        campaign_id: int | None = None
+        for cid in sorted(sub.campaignIds):
+            if _campaign(conn, cid) is not None:
+                campaign_id = cid
+                break
+        if campaign_id is None:
+            campaign_id = conn.execute("SELECT MIN(id) FROM campaigns").fetchone()[0]
+        member = None if campaign_id is None else conn.execute(
+            "SELECT MIN(contactId) FROM campaign_members WHERE campaignId = ?", (campaign_id,)
+        ).fetchone()[0]
+        contact_id = member or conn.execute("SELECT MIN(id) FROM contacts").fetchone()[0]
+        contact = None if contact_id is None else _contact(conn, contact_id, sub.customFields)
+        if contact is None:
+            contact = {**SAMPLE_CONTACT, **{name: None for name in sub.customFields}}
+        campaign = None if campaign_id is None else _campaign(conn, campaign_id)
+        fields = {
+            "customMessage": "Test delivery from the platform emulator",
+            "sentAt": timestamp,
+            "messageId": None,
+            "content": "This is a test event.",
+        }
+        return _payload(TEST_EVENT, timestamp, contact, campaign or SAMPLE_CAMPAIGN, fields)
+
+    return await store.read(read)
+
+
+def delivery_headers(sub: Subscription) -> dict[str, str]:
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if sub.secret is not None:
+        headers["X-Webhook-Secret"] = sub.secret
+    return headers
+
+
+async def deliver_once(
+    store: Store,
+    sub: Subscription,
+    payload: dict[str, Any],
+    attempt: int,
+    now: Callable[[], str],
+    *,
+    next_attempt_at: str | None = None,
+    client: httpx.AsyncClient | None = None,
+    timeout: float = TIMEOUT_SECONDS,
+) -> DeliveryAttempt:
+    """POST `payload` to the subscription url once and log the attempt.
+
+    `next_attempt_at` is stored only when the attempt failed (the retry schedule's mark).
+    """
+    event_type = str(payload.get("eventType", ""))
+    body = encode(payload)
+    created = now()
+    outcome = await call(
+        "POST", sub.url, headers=delivery_headers(sub), content=body,
+        timeout=timeout, client=client,
+    )
+    retry_at = None if outcome.ok else next_attempt_at
+    delivery_id = await store.execute(
+        "INSERT INTO webhook_deliveries(webhookId, eventType, payload, statusCode, errorMessage,"
+        " attemptNumber, durationMs, createdAt, nextAttemptAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (sub.id, event_type, body.decode(), outcome.statusCode, outcome.errorMessage, attempt,
+         outcome.durationMs, created, retry_at),
+    )
+    return DeliveryAttempt(
+        id=delivery_id, webhookId=sub.id, eventType=event_type, attemptNumber=attempt,
+        success=outcome.ok, statusCode=outcome.statusCode, errorMessage=outcome.errorMessage,
+        durationMs=outcome.durationMs, createdAt=created,
+    )
