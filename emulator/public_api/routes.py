@@ -7,6 +7,7 @@ from starlette.routing import BaseRoute
 from emulator.public_api.endpoints import (
     actions,
     campaigns,
+    companies,
     contacts,
     conversations,
     custom_crm,
@@ -14,7 +15,7 @@ from emulator.public_api.endpoints import (
     webhooks,
 )
 
-routes: list[BaseRoute] = [*contacts.routes]
+routes: list[BaseRoute] = [*contacts.routes, *companies.routes]
 routes += [
     *campaigns.routes,
     *lists.routes,

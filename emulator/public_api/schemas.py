@@ -200,6 +200,12 @@ class Deleted(Wire):
 
 Email = Annotated[str, msgspec.Meta(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=320)]
 Uri = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z][A-Za-z0-9+.-]*://\S+$", max_length=2048)]
+# A web address with a scheme, or a bare dotted host and path ("network.com/in/jane"): merge
+# matching ignores the scheme, so a record given either way must be accepted.
+WebUrl = Annotated[str, msgspec.Meta(
+    pattern=r"^(?:[A-Za-z][A-Za-z0-9+.-]*://\S+|[^\s/?#.:]+(?:\.[^\s/?#.]+)+(?:[/?#]\S*)?)$",
+    max_length=2048,
+)]
 Text = Annotated[str, msgspec.Meta(max_length=10_000)]
 Id = Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)]
 
@@ -219,7 +225,7 @@ class ContactIn(Wire):
     lastName: Text | None = None
     professionalEmail: Email | None = None
     jobTitle: Text | None = None
-    networkProfileUrl: Uri | None = None
+    networkProfileUrl: WebUrl | None = None
     mobilePhone: Text | None = None
     phones: Text | None = None
     networkHeadline: Text | None = None
@@ -244,8 +250,8 @@ class CompanyIn(Wire):
 
     name: Text | None = None
     domain: Text | None = None
-    website: Uri | None = None
-    companyNetworkUrl: Uri | None = None
+    website: WebUrl | None = None
+    companyNetworkUrl: WebUrl | None = None
     listId: Id | None = None
     mergeWithExisting: bool = True
 
