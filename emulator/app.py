@@ -15,6 +15,8 @@ from starlette.routing import Mount, Route
 from emulator import __version__
 
 from emulator.control.routes import routes as control_routes
+from emulator.crm.routes import routes as crm_routes
+from emulator.crm.seed import seed as seed_crm
 from emulator.errors import ApiError, CrmError, api_error_handler, crm_error_handler
 from emulator.fixtures.models import FixtureSet
 from emulator.fixtures.seed import seed as seed_platform
@@ -48,7 +50,7 @@ async def internal_error(request: Request, exc: Exception) -> Response:
 
 def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = None) -> Starlette:
     """The whole emulator; `fixtures` skips re-reading a directory the caller already loaded."""
-    emulator = Emulator(settings or Settings(), seeders=[seed_platform], fixtures=fixtures)
+    emulator = Emulator(settings or Settings(), seeders=[seed_platform, seed_crm], fixtures=fixtures)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -68,6 +70,7 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
     app = Starlette(
         routes=[
             Mount("/v1", routes=public_routes),
+            Mount("/crm", routes=crm_routes),
             Mount("/_emulator", routes=control_routes),
             Route("/openapi.json", openapi, methods=["GET"]),
         ],

@@ -6,6 +6,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from emulator.control import crm
 from emulator.errors import BadRequest
 from emulator.fixtures.loader import FixtureError
 from emulator.http import decode_body, json_response
@@ -56,5 +57,6 @@ routes: list[BaseRoute] = [
     Route("/health", health, methods=["GET"]),
     Route("/reset", reset, methods=["POST"]),
     Route("/fixtures", load_fixtures, methods=["POST"]),
+    *crm.routes,
 ]
 

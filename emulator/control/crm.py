@@ -1,0 +1,71 @@
+"""/_emulator/crm: the reference CRM's switches and faults, and what it holds."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from emulator.crm import inspect
+from emulator.crm.faults import rule_problems
+from emulator.crm.routes import crm_context
+from emulator.errors import BadRequest, FieldError, NotFound
+from emulator.fixtures.models import CrmSettings
+from emulator.http import decode_body, json_response
+from emulator.public_api.envelopes import meta_list
+from emulator.public_api.params import page_params
+
+
+async def get_settings(request: Request) -> Response:
+    return json_response(await crm_context(request).settings())
+
+
+async def put_settings(request: Request) -> Response:
+    """Replace the settings as a whole; fault call counters start again from 1."""
+    settings = await decode_body(request, CrmSettings, BadRequest.field)
+    errors = [
+        FieldError(field=f"faults[{i}].{field}", message=message)
+        for i, rule in enumerate(settings.faults)
+        for field, message in rule_problems(rule)
+    ]
+    if not settings.apiKey:
+        errors.append(FieldError(field="apiKey", message="must not be empty"))
+    if not settings.apiKeyHeader.strip():
+        errors.append(FieldError(field="apiKeyHeader", message="must not be empty"))
+    if errors:
+        raise BadRequest("; ".join(f"{e.field}: {e.message}" for e in errors), errors)
+    await crm_context(request).replace_settings(settings)
+    return json_response(settings)
+
+
+def kind_param(request: Request) -> str:
+    kind: str = request.path_params["kind"]
+    if kind not in inspect.INSPECTABLE:
+        raise NotFound(f"Unknown CRM collection {kind!r}; one of {', '.join(inspect.INSPECTABLE)}")
+    return kind
+
+
+async def list_records(request: Request) -> Response:
+    kind = kind_param(request)
+    page, page_size = page_params(request.query_params)
+    external_id = request.query_params.get("externalId")
+    ctx = crm_context(request)
+    total, data = await inspect.list_stored(ctx.db, kind, page, page_size, external_id)
+    return json_response(meta_list(data, page, page_size, total))
+
+
+async def get_record(request: Request) -> Response:
+    kind = kind_param(request)
+    record_id = request.path_params["recordId"]
+    found = await inspect.get_stored(crm_context(request).db, kind, record_id)
+    if found is None:
+        raise NotFound(f"No CRM {kind} record {record_id}")
+    return json_response(found)
+
+
+routes: list[BaseRoute] = [
+    Route("/crm/settings", get_settings, methods=["GET"]),
+    Route("/crm/settings", put_settings, methods=["PUT"]),
+    Route("/crm/{kind}", list_records, methods=["GET"]),
+    Route("/crm/{kind}/{recordId}", get_record, methods=["GET"]),
+]

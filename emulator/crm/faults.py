@@ -1,0 +1,99 @@
+"""Which injected fault (FaultRule) applies to a call: pure decisions plus in-memory counters.
+
+Rules are tried in order. Each rule counts the calls of its endpoint that reach it (a call
+taken by an earlier rule does not), so `times` rules chain: "first 2 calls 503, then one
+429" is two rules. A rule applies to every call it sees, to the first `times` of them,
+and/or to a fraction `rate` drawn deterministically from `seed` and the call number.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from emulator.fixtures.models import FaultRule
+
+ENDPOINTS = (
+    "GET /health",
+    "POST /contacts",
+    "POST /contacts/sync",
+    "PUT /contacts",
+    "POST /companies",
+    "POST /companies/sync",
+    "PUT /companies",
+    "POST /associations",
+    "POST /activities",
+    "POST /tasks",
+    "GET /tasks/:taskId",
+    "PATCH /tasks/:taskId",
+    "POST /tasks/batch",
+    "PATCH /tasks/batch",
+    "GET /users",
+)
+
+_BRACES = re.compile(r"\{(\w+)\}")
+
+
+def endpoint_key(text: str) -> str:
+    """"post  /tasks/{taskId}" -> "POST /tasks/:taskId"; "*" stays "*"."""
+    text = text.strip()
+    if text == "*":
+        return text
+    method, _, path = text.partition(" ")
+    path = _BRACES.sub(r":\1", path.strip())
+    if len(path) > 1:
+        path = path.rstrip("/")
+    return f"{method.upper()} {path}"
+
+
+def matches(rule: FaultRule, endpoint: str) -> bool:
+    key = endpoint_key(rule.endpoint)
+    return key == "*" or key == endpoint
+
+
+def applies(rule: FaultRule, n: int) -> bool:
+    """Whether `rule` hits the n-th call (1-based) it sees."""
+    if rule.times is not None and n > rule.times:
+        return False
+    if rule.rate is not None:
+        # One generator per (seed, call): the same call number always draws the same value.
+        return random.Random(rule.seed * 1_000_003 + n).random() < rule.rate
+    return True
+
+
+def rule_problems(rule: FaultRule) -> list[tuple[str, str]]:
+    """(field, message) for each setting of `rule` the CRM cannot honour."""
+    problems: list[tuple[str, str]] = []
+    if endpoint_key(rule.endpoint) not in ("*", *ENDPOINTS):
+        problems.append(("endpoint", f"unknown endpoint {rule.endpoint!r}; one of *, {', '.join(ENDPOINTS)}"))
+    if rule.status is not None and not 400 <= rule.status <= 599:
+        problems.append(("status", "must be 400 to 599"))
+    if rule.retryAfterSeconds is not None and rule.retryAfterSeconds < 0:
+        problems.append(("retryAfterSeconds", "must be >= 0"))
+    if not 0 <= rule.latencyMs <= 60_000:
+        problems.append(("latencyMs", "must be 0 to 60000"))
+    if rule.times is not None and rule.times < 0:
+        problems.append(("times", "must be >= 0"))
+    if rule.rate is not None and not 0.0 <= rule.rate <= 1.0:
+        problems.append(("rate", "must be 0 to 1"))
+    return problems
+
+
+class FaultCounter:
+    """Call counts per rule; cleared on reset and whenever the rules are replaced."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, int] = {}
+
+    def clear(self) -> None:
+        self._seen.clear()
+
+    def next(self, rules: list[FaultRule], endpoint: str) -> FaultRule | None:
+        """Count this call of `endpoint` and answer the rule that takes it, if any."""
+        for index, rule in enumerate(rules):
+            if not matches(rule, endpoint):
+                continue
+            n = self._seen[index] = self._seen.get(index, 0) + 1
+            if applies(rule, n):
+                return rule
+        return None

@@ -1,0 +1,64 @@
+"""Write the reference CRM's starting state (fixtures `crm.json`) into an empty database."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import Any
+
+from emulator.crm.records import (
+    COMPANIES,
+    CONTACTS,
+    Kind,
+    dumps,
+    insert_sql,
+    next_ids,
+    record_row,
+    user_ids,
+)
+from emulator.fixtures.models import FixtureSet
+from emulator.wire import now_iso
+
+
+def _records(
+    conn: sqlite3.Connection, kind: Kind, items: list[dict[str, Any]], users: list[str], now: str
+) -> set[str]:
+    """Insert the seeded records of `kind`; a given `crmId` is kept, others are assigned."""
+    taken = [i["crmId"] for i in items if isinstance(i.get("crmId"), str)]
+    # Generated ids must not meet a seeded one written in the same form.
+    form = re.compile(re.escape(kind.prefix) + r"(\d+)$")
+    numbers = [int(m.group(1)) for t in taken if (m := form.match(t))]
+    if numbers:
+        conn.execute(
+            "INSERT OR REPLACE INTO crm_counters(kind, next) VALUES (?, ?)",
+            (kind.prefix, max(numbers) + 1),
+        )
+    fresh = iter(next_ids(conn, kind.prefix, len(items) - len(taken)))
+    rows = []
+    for item in items:
+        record = {k: v for k, v in item.items() if k != "crmId"}
+        crm_id = item["crmId"] if isinstance(item.get("crmId"), str) else next(fresh)
+        kind.fill_owned(crm_id, record, users)
+        rows.append(record_row(kind, crm_id, record, now, now))
+    conn.executemany(insert_sql(kind), rows)
+    return {row[0] for row in rows}
+
+
+def seed(conn: sqlite3.Connection, fx: FixtureSet) -> None:
+    """Settings, users, companies, contacts, and the contact-company links `companyCrmId` names."""
+    crm = fx.crm
+    now = now_iso()
+    conn.execute("INSERT OR REPLACE INTO crm_settings(id, settings) VALUES (1, ?)", (dumps(crm.settings),))
+    conn.executemany(
+        "INSERT INTO crm_users(id, name, email) VALUES (?, ?, ?)",
+        [(u.id, u.name, u.email) for u in crm.users],
+    )
+    users = user_ids(conn)
+    companies = _records(conn, COMPANIES, crm.companies, users, now)
+    _records(conn, CONTACTS, crm.contacts, users, now)
+    links = [
+        (c["crmId"], c["companyCrmId"], now)
+        for c in crm.contacts
+        if isinstance(c.get("crmId"), str) and c.get("companyCrmId") in companies
+    ]
+    conn.executemany("INSERT OR IGNORE INTO crm_associations VALUES (?, ?, ?)", links)

@@ -1,0 +1,215 @@
+"""The reference CRM's behaviour over the store: sync, create, update, associations, activities.
+
+Each batch is one `Store.read`/`write` (one hop to the database thread) with indexed
+`IN (...)` lookups and `executemany`, never a round trip per record.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from emulator.crm.records import (
+    Kind,
+    Record,
+    best_match,
+    dumps,
+    insert_sql,
+    loads,
+    next_ids,
+    record_row,
+    sync_properties,
+    user_ids,
+)
+from emulator.crm.schemas import (
+    AssociationError,
+    AssociationsOut,
+    Association,
+    CreateOut,
+    Created,
+    SyncError,
+    SyncOut,
+    SyncResult,
+    UpdateOut,
+    UpdateResult,
+)
+from emulator.fixtures.models import CrmSettings, CrmUser
+from emulator.store.db import Store
+from emulator.wire import decode
+
+CHUNK = 500  # ids per IN (...) list: well under SQLite's variable limit
+
+
+def chunks(values: list[str]) -> Iterator[list[str]]:
+    for start in range(0, len(values), CHUNK):
+        yield values[start : start + CHUNK]
+
+
+def marks(n: int) -> str:
+    return ", ".join("?" * n)
+
+
+def existing(conn: sqlite3.Connection, table: str, column: str, ids: Iterable[str]) -> set[str]:
+    """Which of `ids` the table holds."""
+    found: set[str] = set()
+    for part in chunks(list(set(ids))):
+        sql = f"SELECT {column} FROM {table} WHERE {column} IN ({marks(len(part))})"
+        found.update(row[0] for row in conn.execute(sql, part))
+    return found
+
+
+# --- settings and users -----------------------------------------------------------------
+
+
+async def load_settings(db: Store) -> CrmSettings:
+    row = await db.fetchone("SELECT settings FROM crm_settings WHERE id = 1")
+    return CrmSettings() if row is None else decode(row[0], CrmSettings)
+
+
+async def save_settings(db: Store, settings: CrmSettings) -> None:
+    await db.execute(
+        "INSERT OR REPLACE INTO crm_settings(id, settings) VALUES (1, ?)", (dumps(settings),)
+    )
+
+
+async def list_users(db: Store) -> list[CrmUser]:
+    rows = await db.fetchall("SELECT id, name, email FROM crm_users ORDER BY rowid")
+    return [CrmUser(id=r[0], name=r[1], email=r[2]) for r in rows]
+
+
+# --- contacts and companies -------------------------------------------------------------
+
+
+def _matches(conn: sqlite3.Connection, kind: Kind, items: list[Record]) -> list[tuple[str, str] | None]:
+    """For each item, the oldest record found by the first match column that finds one."""
+    candidates = [kind.candidates(item) for item in items]
+    hits: list[dict[str, tuple[str, str]]] = []
+    for column, name in enumerate(kind.key_columns):
+        wanted = list({k for cands in candidates for k in cands[column] if k is not None})
+        found: dict[str, tuple[str, str]] = {}
+        for part in chunks(wanted):
+            sql = (
+                f"SELECT {name}, crmId, record FROM {kind.table}"
+                f" WHERE {name} IN ({marks(len(part))}) ORDER BY rowid"
+            )
+            for key, crm_id, record in conn.execute(sql, part):
+                found.setdefault(key, (crm_id, record))
+        hits.append(found)
+    return [best_match(cands, hits) for cands in candidates]
+
+
+async def sync(db: Store, kind: Kind, items: list[Record], settings: CrmSettings) -> SyncOut:
+    """Matched items in `results`, injected failures in `errors`, unmatched ones left out."""
+    matched = await db.read(lambda conn: _matches(conn, kind, items))
+    failing = set(settings.syncErrors)
+    results: list[SyncResult] = []
+    errors: list[SyncError] = []
+    for item, hit in zip(items, matched, strict=True):
+        external_id = item["externalId"]
+        if external_id in failing:
+            errors.append(SyncError(externalId=external_id, error=f"Sync failed for {external_id}"))
+        elif hit is not None:
+            properties = sync_properties(settings.syncBack, kind, loads(hit[1]))
+            results.append(SyncResult(externalId=external_id, crmId=hit[0], properties=properties))
+    return SyncOut(results=results, errors=errors) if errors else SyncOut(results=results)
+
+
+async def create(db: Store, kind: Kind, items: list[Record], now: str) -> CreateOut:
+    """Store each item (every field, plus the CRM's own fields) under a new crmId."""
+
+    def write(conn: sqlite3.Connection) -> list[str]:
+        ids = next_ids(conn, kind.prefix, len(items))
+        users = user_ids(conn)
+        rows = []
+        for crm_id, item in zip(ids, items, strict=True):
+            record = dict(item)
+            kind.fill_owned(crm_id, record, users)
+            rows.append(record_row(kind, crm_id, record, now, now))
+        conn.executemany(insert_sql(kind), rows)
+        return ids
+
+    ids = await db.write(write)
+    return CreateOut(
+        results=[Created(externalId=i["externalId"], crmId=c) for i, c in zip(items, ids, strict=True)]
+    )
+
+
+async def update(
+    db: Store, kind: Kind, items: list[Record], settings: CrmSettings, now: str
+) -> UpdateOut:
+    """Merge every field of each item into its record; unknown or failing crmIds fail alone."""
+    failing = set(settings.updateFailures)
+
+    def write(conn: sqlite3.Connection) -> list[UpdateResult]:
+        wanted = list({item["crmId"] for item in items})
+        stored: dict[str, Record] = {}
+        for part in chunks(wanted):
+            sql = f"SELECT crmId, record FROM {kind.table} WHERE crmId IN ({marks(len(part))})"
+            stored.update((crm_id, loads(record)) for crm_id, record in conn.execute(sql, part))
+        results: list[UpdateResult] = []
+        changed: dict[str, Record] = {}
+        for item in items:
+            crm_id = item["crmId"]
+            record = stored.get(crm_id)
+            if crm_id in failing:
+                results.append(UpdateResult(crmId=crm_id, success=False, error=f"Update failed for {crm_id}"))
+            elif record is None:
+                results.append(UpdateResult(crmId=crm_id, success=False, error=f"Unknown crmId {crm_id}"))
+            else:
+                record.update((k, v) for k, v in item.items() if k != "crmId")
+                changed[crm_id] = record
+                results.append(UpdateResult(crmId=crm_id, success=True))
+        columns = ", ".join(f"{c} = ?" for c in ("externalId", "record", *kind.key_columns))
+        conn.executemany(
+            f"UPDATE {kind.table} SET {columns}, updatedAt = ? WHERE crmId = ?",
+            [(*record_row(kind, crm_id, r, now, now)[1:6], now, crm_id) for crm_id, r in changed.items()],
+        )
+        return results
+
+    return UpdateOut(results=await db.write(write))
+
+
+async def associate(db: Store, pairs: list[Association], now: str) -> AssociationsOut:
+    """Link each pair whose two records exist; `created` counts the links that are new."""
+
+    def write(conn: sqlite3.Connection) -> AssociationsOut:
+        contacts = existing(conn, "crm_contacts", "crmId", (p.contactCRMId for p in pairs))
+        companies = existing(conn, "crm_companies", "crmId", (p.companyCRMId for p in pairs))
+        errors: list[AssociationError] = []
+        rows = []
+        for p in pairs:
+            problem = (
+                f"Unknown contact crmId {p.contactCRMId}" if p.contactCRMId not in contacts
+                else f"Unknown company crmId {p.companyCRMId}" if p.companyCRMId not in companies
+                else None
+            )
+            if problem is None:
+                rows.append((p.contactCRMId, p.companyCRMId, now))
+            else:
+                errors.append(AssociationError(
+                    contactCRMId=p.contactCRMId, companyCRMId=p.companyCRMId, error=problem
+                ))
+        before = conn.total_changes
+        conn.executemany("INSERT OR IGNORE INTO crm_associations VALUES (?, ?, ?)", rows)
+        created = conn.total_changes - before
+        if errors:
+            return AssociationsOut(created=created, errors=errors)
+        return AssociationsOut(created=created)
+
+    return await db.write(write)
+
+
+# --- activities -------------------------------------------------------------------------
+
+
+async def create_activity(db: Store, fields: Record, now: str) -> dict[str, Any]:
+    """Store the activity as sent; answer it with its new id."""
+    body = {k: v for k, v in fields.items() if k != "id"}
+
+    def write(conn: sqlite3.Connection) -> str:
+        (activity_id,) = next_ids(conn, "crm-act-", 1)
+        conn.execute("INSERT INTO crm_activities VALUES (?, ?, ?)", (activity_id, dumps(body), now))
+        return activity_id
+
+    return {"id": await db.write(write), **body}
