@@ -56,7 +56,6 @@ def serve(args: argparse.Namespace) -> int:
     settings = Settings(
         host=args.host, port=args.port, fixtures=args.fixtures, db=args.db, rateLimit=args.rate_limit
     )
-    app = create_app(settings, fixtures)
     state = f"state in {args.db}" if args.db else "state in memory"
     print(
         f"emulator listening on http://{args.host}:{args.port} "
@@ -64,6 +63,8 @@ def serve(args: argparse.Namespace) -> int:
         f"{len(fixtures.companies)} companies, {len(fixtures.campaigns)} campaigns; {state})",
         flush=True,
     )
+    app = create_app(settings, fixtures)
+    del fixtures  # the app seeds the store from it and then lets it go
     uvicorn.run(
         app, host=args.host, port=args.port, log_level=args.log_level, access_log=False, ws="none"
     )

@@ -15,13 +15,19 @@ def email_key(email: str | None) -> str | None:
     return key or None
 
 
+def _without_scheme(value: str) -> str:
+    text = value.strip().lower()
+    match = _SCHEME.match(text)
+    return text[match.end() :] if match else text
+
+
 def domain_key(value: str | None) -> str | None:
     """Lower case, no protocol, no `www.`, no path, query, port or trailing dot."""
     if value is None:
         return None
-    text = _SCHEME.sub("", value.strip().lower())
-    text = re.split(r"[/?#]", text, maxsplit=1)[0]
-    text = text.rsplit("@", 1)[-1].split(":", 1)[0].rstrip(".")
+    text = _without_scheme(value)
+    text = text.partition("/")[0].partition("?")[0].partition("#")[0]
+    text = text.rpartition("@")[2].partition(":")[0].rstrip(".")
     if text.startswith("www."):
         text = text[4:]
     return text or None
@@ -31,8 +37,7 @@ def url_key(value: str | None) -> str | None:
     """Lower case, no scheme, no `www.`, no query or fragment, no trailing slash."""
     if value is None:
         return None
-    text = _SCHEME.sub("", value.strip().lower())
-    text = re.split(r"[?#]", text, maxsplit=1)[0]
+    text = _without_scheme(value).partition("?")[0].partition("#")[0]
     if text.startswith("www."):
         text = text[4:]
     text = text.rstrip("/")

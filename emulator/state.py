@@ -11,7 +11,7 @@ from emulator.clock import Clock
 from emulator.fixtures.loader import load_fixture_dir
 from emulator.fixtures.models import FixtureSet
 from emulator.settings import Settings
-from emulator.store.db import Store, open_sync
+from emulator.store.db import Store, bulk_load, open_sync
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,8 @@ class Emulator:
         self.fixtures: FixtureSet | None = fixtures
         self.store: Store | None = None
         self.on_reset: list[Callable[[], None]] = []
-        self._pristine: sqlite3.Connection | None = None
+        # The database right after seeding, serialized: reset restores it in one copy.
+        self._pristine: bytes | None = None
 
     @property
     def db(self) -> Store:
@@ -40,39 +41,54 @@ class Emulator:
 
     async def start(self) -> None:
         """Load the fixtures and open the store; a `--db` file that holds state is kept as is."""
-        if self.fixtures is None:
-            self.fixtures = load_fixture_dir(self.fixtures_dir)
         self.store = await Store.open(self.settings.db)
         if await self.store.get_meta("fixtures") is None:
+            if self.fixtures is None:
+                self.fixtures = load_fixture_dir(self.fixtures_dir)
             await self.store.write(self._seed_into)
         else:
             log.info("kept the state stored in %s", self.settings.db)
+        # The decoded records are in the store now; holding them would double the memory.
+        self.fixtures = None
 
     async def close(self) -> None:
         if self.store is not None:
             await self.store.close()
             self.store = None
-        if self._pristine is not None:
-            self._pristine.close()
-            self._pristine = None
+        self._pristine = None
 
     def _seed_into(self, conn: sqlite3.Connection) -> None:
-        assert self.fixtures is not None
-        for seeder in self.seeders:
-            seeder(conn, self.fixtures)
+        fixtures = self.fixtures
+        assert fixtures is not None
+
+        def fill(conn: sqlite3.Connection) -> None:
+            for seeder in self.seeders:
+                seeder(conn, fixtures)
+
+        bulk_load(conn, fill)
         conn.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('fixtures', ?)", (self.fixtures_dir,)
         )
 
     async def reset(self) -> None:
-        """Put every table back to the loaded fixtures."""
+        """Put every table back to the fixture directory's records.
+
+        The first reset reads the directory again and keeps the seeded database as bytes;
+        later resets only copy those bytes back.
+        """
         if self._pristine is None:
+            if self.fixtures is None:
+                self.fixtures = load_fixture_dir(self.fixtures_dir)
             pristine = open_sync(None)
-            pristine.execute("BEGIN")
-            self._seed_into(pristine)
-            pristine.execute("COMMIT")
-            self._pristine = pristine
-        await self.db.replace_with(self._pristine)
+            try:
+                pristine.execute("BEGIN")
+                self._seed_into(pristine)
+                pristine.execute("COMMIT")
+                self._pristine = pristine.serialize()
+            finally:
+                pristine.close()
+                self.fixtures = None
+        await self.db.restore(self._pristine)
         self.clock = Clock()
         for hook in self.on_reset:
             hook()
@@ -81,7 +97,5 @@ class Emulator:
         """Validate another fixture directory, then reset onto it (nothing changes if invalid)."""
         fixtures = load_fixture_dir(directory)
         self.fixtures, self.fixtures_dir = fixtures, str(Path(directory).resolve())
-        if self._pristine is not None:
-            self._pristine.close()
-            self._pristine = None
+        self._pristine = None
         await self.reset()
