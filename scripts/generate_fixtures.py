@@ -10,7 +10,7 @@ import random
 import sys
 import time
 import unicodedata
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, get_args
 
@@ -18,13 +18,13 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import fixture_words as w  # noqa: E402
+import fixture_words as w
 
-from emulator.fixtures import models as m  # noqa: E402
-from emulator.wire import now_iso  # noqa: E402
+from emulator.fixtures import models as m
+from emulator.wire import now_iso
 
-START = datetime(2026, 1, 1, tzinfo=timezone.utc)
-SPAN = (datetime(2026, 10, 31, 23, 0, tzinfo=timezone.utc) - START).total_seconds()
+START = datetime(2026, 1, 1, tzinfo=UTC)
+SPAN = (datetime(2026, 10, 31, 23, 0, tzinfo=UTC) - START).total_seconds()
 HOUR, DAY = 3600, 86400
 DELAYS = [4 * HOUR, 12 * HOUR, DAY, 2 * DAY, 3 * DAY, 5 * DAY, 7 * DAY]
 MESSAGE_STEPS: tuple[str, ...] = get_args(m.MessageType)
@@ -273,7 +273,8 @@ class Generator:
                 emails.add(email)
             country, _, prefix, _cities = rng.choice(w.PLACES)
             if company is not None and rng.random() < 0.8:
-                country, prefix = company.country or country, self.prefixes[company.country]
+                country = company.country or country
+                prefix = self.prefixes.get(country, prefix)
             in_crm = rng.random() < (0.5 if company is not None and company.companyCRMId else 0.05)
             created = self.remember(cid, rng.uniform(0, SPAN * 0.85))
             profile = f"{fslug}-{lslug}-{cid}"
@@ -440,15 +441,16 @@ class Generator:
         ids = [c.id for c in campaigns]
         events = list(get_args(m.WebhookEvent))
         specs: list[dict[str, Any]] = [
-            dict(name="All events", events=events, secret="whsec-demo-0001"),
-            dict(name="Replies from the first campaigns", events=["MESSAGE_REPLIED"],
-                 campaignIds=ids[:2]),
-            dict(name="Disabled mail hook", events=["EMAIL_SENT", "INMAIL_SENT"], enabled=False),
-            dict(name="Accepted with lead source", secret="whsec-demo-custom-fields",
-                 events=["CONNECTION_REQUEST_ACCEPTED", "MESSAGE_REPLIED"],
-                 customFields=["leadSource", "score"]),
-            dict(name="Profile activity", events=["PROFILE_VISITED", "POST_LIKED"],
-                 campaignIds=ids[2:3], enabled=False),
+            {"name": "All events", "events": events, "secret": "whsec-demo-0001"},
+            {"name": "Replies from the first campaigns", "events": ["MESSAGE_REPLIED"],
+             "campaignIds": ids[:2]},
+            {"name": "Disabled mail hook", "events": ["EMAIL_SENT", "INMAIL_SENT"],
+             "enabled": False},
+            {"name": "Accepted with lead source", "secret": "whsec-demo-custom-fields",
+             "events": ["CONNECTION_REQUEST_ACCEPTED", "MESSAGE_REPLIED"],
+             "customFields": ["leadSource", "score"]},
+            {"name": "Profile activity", "events": ["PROFILE_VISITED", "POST_LIKED"],
+             "campaignIds": ids[2:3], "enabled": False},
         ]
         out = []
         for i, spec in enumerate(specs, 1):
