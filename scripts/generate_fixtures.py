@@ -229,7 +229,7 @@ class Generator:
                 if rng.random() < 0.7 else None,
                 revenueRange=rng.choice(w.REVENUE_RANGES),
                 hiringOnNetwork=hiring, openJobPositions=rng.randint(1, 40) if hiring else 0,
-                companyCRMId=f"co_{cid:07d}" if rng.random() < 0.2 else None,
+                companyCRMId=f"crm-co-{cid}" if rng.random() < 0.2 else None,
                 smartFieldExplanations={
                     "industry": f"Inferred from the company description ({industry}).",
                     "rangeOfEmployees": "Counted from employee profiles on the network.",
@@ -294,7 +294,7 @@ class Generator:
                 networkHeadline=f"{title} at {company.name}" if company is not None
                 else f"{title} | {rng.choice(w.INDUSTRIES)}",
                 numberOfConnections=min(30000, int(rng.paretovariate(1.3) * 60)),
-                contactCRMId=f"ct_{cid:07d}" if in_crm else None,
+                contactCRMId=f"crm-ct-{cid}" if in_crm else None,
                 smartFieldExplanations={"jobTitle": "Taken from the network profile headline."}
                 if rng.random() < 0.1 else None,
                 customFields={"leadSource": rng.choice(w.LEAD_SOURCES),
