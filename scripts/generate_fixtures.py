@@ -63,9 +63,14 @@ FULL_SEQUENCE = [
 STATUS_CYCLE = ["ACTIVE", "COMPLETED", "PENDING", "DRAFT", "ACTIVE", "ACTIVE", "COMPLETED", "DRAFT"]
 
 
+# letters that NFKD does not split into a base letter and an accent
+_FOLD = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "ß": "ss", "ł": "l", "Ł": "L"})
+
+
 def slug(text: str) -> str:
-    """ASCII, lower case, letters and digits only ("Søren" -> "sren", "José" -> "jose")."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    """ASCII, lower case, letters and digits only ("Søren" -> "soren", "José" -> "jose")."""
+    ascii_text = unicodedata.normalize("NFKD", text.translate(_FOLD))
+    ascii_text = ascii_text.encode("ascii", "ignore").decode()
     return "".join(ch for ch in ascii_text.lower() if ch.isalnum())
 
 
