@@ -9,37 +9,25 @@ from typing import Any
 from emulator.errors import NotFound
 from emulator.normalise import email_key, url_key
 from emulator.public_api.companies import changes, upsert_company
-from emulator.public_api.context import ApiContext, decode_json_object, link
+from emulator.public_api.context import ApiContext, link
 from emulator.public_api.filters import like_pattern
 from emulator.public_api.list_membership import add_member, check_list, require_list
-from emulator.public_api.schemas import CompanyRef, Contact, ContactCreated, ContactIn
+from emulator.public_api.schemas import Contact, ContactCreated, ContactIn
+from emulator.wire import decode, encode
 
 CONTACT_FIELDS = tuple(Contact.__struct_fields__)
 
-_SELECT = (
-    "SELECT c.id, c.firstName, c.lastName, c.jobTitle, c.networkProfileUrl, c.professionalEmail,"
-    " c.personalEmails, c.mobilePhone, c.phones, c.imageUrl, c.companyId,"
-    " co.id, co.name, co.domain, co.companyNetworkUrl,"
-    " c.emailVerificationStatus, c.contactCountry, c.networkHeadline, c.numberOfConnections,"
-    " c.contactCRMId, c.leadCRMId, c.createdAt, c.updatedAt, c.smartFieldExplanations"
+# `doc` and `ref` are JSON columns SQLite keeps on every write (platform.sql): a contact is
+# its doc plus the embedded company and the record link, spliced in here.
+_DOCS = (
+    "SELECT c.doc, co.ref, c.contactCRMId"
     " FROM contacts c LEFT JOIN companies co ON co.id = c.companyId"
 )
 
 
-def contact_from_row(row: tuple[Any, ...], template: str | None) -> Contact:
-    company = None if row[11] is None else CompanyRef(
-        id=row[11], name=row[12], domain=row[13], companyNetworkUrl=row[14]
-    )
-    return Contact(
-        id=row[0], firstName=row[1], lastName=row[2], jobTitle=row[3], networkProfileUrl=row[4],
-        professionalEmail=row[5], personalEmails=row[6], mobilePhone=row[7], phones=row[8],
-        imageUrl=row[9], companyId=row[10], company=company, emailVerificationStatus=row[15],
-        contactCountry=row[16], networkHeadline=row[17], numberOfConnections=row[18],
-        contactCRMId=row[19], leadCRMId=row[20], isInCRM=row[19] is not None,
-        createdAt=row[21], updatedAt=row[22],
-        smartFieldExplanations=decode_json_object(row[23]),
-        contactCRMUrl=link(template, row[19]),
-    )
+def contact_json(doc: str, company_ref: str | None, crm_id: str | None, template: str | None) -> str:
+    url = "null" if template is None or crm_id is None else encode(link(template, crm_id)).decode()
+    return f'{doc[:-1]},"company":{company_ref or "null"},"contactCRMUrl":{url}}}'
 
 
 class ContactFilter:
@@ -81,28 +69,41 @@ class ContactFilter:
         self.params = tuple(params)
 
 
-async def list_contacts(
+async def list_contact_documents(
     ctx: ApiContext, flt: ContactFilter, page: int, page_size: int
-) -> tuple[int, list[Contact]]:
+) -> tuple[int, list[str]]:
+    """(total, the page's contacts as JSON texts): the fast path of GET /v1/contacts."""
     await check_list(ctx, flt.list_id, "CONTACTS")
     total, ids = await ctx.pages.page(flt.sql, flt.params, page, page_size)
-    return total, await contacts_by_ids(ctx, ids)
+    return total, await contact_documents(ctx, ids)
 
 
-async def contacts_by_ids(ctx: ApiContext, ids: list[int]) -> list[Contact]:
+async def contact_documents(ctx: ApiContext, ids: list[int]) -> list[str]:
+    """The contacts of `ids` as JSON texts, in id order (unknown ids left out)."""
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
-    rows = await ctx.store.fetchall(f"{_SELECT} WHERE c.id IN ({marks}) ORDER BY c.id", ids)
+    rows = await ctx.store.fetchall(f"{_DOCS} WHERE c.id IN ({marks}) ORDER BY c.id", ids)
     template = (await ctx.links()).contact
-    return [contact_from_row(row, template) for row in rows]
+    return [contact_json(doc, ref, crm_id, template) for doc, ref, crm_id in rows]
 
 
-async def get_contact(ctx: ApiContext, contact_id: int) -> Contact:
-    found = await contacts_by_ids(ctx, [contact_id])
+async def list_contacts(
+    ctx: ApiContext, flt: ContactFilter, page: int, page_size: int
+) -> tuple[int, list[Contact]]:
+    total, docs = await list_contact_documents(ctx, flt, page, page_size)
+    return total, [decode(doc, Contact) for doc in docs]
+
+
+async def get_contact_document(ctx: ApiContext, contact_id: int) -> str:
+    found = await contact_documents(ctx, [contact_id])
     if not found:
         raise NotFound(f"Contact {contact_id} not found")
     return found[0]
+
+
+async def get_contact(ctx: ApiContext, contact_id: int) -> Contact:
+    return decode(await get_contact_document(ctx, contact_id), Contact)
 
 
 # Body fields a create or merge copies into the row, in column order.

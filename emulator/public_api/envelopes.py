@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, Generic, TypeVar
 
-from emulator.wire import Wire
+from emulator.wire import Wire, encode
 
 T = TypeVar("T")
 
@@ -58,3 +58,16 @@ def meta_list(data: list[Any], page: int, page_size: int, total: int) -> MetaLis
 
 def success(data: Any, message: str = "OK") -> Success[Any]:
     return Success(message=message, data=data)
+
+
+# Envelopes around records that are already JSON text (the contact fast path): the same
+# shapes as MetaList and Success, assembled without decoding and re-encoding the records.
+
+
+def meta_list_json(items: list[str], page: int, page_size: int, total: int) -> bytes:
+    meta = encode(Meta(page=page, pageSize=page_size, total=total))
+    return b'{"data":[' + ",".join(items).encode() + b'],"meta":' + meta + b"}"
+
+
+def success_json(item: str, message: str) -> bytes:
+    return b'{"status":"success","message":' + encode(message) + b',"data":' + item.encode() + b"}"

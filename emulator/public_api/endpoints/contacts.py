@@ -12,7 +12,14 @@ from emulator.openapi import FIELDS, PAGE, SEARCH, UPDATED, operation, query
 from emulator.public_api import contacts as service
 from emulator.public_api.auth import guarded
 from emulator.public_api.context import ApiContext
-from emulator.public_api.envelopes import MetaList, Success, meta_list, success
+from emulator.public_api.envelopes import (
+    MetaList,
+    Success,
+    meta_list,
+    meta_list_json,
+    success,
+    success_json,
+)
 from emulator.public_api.params import (
     date_param,
     fields_param,
@@ -23,6 +30,8 @@ from emulator.public_api.params import (
 )
 from emulator.public_api.schemas import Contact, ContactCreated, ContactIn
 from emulator.wire import Wire
+
+JSON = "application/json"
 
 
 def select_fields(record: Wire, fields: list[str] | None) -> object:
@@ -53,6 +62,9 @@ async def list_contacts(request: Request) -> Response:
         updated_from=date_param(q, "updatedAtFrom"),
         updated_to=date_param(q, "updatedAtTo", end=True),
     )
+    if fields is None:  # the whole records: JSON straight from the store
+        total, docs = await service.list_contact_documents(ctx, flt, page, page_size)
+        return Response(meta_list_json(docs, page, page_size, total), media_type=JSON)
     total, contacts = await service.list_contacts(ctx, flt, page, page_size)
     data = [select_fields(c, fields) for c in contacts]
     return json_response(meta_list(data, page, page_size, total))
@@ -63,7 +75,11 @@ async def list_contacts(request: Request) -> Response:
 async def get_contact(request: Request) -> Response:
     ctx: ApiContext = request.app.state.public_api
     fields = fields_param(request.query_params, service.CONTACT_FIELDS)
-    contact = await service.get_contact(ctx, path_id(request.path_params["contactId"], "contactId"))
+    contact_id = path_id(request.path_params["contactId"], "contactId")
+    if fields is None:
+        doc = await service.get_contact_document(ctx, contact_id)
+        return Response(success_json(doc, "Contact retrieved"), media_type=JSON)
+    contact = await service.get_contact(ctx, contact_id)
     return json_response(success(select_fields(contact, fields), "Contact retrieved"))
 
 

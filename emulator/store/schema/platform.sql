@@ -44,7 +44,11 @@ CREATE TABLE IF NOT EXISTS companies (
     networkUrlKey TEXT,                       -- normalised companyNetworkUrl
     nameKey TEXT,                             -- lower-cased name
     createdAt TEXT NOT NULL,
-    updatedAt TEXT NOT NULL
+    updatedAt TEXT NOT NULL,
+    -- The company as contacts embed it, kept by SQLite on every write (fast contact pages).
+    ref TEXT GENERATED ALWAYS AS (json_object(
+        'id', id, 'name', name, 'domain', domain, 'companyNetworkUrl', companyNetworkUrl
+    )) STORED
 );
 CREATE INDEX IF NOT EXISTS companies_domain ON companies(domainKey);
 CREATE INDEX IF NOT EXISTS companies_network ON companies(networkUrlKey);
@@ -63,7 +67,21 @@ CREATE TABLE IF NOT EXISTS contacts (
     emailKey TEXT,                            -- lower-cased professionalEmail
     networkUrlKey TEXT,                       -- normalised networkProfileUrl
     createdAt TEXT NOT NULL,
-    updatedAt TEXT NOT NULL
+    updatedAt TEXT NOT NULL,
+    -- The contact as /v1 shows it, less `company` and `contactCRMUrl` (added on read), kept
+    -- by SQLite on every write: a page of contacts reads one column per row.
+    doc TEXT GENERATED ALWAYS AS (json_object(
+        'id', id, 'firstName', firstName, 'lastName', lastName, 'jobTitle', jobTitle,
+        'networkProfileUrl', networkProfileUrl, 'professionalEmail', professionalEmail,
+        'personalEmails', personalEmails, 'mobilePhone', mobilePhone, 'phones', phones,
+        'imageUrl', imageUrl, 'companyId', companyId,
+        'emailVerificationStatus', emailVerificationStatus, 'contactCountry', contactCountry,
+        'networkHeadline', networkHeadline, 'numberOfConnections', numberOfConnections,
+        'contactCRMId', contactCRMId, 'leadCRMId', leadCRMId,
+        'isInCRM', json(CASE WHEN contactCRMId IS NULL THEN 'false' ELSE 'true' END),
+        'createdAt', createdAt, 'updatedAt', updatedAt,
+        'smartFieldExplanations', json(smartFieldExplanations)
+    )) STORED
 );
 CREATE INDEX IF NOT EXISTS contacts_company ON contacts(companyId);
 CREATE INDEX IF NOT EXISTS contacts_email ON contacts(emailKey);
