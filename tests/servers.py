@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import uvicorn
 from starlette.applications import Starlette
@@ -24,7 +24,9 @@ from starlette.routing import Route
 
 
 @contextmanager
-def serve_app(app: Any, *, lifespan: str = "auto", timeout: float = 10.0) -> Iterator[str]:
+def serve_app(
+    app: Any, *, lifespan: Literal["auto", "on", "off"] = "auto", timeout: float = 10.0
+) -> Iterator[str]:
     """Serve `app` on 127.0.0.1 at a port the OS picks; yield its base URL; stop on exit."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
