@@ -200,7 +200,9 @@ async def test_walking_all_pages_yields_each_match_once_in_order(
 async def test_special_keys(shared_client: httpx.AsyncClient) -> None:
     cases: list[dict[str, Any]] = [
         {"id": [3, "4", 999]}, {"campaigns": [1, 2]}, {"companyGroup": [5, 6]},
-        {"companyGroup": [1]}, {"leadsCount": ["0", "0"]}, {"isCompanyInCRM": [False]},
+        {"companyGroup": [1]}, {"leadsCount": ["0", "0"]}, {"leadsCount": ["0", ""]},
+        {"leadsCount": ["", "-1"]}, {"leadsCount": ["", "2"]}, {"leadsCount": ["-3", "1.5"]},
+        {"leadsCount": ["2", "4"]}, {"isCompanyInCRM": [False]},
         {"numberOfEmployees": ["100", "1000"]},
         {"createdAt": {"startDate": "2026-03-01", "endDate": "2026-06-30"}},
     ]
@@ -322,8 +324,8 @@ def test_unknown_key_names_side_and_key() -> None:
                                                 max_size=2))
 def test_values_are_bound_never_interpolated(values: list[str], key: str, ends: list[str]) -> None:
     """The SQL depends only on the shape of the conditions, never on the values."""
-    conds = parse_conditions({key: values, "leadsCount": ends}, {key: values})
-    same_shape = parse_conditions({key: ["x"] * len(values), "leadsCount": ["0", "0"]},
+    conds = parse_conditions({key: values, "numberOfEmployees": ends}, {key: values})
+    same_shape = parse_conditions({key: ["x"] * len(values), "numberOfEmployees": ["0", "0"]},
                                   {key: ["x"] * len(values)})
     assert conds.sql == same_shape.sql
     assert conds.sql.count("?") == len(conds.params) == 2 * len(values) + 2
