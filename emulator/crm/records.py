@@ -79,7 +79,10 @@ class Kind:
 
     def keys(self, record: Record) -> tuple[str | None, ...]:
         """The stored key of each match column: its first non-empty candidate."""
-        return tuple(next((c for c in cands if c), None) for cands in self.candidates(record))
+        keys: list[str | None] = []
+        for cands in self.candidates(record):  # plain loops: this runs for every record sent
+            keys.append(cands[0] if cands[0] or len(cands) == 1 else next(filter(None, cands), None))
+        return tuple(keys)
 
     def fill_owned(self, crm_id: str, record: Record, user_ids: list[str]) -> None:
         """Give the fields this CRM owns deterministic values from `crm_id` where none was sent."""
@@ -126,19 +129,6 @@ def sync_properties(mode: SyncBackMode, kind: Kind, record: Record) -> Record | 
         return {f: None if i % 2 else record.get(f) for i, f in enumerate(kind.owned)}
     owned = {f: record[f] for f in kind.owned if record.get(f) is not None}
     return owned or UNSET
-
-
-def best_match(
-    candidates: Candidates, hits: list[dict[str, tuple[str, str]]]
-) -> tuple[str, str] | None:
-    """The first column, in priority order, whose key finds a record: (crmId, record JSON)."""
-    for column, keys in enumerate(candidates):
-        for key in keys:
-            if key is not None:
-                found = hits[column].get(key)
-                if found is not None:
-                    return found
-    return None
 
 
 def dumps(value: Any) -> str:

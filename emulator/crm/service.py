@@ -10,10 +10,11 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from msgspec import UNSET
+
 from emulator.crm.records import (
     Kind,
     Record,
-    best_match,
     dumps,
     insert_sql,
     loads,
@@ -23,11 +24,11 @@ from emulator.crm.records import (
     user_ids,
 )
 from emulator.crm.schemas import (
+    Association,
     AssociationError,
     AssociationsOut,
-    Association,
-    CreateOut,
     Created,
+    CreateOut,
     SyncError,
     SyncOut,
     SyncResult,
@@ -81,37 +82,59 @@ async def list_users(db: Store) -> list[CrmUser]:
 # --- contacts and companies -------------------------------------------------------------
 
 
-def _matches(conn: sqlite3.Connection, kind: Kind, items: list[Record]) -> list[tuple[str, str] | None]:
-    """For each item, the oldest record found by the first match column that finds one."""
+def _matches(conn: sqlite3.Connection, kind: Kind, items: list[Record]) -> list[str | None]:
+    """For each item, the oldest record found by the first match column that finds one.
+
+    Column by column, only for the items still unmatched: in the usual case (the first key
+    matches) one indexed query answers the whole batch.
+    """
     candidates = [kind.candidates(item) for item in items]
-    hits: list[dict[str, tuple[str, str]]] = []
+    found: list[str | None] = [None] * len(items)
     for column, name in enumerate(kind.key_columns):
-        wanted = list({k for cands in candidates for k in cands[column] if k is not None})
-        found: dict[str, tuple[str, str]] = {}
+        pending = [i for i, crm_id in enumerate(found) if crm_id is None]
+        wanted = list({k for i in pending for k in candidates[i][column] if k is not None})
+        hits: dict[str, str] = {}
         for part in chunks(wanted):
             sql = (
-                f"SELECT {name}, crmId, record FROM {kind.table}"
+                f"SELECT {name}, crmId FROM {kind.table}"
                 f" WHERE {name} IN ({marks(len(part))}) ORDER BY rowid"
             )
-            for key, crm_id, record in conn.execute(sql, part):
-                found.setdefault(key, (crm_id, record))
-        hits.append(found)
-    return [best_match(cands, hits) for cands in candidates]
+            for key, crm_id in conn.execute(sql, part):
+                hits.setdefault(key, crm_id)
+        if hits:
+            for i in pending:
+                found[i] = next((hits[k] for k in candidates[i][column] if k in hits), None)
+    return found
+
+
+def _records(conn: sqlite3.Connection, kind: Kind, crm_ids: Iterable[str]) -> dict[str, Record]:
+    records: dict[str, Record] = {}
+    for part in chunks(list(set(crm_ids))):
+        sql = f"SELECT crmId, record FROM {kind.table} WHERE crmId IN ({marks(len(part))})"
+        records.update((crm_id, loads(record)) for crm_id, record in conn.execute(sql, part))
+    return records
 
 
 async def sync(db: Store, kind: Kind, items: list[Record], settings: CrmSettings) -> SyncOut:
     """Matched items in `results`, injected failures in `errors`, unmatched ones left out."""
-    matched = await db.read(lambda conn: _matches(conn, kind, items))
+    mode = settings.syncBack
+
+    def read(conn: sqlite3.Connection) -> tuple[list[str | None], dict[str, Record]]:
+        matched = _matches(conn, kind, items)
+        wanted = (c for c in matched if c is not None)
+        return matched, {} if mode == "none" else _records(conn, kind, wanted)
+
+    matched, records = await db.read(read)
     failing = set(settings.syncErrors)
     results: list[SyncResult] = []
     errors: list[SyncError] = []
-    for item, hit in zip(items, matched, strict=True):
+    for item, crm_id in zip(items, matched, strict=True):
         external_id = item["externalId"]
         if external_id in failing:
             errors.append(SyncError(externalId=external_id, error=f"Sync failed for {external_id}"))
-        elif hit is not None:
-            properties = sync_properties(settings.syncBack, kind, loads(hit[1]))
-            results.append(SyncResult(externalId=external_id, crmId=hit[0], properties=properties))
+        elif crm_id is not None:
+            properties = UNSET if mode == "none" else sync_properties(mode, kind, records[crm_id])
+            results.append(SyncResult(externalId=external_id, crmId=crm_id, properties=properties))
     return SyncOut(results=results, errors=errors) if errors else SyncOut(results=results)
 
 
@@ -142,11 +165,7 @@ async def update(
     failing = set(settings.updateFailures)
 
     def write(conn: sqlite3.Connection) -> list[UpdateResult]:
-        wanted = list({item["crmId"] for item in items})
-        stored: dict[str, Record] = {}
-        for part in chunks(wanted):
-            sql = f"SELECT crmId, record FROM {kind.table} WHERE crmId IN ({marks(len(part))})"
-            stored.update((crm_id, loads(record)) for crm_id, record in conn.execute(sql, part))
+        stored = _records(conn, kind, (item["crmId"] for item in items))
         results: list[UpdateResult] = []
         changed: dict[str, Record] = {}
         for item in items:
