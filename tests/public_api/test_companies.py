@@ -180,6 +180,7 @@ async def test_merge_by_domain_website_network_url_and_name(client: httpx.AsyncC
     fx = fixtures().companies
     with_domain = next(c for c in fx if c.domain)
     with_url = next(c for c in fx if c.companyNetworkUrl and c.id != with_domain.id)
+    assert with_domain.domain is not None and with_url.companyNetworkUrl is not None
     cases = [
         ({"domain": f"HTTP://www.{with_domain.domain.upper()}/about?x=1"}, with_domain),
         ({"website": f"{with_domain.domain}/"}, with_domain),

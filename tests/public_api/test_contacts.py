@@ -280,6 +280,7 @@ async def test_create_contact_time_comes_from_the_emulator_clock(
 
 async def test_merge_fills_given_fields_and_keeps_the_rest(client: httpx.AsyncClient) -> None:
     target = next(c for c in fixtures().contacts if c.professionalEmail and c.jobTitle)
+    assert target.professionalEmail is not None
     response = await client.post(
         "/v1/contact",
         json={"professionalEmail": target.professionalEmail.upper(), "jobTitle": "Chief Merger",
@@ -311,6 +312,7 @@ async def test_merge_without_changes_keeps_updated_at(client: httpx.AsyncClient)
 
 async def test_merge_by_profile_url_when_no_email_matches(client: httpx.AsyncClient) -> None:
     target = next(c for c in fixtures().contacts if c.networkProfileUrl)
+    assert target.networkProfileUrl is not None
     url = target.networkProfileUrl.upper().replace("HTTPS://WWW.", "http://") + "/?utm=x"
     response = await client.post(
         "/v1/contact", json={"networkProfileUrl": url, "professionalEmail": "fresh@x.example"},
@@ -325,6 +327,20 @@ async def test_merge_by_profile_url_when_no_email_matches(client: httpx.AsyncCli
     again = await client.post("/v1/contact", json={"professionalEmail": "FRESH@x.example"},
                               headers=ALL)
     assert again.json()["data"]["id"] == target.id
+
+
+async def test_merge_moves_the_contact_to_the_given_company(client: httpx.AsyncClient) -> None:
+    target = next(c for c in fixtures().contacts if c.professionalEmail and c.companyId)
+    other = next(co for co in fixtures().companies if co.id != target.companyId and co.domain)
+    response = await client.post(
+        "/v1/contact",
+        json={"professionalEmail": target.professionalEmail, "company": {"domain": other.domain}},
+        headers=ALL,
+    )
+    assert (response.status_code, response.json()["data"]["id"]) == (200, target.id)
+    assert response.json()["data"]["companyId"] == other.id
+    stored = (await client.get(f"/v1/contact/{target.id}", headers=ALL)).json()["data"]
+    assert stored["company"]["name"] == other.name
 
 
 async def test_merge_with_existing_false_always_creates(client: httpx.AsyncClient) -> None:
