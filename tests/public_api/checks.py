@@ -91,7 +91,8 @@ HOSTILE_BODIES: list[bytes] = [
     b"null",
     b'"text"',
     b"\xff\xfe\x00",
-    '{"name": "\ud800"}'.encode("utf-8", "surrogatepass"),
+    '{"name": "\ud800"}'.encode("utf-8", "surrogatepass"),  # a raw lone surrogate
+    b'{"name": "\\udfff", "type": "x"}',  # an escaped lone surrogate
     b'{"a":' * 200,
 ]
 
