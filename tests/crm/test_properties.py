@@ -203,3 +203,36 @@ async def test_task_state_stays_consistent_under_any_operations(
     assert len(r.json()) == len(ids)
     for task in r.json():
         check(task)
+
+
+# --- robustness -------------------------------------------------------------------------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+FIELDS = ["companies", "contacts", "associations", "ids", "completed", "externalId", "crmId",
+          "type", "subject", "domain", "email", "contactCRMId", "companyCRMId", "direction"]
+BODY = st.one_of(
+    JSON,
+    st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=3),
+    st.builds(lambda key, items: {key: items}, st.sampled_from(["companies", "contacts", "associations"]),
+              st.lists(st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=4), max_size=3)),
+)
+ROUTES = [("POST", "/contacts/sync"), ("POST", "/companies/sync"), ("POST", "/contacts"),
+          ("POST", "/companies"), ("PUT", "/contacts"), ("PUT", "/companies"),
+          ("POST", "/associations"), ("POST", "/activities"), ("POST", "/tasks"),
+          ("PATCH", "/tasks/crm-task-000001"), ("POST", "/tasks/batch"), ("PATCH", "/tasks/batch")]
+
+
+@PROPERTY
+@given(route=st.sampled_from(ROUTES), body=BODY)
+async def test_no_body_yields_a_server_error(
+    client: httpx.AsyncClient, route: tuple[str, str], body: Any
+) -> None:
+    method, path = route
+    r = await client.request(method, f"/crm{path}", headers=CRM_KEY, json=body)
+    assert r.status_code < 500, r.text
+    if r.status_code >= 400:
+        assert set(r.json()) == {"error", "message"}
