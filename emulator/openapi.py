@@ -145,7 +145,9 @@ def build_document(routes: Iterable[BaseRoute], title: str, version: str) -> dic
                 "responses": responses,
             }
             scope = getattr(route.endpoint, "required_scope", None)
-            if scope:
+            if scope == "ALL":
+                entry["description"] = "Requires an API key with the scope ALL."
+            elif scope:
                 entry["description"] = f"Requires the scope {scope} (or ALL)."
             if op.body is not None:
                 entry["requestBody"] = {

@@ -47,16 +47,22 @@ def decode(data: bytes | str, type: type[T] | Any = Any) -> T:
 
 
 _PATH = re.compile(r" - at `\$(.*)`$")
+_MISSING = re.compile(r"^Object missing required field `([^`]*)`")
 
 
 def split_validation_error(exc: msgspec.ValidationError | msgspec.DecodeError) -> tuple[str, str]:
-    """Split msgspec's "message - at `$.a[1].b`" into ("a[1].b", "message")."""
+    """Split msgspec's "message - at `$.a[1].b`" into ("a[1].b", "message").
+
+    A missing required field is named in the path too ("a[1].name"), so the field of a
+    400 is always the one at fault.
+    """
     text = str(exc)
     m = _PATH.search(text)
-    if not m:
-        return "", text.replace("`", "")
-    path = m.group(1).lstrip(".")
-    return path, text[: m.start()].replace("`", "")
+    path, message = ("", text) if m is None else (m.group(1).lstrip("."), text[: m.start()])
+    missing = _MISSING.match(message)
+    if missing:
+        path = f"{path}.{missing.group(1)}" if path else missing.group(1)
+    return path, message.replace("`", "")
 
 
 def now_iso(moment: datetime | None = None) -> str:
