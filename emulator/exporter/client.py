@@ -1,0 +1,202 @@
+"""httpx client of a CRM's Part A endpoints: key header, TLS, retries with backoff, journaling.
+
+    StopExport        the run cannot go on (401, CRM unreachable at health); exit code 2
+    Exchange          one request and its final answer (status 0: no answer at all)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import ssl
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+import msgspec
+
+from emulator.wire import decode, encode
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+REDACTED = b"***"
+
+
+class StopExport(Exception):
+    """The export cannot go on at all (exit code 2)."""
+
+
+class MalformedBody(Exception):
+    """The answer is not JSON."""
+
+
+@dataclass
+class Exchange:
+    """One call as finally answered, after retries."""
+
+    method: str
+    path: str
+    status: int  # 0: no HTTP answer (connection refused, dropped, timed out)
+    duration_ms: float
+    request: bytes | None
+    response: bytes
+    attempts: int
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    def json(self) -> Any:
+        try:
+            return decode(self.response)
+        except msgspec.DecodeError as exc:
+            raise MalformedBody(f"{self.method} {self.path} answered a body that is not JSON: {exc}") from None
+
+    def describe(self) -> str:
+        """Why a call failed, in one line: the status and the CRM's message, or the error."""
+        if self.status == 0:
+            return f"{self.method} {self.path}: no answer ({self.error})"
+        text = self.response[:200].decode("utf-8", "replace")
+        return f"{self.method} {self.path} answered {self.status}: {text}"
+
+
+@dataclass
+class Attempt:
+    """One HTTP attempt, as the journal stores it (bodies already redacted)."""
+
+    method: str
+    path: str
+    status: int | None
+    duration_ms: float
+    attempt: int
+    request: bytes | None
+    response: bytes | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with jitter; `retry_after_cap` bounds a CRM's Retry-After (seconds)."""
+
+    retries: int = 3
+    base: float = 0.25
+    cap: float = 8.0
+    retry_after_cap: float = 60.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.retry_after_cap)
+        return min(self.cap, self.base * 2**attempt) * random.uniform(0.5, 1.0)
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Retry-After as seconds or an HTTP date; None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        return parsedate_to_datetime(value).timestamp() - time.time()
+    except (TypeError, ValueError):
+        return None
+
+
+def tls_verify(verify: bool, ca_file: str | None) -> ssl.SSLContext | bool:
+    if not verify:
+        return False
+    if ca_file:
+        return ssl.create_default_context(cafile=ca_file)
+    return True
+
+
+class CrmClient:
+    """Calls one CRM; every attempt goes to `journal`, with the API key redacted."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        api_key_header: str = "X-API-Key",
+        *,
+        verify: bool = True,
+        ca_file: str | None = None,
+        timeout: float = 10.0,
+        policy: RetryPolicy | None = None,
+        journal: Callable[[Attempt], None] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        max_connections: int = 8,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.policy = policy or RetryPolicy()
+        self._journal = journal
+        self._key = api_key.encode()
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url,
+            headers={
+                api_key_header: api_key,
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+            },
+            verify=tls_verify(verify, ca_file),
+            timeout=timeout,
+            transport=transport,
+            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+        )
+
+    async def __aenter__(self) -> CrmClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def _redact(self, data: bytes | None) -> bytes | None:
+        if not data or not self._key or self._key not in data:
+            return data
+        return data.replace(self._key, REDACTED)
+
+    async def call(self, method: str, path: str, body: Any = None) -> Exchange:
+        """Send one request, retrying 429/502/503/504 and transport errors; 401 stops the run."""
+        content = None if body is None else encode(body)
+        started = time.perf_counter()
+        attempt = 0
+        while True:
+            t0 = time.perf_counter()
+            status, data, error, retry_after = 0, b"", None, None
+            try:
+                response = await self._http.request(method, path, content=content)
+                status, data = response.status_code, response.content
+                retry_after = retry_after_seconds(response.headers.get("Retry-After"))
+            except httpx.TransportError as exc:
+                error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            if self._journal is not None:
+                self._journal(
+                    Attempt(
+                        method, path, status or None, (time.perf_counter() - t0) * 1000,
+                        attempt + 1, self._redact(content), self._redact(data), error,
+                    )
+                )
+            retryable = status == 0 or status in RETRY_STATUSES
+            if not retryable or attempt >= self.policy.retries:
+                break
+            delay = self.policy.delay(attempt, retry_after if status == 429 else None)
+            log.info("%s %s: %s, retry in %.2fs", method, path, error or status, delay)
+            await asyncio.sleep(delay)
+            attempt += 1
+        exchange = Exchange(
+            method, path, status, (time.perf_counter() - started) * 1000,
+            self._redact(content), self._redact(data) or b"", attempt + 1, error,
+        )
+        if status == 401:
+            raise StopExport(f"API key rejected by CRM (401 on {method} {path})")
+        return exchange

@@ -1,0 +1,271 @@
+"""Platform-side reads and writes of an export: synchronous functions run on the store's thread.
+
+Each batch costs one `store.read` and one `store.write` hop; nothing reads a whole table.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from emulator.exporter import plan as p
+from emulator.exporter.plan import Kind
+from emulator.fixtures.models import CrmConnection
+from emulator.normalise import domain_key, email_key
+from emulator.wire import decode, encode
+
+_COMPANY_COLUMNS = (
+    "id, name, domain, website, companyNetworkUrl, industry, rangeOfEmployees, numberOfEmployees,"
+    " yearfounded, description, country, city, streetAddress, phoneNumber, revenueRange,"
+    " customFields, companyCRMId"
+)
+_COMPANY_NAMES = [c.strip() for c in _COMPANY_COLUMNS.split(",")]
+_CONTACT_SELECT = (
+    "SELECT c.id, c.firstName, c.lastName, c.jobTitle, c.networkProfileUrl, c.professionalEmail,"
+    " c.mobilePhone, c.phones, c.contactCountry, c.customFields, c.contactCRMId, c.companyId,"
+    " co.name, co.companyCRMId FROM contacts c LEFT JOIN companies co ON co.id = c.companyId"
+)
+_CONTACT_NAMES = [
+    "id", "firstName", "lastName", "jobTitle", "networkProfileUrl", "professionalEmail",
+    "mobilePhone", "phones", "contactCountry", "customFields", "contactCRMId", "companyId",
+    "companyName", "companyCRMId",
+]
+CRM_ID_COLUMN = {"companies": "companyCRMId", "contacts": "contactCRMId"}
+
+
+def read_connection(conn: sqlite3.Connection) -> CrmConnection | None:
+    row = conn.execute("SELECT settings FROM crm_connection WHERE id = 1").fetchone()
+    return None if row is None else decode(row[0], CrmConnection)
+
+
+def write_connection(conn: sqlite3.Connection, connection: CrmConnection) -> None:
+    conn.execute(
+        "INSERT INTO crm_connection(id, settings) VALUES (1, ?) "
+        "ON CONFLICT(id) DO UPDATE SET settings = excluded.settings",
+        (encode(connection).decode(),),
+    )
+
+
+def count(conn: sqlite3.Connection, kind: Kind) -> int:
+    return int(conn.execute(f"SELECT count(*) FROM {kind}").fetchone()[0])
+
+
+def _synced(conn: sqlite3.Connection, kind: Kind, ids: Sequence[int]) -> dict[int, list[str]]:
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        f"SELECT recordId, names FROM export_synced_properties WHERE kind = ? AND recordId IN ({marks})",
+        (kind, *ids),
+    ).fetchall()
+    return {rid: decode(names) for rid, names in rows}
+
+
+def read_batch(conn: sqlite3.Connection, kind: Kind, after: int, limit: int) -> list[dict[str, Any]]:
+    """The next `limit` records with id > after, as dicts (customFields decoded, `synced` added)."""
+    if kind == "companies":
+        sql, names = f"SELECT {_COMPANY_COLUMNS} FROM companies WHERE id > ? ORDER BY id LIMIT ?", _COMPANY_NAMES
+    else:
+        sql, names = f"{_CONTACT_SELECT} WHERE c.id > ? ORDER BY c.id LIMIT ?", _CONTACT_NAMES
+    rows = [dict(zip(names, r)) for r in conn.execute(sql, (after, limit))]
+    if not rows:
+        return rows
+    synced = _synced(conn, kind, [r["id"] for r in rows])
+    for r in rows:
+        r["customFields"] = decode(r["customFields"]) if r["customFields"] else {}
+        r["synced"] = synced.get(r["id"], [])
+    return rows
+
+
+@dataclass
+class RecordUpdate:
+    """What one batch learnt about one platform record."""
+
+    id: int
+    crm_id: str
+    columns: dict[str, Any] = field(default_factory=dict)
+    custom: dict[str, Any] | None = None  # the new customFields, when properties changed it
+    synced: frozenset[str] | None = None  # the new synced custom names, when properties came
+
+
+def write_batch(
+    conn: sqlite3.Connection, kind: Kind, updates: Iterable[RecordUpdate], now: str
+) -> None:
+    """Store CRM ids and sync-back changes; updatedAt moves only for records that changed."""
+    crm_col = CRM_ID_COLUMN[kind]
+    for u in updates:
+        sets = [crm_col, *u.columns]
+        params: list[Any] = [u.crm_id, *u.columns.values()]
+        if u.custom is not None:
+            sets.append("customFields")
+            params.append(encode(u.custom).decode())
+        assign = ", ".join(f"{c} = ?" for c in sets)
+        changed = " OR ".join(f"{c} IS NOT ?" for c in sets)
+        conn.execute(
+            f"UPDATE {kind} SET {assign}, updatedAt = ? WHERE id = ? AND ({changed})",
+            (*params, now, u.id, *params),
+        )
+        if u.synced is not None:
+            if u.synced:
+                conn.execute(
+                    "INSERT INTO export_synced_properties(kind, recordId, names) VALUES (?, ?, ?) "
+                    "ON CONFLICT(kind, recordId) DO UPDATE SET names = excluded.names",
+                    (kind, u.id, encode(sorted(u.synced)).decode()),
+                )
+            else:
+                conn.execute(
+                    "DELETE FROM export_synced_properties WHERE kind = ? AND recordId = ?",
+                    (kind, u.id),
+                )
+
+
+def with_keys(kind: Kind, columns: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+    """Core column changes plus the match keys derived from them (emailKey, domainKey)."""
+    if kind == "contacts" and "professionalEmail" in columns:
+        return {**columns, "emailKey": email_key(columns["professionalEmail"])}
+    if kind == "companies" and "domain" in columns:
+        return {**columns, "domainKey": domain_key(columns["domain"] or row.get("website"))}
+    return columns
+
+
+# ---------------------------------------------------------------------------------------------
+# Activities and tasks
+
+
+def read_messages(
+    conn: sqlite3.Connection, after: int, limit: int
+) -> list[tuple[p.MessageView, str | None, str | None, str | None]]:
+    """Unlogged messages of campaigns with message sync on: (view, contact, company, owner)."""
+    rows = conn.execute(
+        "SELECT m.id, m.type, m.isContactSender, m.subject, m.content, m.sequenceIndex,"
+        " m.createdAt, ca.sequence, i.name, i.companyName, c.firstName, c.lastName, co.name,"
+        " c.contactCRMId, co.companyCRMId, ca.crmOwnerId"
+        " FROM messages m JOIN conversations cv ON cv.id = m.conversationId"
+        " JOIN campaigns ca ON ca.id = cv.campaignId"
+        " LEFT JOIN identities i ON i.id = cv.identityId"
+        " LEFT JOIN contacts c ON c.id = cv.contactId"
+        " LEFT JOIN companies co ON co.id = c.companyId"
+        " WHERE m.id > ? AND m.crmActivityId IS NULL AND ca.messageSync = 1"
+        " ORDER BY m.id LIMIT ?",
+        (after, limit),
+    ).fetchall()
+    counts: dict[str, int] = {}
+    out = []
+    for r in rows:
+        n = counts.get(r[7])
+        if n is None:
+            n = counts[r[7]] = p.sequence_count([s.get("type", "") for s in decode(r[7])])
+        view = p.MessageView(
+            id=r[0], type=r[1], is_contact_sender=bool(r[2]), subject=r[3], content=r[4],
+            sequence_index=r[5], sequence_count=n, occurred_at=r[6], sender_name=r[8],
+            sender_company=r[9], contact_first=r[10], contact_last=r[11], contact_company=r[12],
+        )
+        out.append((view, r[13], r[14], r[15]))
+    return out
+
+
+def ensure_platform_tasks(conn: sqlite3.Connection) -> int:
+    """A platform task for every TASK step a campaign member has passed; answers rows added."""
+    added = 0
+    for cid, name, sequence in conn.execute("SELECT id, name, sequence FROM campaigns").fetchall():
+        for index, step in enumerate(decode(sequence)):
+            if step.get("type") != "TASK":
+                continue
+            subject = step.get("taskSubject") or f"{step.get('taskType') or 'Task'}: {name}"
+            cur = conn.execute(
+                "INSERT INTO platform_tasks(contactId, campaignId, stepIndex, subject, type)"
+                " SELECT m.contactId, m.campaignId, ?, ?, ? FROM campaign_members m"
+                " WHERE m.campaignId = ? AND m.stepIndex > ? AND NOT EXISTS ("
+                "  SELECT 1 FROM platform_tasks t WHERE t.contactId = m.contactId"
+                "  AND t.campaignId = m.campaignId AND t.stepIndex = ?)",
+                (index, subject, step.get("taskType"), cid, index, index),
+            )
+            added += cur.rowcount
+    return added
+
+
+def read_tasks_to_create(
+    conn: sqlite3.Connection, after: int, limit: int
+) -> list[tuple[int, dict[str, Any], str | None, str | None]]:
+    """(task id, task body without owner, contact CRM id, campaign owner) for unsent tasks."""
+    rows = conn.execute(
+        "SELECT t.id, t.subject, t.type, t.dueDate, c.contactCRMId, co.companyCRMId,"
+        " ca.crmOwnerId, ca.name FROM platform_tasks t"
+        " LEFT JOIN contacts c ON c.id = t.contactId"
+        " LEFT JOIN companies co ON co.id = c.companyId"
+        " LEFT JOIN campaigns ca ON ca.id = t.campaignId"
+        " WHERE t.id > ? AND t.crmTaskId IS NULL ORDER BY t.id LIMIT ?",
+        (after, limit),
+    ).fetchall()
+    out = []
+    for tid, subject, typ, due, contact, company, owner, campaign in rows:
+        body: dict[str, Any] = {"subject": subject}
+        if campaign:
+            body["description"] = f"Sequence task of campaign {campaign}"
+        for key, value in (("type", typ), ("dueDate", due), ("contactId", contact),
+                           ("companyId", company)):
+            if value is not None:
+                body[key] = value
+        out.append((tid, body, contact, owner))
+    return out
+
+
+def read_tasks_to_complete(conn: sqlite3.Connection) -> list[tuple[int, str]]:
+    return conn.execute(
+        "SELECT id, crmTaskId FROM platform_tasks WHERE completed = 1 AND crmCompleted = 0"
+        " AND crmTaskId IS NOT NULL ORDER BY id"
+    ).fetchall()
+
+
+# ---------------------------------------------------------------------------------------------
+# Engagement
+
+
+def read_engagement(
+    conn: sqlite3.Connection, kind: Kind, after: int, limit: int
+) -> list[tuple[int, str, list[p.Membership], list[str]]]:
+    """(id, crmId, memberships, activity log) of exported records with campaign members."""
+    crm_col = CRM_ID_COLUMN[kind]
+    if kind == "contacts":
+        owner_sql = "ct.id"
+        records = conn.execute(
+            "SELECT id, contactCRMId FROM contacts c WHERE id > ? AND contactCRMId IS NOT NULL"
+            " AND EXISTS (SELECT 1 FROM campaign_members m WHERE m.contactId = c.id)"
+            " ORDER BY id LIMIT ?",
+            (after, limit),
+        ).fetchall()
+    else:
+        owner_sql = "ct.companyId"
+        records = conn.execute(
+            f"SELECT id, {crm_col} FROM companies co WHERE id > ? AND {crm_col} IS NOT NULL"
+            " AND EXISTS (SELECT 1 FROM contacts ct JOIN campaign_members m ON m.contactId = ct.id"
+            "  WHERE ct.companyId = co.id) ORDER BY id LIMIT ?",
+            (after, limit),
+        ).fetchall()
+    if not records:
+        return []
+    ids = [r[0] for r in records]
+    marks = ",".join("?" * len(ids))
+    members: dict[int, list[p.Membership]] = {}
+    for row in conn.execute(
+        f"SELECT {owner_sql}, ca.name, i.name, ca.sequence, m.sequenceStatus, m.engagementStatus,"
+        " m.opens, m.clicks, m.replies, m.addedAt FROM campaign_members m"
+        " JOIN contacts ct ON ct.id = m.contactId JOIN campaigns ca ON ca.id = m.campaignId"
+        " LEFT JOIN identities i ON i.id = ca.senderIdentityId"
+        f" WHERE {owner_sql} IN ({marks})",
+        ids,
+    ):
+        steps = tuple(s.get("type", "") for s in decode(row[3]))
+        members.setdefault(row[0], []).append(
+            p.Membership(row[1], row[2], steps, row[4], row[5], row[6], row[7], row[8], row[9])
+        )
+    log: dict[int, list[str]] = {}
+    for owner, typ, inbound in conn.execute(
+        f"SELECT {owner_sql}, m.type, m.isContactSender FROM messages m"
+        " JOIN conversations cv ON cv.id = m.conversationId JOIN contacts ct ON ct.id = cv.contactId"
+        f" WHERE {owner_sql} IN ({marks}) ORDER BY m.createdAt, m.id",
+        ids,
+    ):
+        log.setdefault(owner, []).append(p.event_name(typ, bool(inbound)))
+    # The latest 20 entries: a CRM text field is no place for a whole history.
+    return [(rid, crm, members.get(rid, []), log.get(rid, [])[-20:]) for rid, crm in records]

@@ -1,0 +1,598 @@
+"""The export sequence of decisions.md §3: health, users, companies, contacts, associations,
+activities, tasks, engagement; real HTTP to any CRM, platform writes one hop per batch."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urljoin
+
+import httpx
+
+from emulator.exporter import plan as p
+from emulator.exporter import records as rec
+from emulator.exporter.client import (
+    Attempt, CrmClient, Exchange, MalformedBody, RetryPolicy, StopExport,
+)
+from emulator.exporter.plan import Finding, Kind
+from emulator.exporter.report import (
+    FAILED_CAP, CLEARED_CAP, ClearedField, FailedRecord, Progress, Report, add_finding, exit_code,
+    new_report,
+)
+from emulator.fixtures.models import CrmConnection
+from emulator.store.db import Store
+
+MISSING_ENDPOINT = frozenset({404, 405, 501})
+JOURNAL_BODY_CAP = 4096
+
+
+def resolve_crm_url(crm_url: str, server_base: str | None) -> str:
+    """A relative crmUrl ("/crm") means this emulator's own CRM: join it to the server's URL."""
+    if crm_url.startswith(("http://", "https://")):
+        return crm_url
+    if not server_base:
+        raise ValueError(f"crmUrl {crm_url!r} is relative and there is no server to resolve it against")
+    return urljoin(server_base.rstrip("/") + "/", crm_url.lstrip("/"))
+
+
+class Journal:
+    """Buffers attempts on the event loop; a batch's write hop stores them (capped table)."""
+
+    def __init__(self, export_id: str, now: Callable[[], str], limit: int) -> None:
+        self.export_id, self.now, self.limit = export_id, now, limit
+        self._rows: list[tuple[Any, ...]] = []
+
+    def add(self, a: Attempt) -> None:
+        def cap(data: bytes | None) -> str | None:
+            if data is None:
+                return None
+            text = data[:JOURNAL_BODY_CAP].decode("utf-8", "replace")
+            return text + "…" if len(data) > JOURNAL_BODY_CAP else text
+
+        self._rows.append(
+            (self.export_id, self.now(), a.method, a.path, a.status, round(a.duration_ms, 3),
+             a.attempt, cap(a.request), cap(a.response), a.error)
+        )
+
+    def take(self) -> list[tuple[Any, ...]]:
+        rows, self._rows = self._rows, []
+        return rows
+
+    def store(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+        if not rows:
+            return
+        conn.executemany(
+            "INSERT INTO export_journal(exportId, at, method, path, status, durationMs, attempt,"
+            " requestBody, responseBody, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        conn.execute(
+            "DELETE FROM export_journal WHERE id <= (SELECT max(id) FROM export_journal) - ?",
+            (self.limit,),
+        )
+
+
+class Exporter:
+    """One export run against one CRM; `run()` answers the finished report."""
+
+    def __init__(
+        self,
+        store: Store,
+        connection: CrmConnection,
+        *,
+        now: Callable[[], str],
+        export_id: str | None = None,
+        policy: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        in_flight: int = 4,
+        journal_limit: int = 10_000,
+        on_progress: Callable[[Progress], None] | None = None,
+    ) -> None:
+        self.store, self.conn, self.now = store, connection, now
+        self.batch_size = max(1, min(connection.batchSize, 100))
+        self.policy = policy or RetryPolicy(retries=connection.retries)
+        self.transport, self.in_flight = transport, max(1, in_flight)
+        self.id = export_id or uuid.uuid4().hex[:12]
+        self.report = new_report(self.id, connection.crmUrl, now())
+        self.journal = Journal(self.id, now, journal_limit)
+        self.on_progress = on_progress
+        self.owner_enabled = True
+        self.totals: dict[str, int] = {}
+        self.pairs: list[tuple[str, str]] = []  # (contact crmId, company crmId) exported this run
+        self._phase = "health"
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    @property
+    def owner_id(self) -> str | None:
+        return self.conn.ownerId if self.owner_enabled else None
+
+    @contextmanager
+    def _timed(self, phase: str) -> Any:
+        self._phase = phase
+        t0 = time.perf_counter()
+        try:
+            yield self.report.phases[phase]
+        finally:
+            self.report.phases[phase].seconds += round(time.perf_counter() - t0, 4)
+
+    def _progress(self, phase: str, done: int, total: int) -> None:
+        self.report.progress = Progress(phase=phase, done=done, total=total)
+        if self.on_progress is not None:
+            self.on_progress(self.report.progress)
+
+    async def _call(self, check: str, method: str, path: str, body: Any = None) -> Exchange:
+        ex = await self.client.call(method, path, body)
+        self.report.phases[self._phase].requests += 1
+        self.report.checks[check].calls += 1
+        return ex
+
+    def _finding(self, f: Finding, ex: Exchange | None, check: str | None = None) -> None:
+        add_finding(self.report, f, ex, check)
+
+    def _answer(self, ex: Exchange, check: str) -> tuple[Any, str | None]:
+        """The decoded body of a 2xx answer, or why the records it was for failed."""
+        if not ex.ok:
+            if ex.status in MISSING_ENDPOINT:
+                self._finding(Finding("violation", check, f"endpoint missing: answered {ex.status}"), ex)
+            return None, ex.describe()
+        try:
+            return ex.json(), None
+        except MalformedBody as exc:
+            self._finding(Finding("violation", check, str(exc)), ex)
+            return None, str(exc)
+
+    def _fail(self, phase: str, kind: str, record_id: str | None, reason: str) -> None:
+        self.report.phases[phase].failed += 1
+        if len(self.report.failed) < FAILED_CAP:
+            self.report.failed.append(FailedRecord(kind=kind, id=record_id, reason=reason))
+
+    async def _write(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        """One write hop carrying `fn` and the journal's buffered attempts."""
+        rows = self.journal.take()
+
+        def both(conn: sqlite3.Connection) -> Any:
+            result = fn(conn)
+            self.journal.store(conn, rows)
+            return result
+
+        return await self.store.write(both)
+
+    async def _bounded(self, jobs: Any, work: Callable[[Any], Coroutine[Any, Any, None]]) -> None:
+        """Run work(job) for each job of an async iterator, at most `in_flight` at once."""
+        sem = asyncio.Semaphore(self.in_flight)
+        pending: set[asyncio.Task[None]] = set()
+        try:
+            async for job in jobs:
+                await sem.acquire()
+                task = asyncio.create_task(work(job))
+                pending.add(task)
+                task.add_done_callback(lambda t: (pending.discard(t), sem.release()))
+                for done in [t for t in pending if t.done()]:
+                    done.result()
+            if pending:
+                await asyncio.gather(*pending)
+        except BaseException:
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            raise
+
+    # -- the run -------------------------------------------------------------------------------
+
+    async def run(self) -> Report:
+        report = self.report
+        t0 = time.perf_counter()
+        self.totals = await self.store.read(
+            lambda c: {k: rec.count(c, k) for k in ("companies", "contacts")}  # type: ignore[misc]
+        )
+        try:
+            async with CrmClient(
+                self.conn.crmUrl, self.conn.apiKey, self.conn.apiKeyHeader,
+                verify=self.conn.verify, ca_file=self.conn.caFile,
+                timeout=self.conn.timeoutSeconds, policy=self.policy, journal=self.journal.add,
+                transport=self.transport, max_connections=self.in_flight * 2,
+            ) as self.client:
+                await self._health()
+                await self._users()
+                await self._records("companies")
+                await self._records("contacts")
+                await self._associations()
+                await self._activities()
+                await self._tasks()
+                await self._engagement()
+            report.status = "ok"
+        except StopExport as exc:
+            report.status, report.message = "aborted", str(exc)
+            self._not_attempted(str(exc))
+        finally:
+            await self._write(lambda conn: None)
+            report.finishedAt = self.now()
+            report.seconds = round(time.perf_counter() - t0, 4)
+        report.exitCode = exit_code(report)
+        if report.status == "ok" and report.exitCode:
+            report.status = "failed"
+        return report
+
+    def _not_attempted(self, why: str) -> None:
+        """After a stop, every record no batch reached is failed, so none is lost."""
+        for kind in ("companies", "contacts"):
+            s = self.report.phases[kind]
+            left = self.totals.get(kind, 0) - (s.created + s.updated + s.unchanged + s.failed)
+            if left > 0:
+                s.failed += left
+                self.report.failed.append(
+                    FailedRecord(kind=kind, id=None, reason=f"{left} record(s) not exported: {why}")
+                )
+
+    async def _health(self) -> None:
+        with self._timed("health"):
+            ex = await self._call("GET /health", "GET", "/health")
+            if ex.status == 0:
+                raise StopExport(f"CRM unreachable at {self.conn.crmUrl}: {ex.error}")
+            if not ex.ok:
+                raise StopExport(f"CRM health check failed: GET /health answered {ex.status}")
+            try:
+                body = ex.json()
+            except MalformedBody as exc:
+                body = None
+                self._finding(Finding("warning", "GET /health", str(exc)), ex)
+            if body is not None and not (isinstance(body, dict) and isinstance(body.get("status"), str)):
+                self._finding(Finding("warning", "GET /health", "body is not {status: string}"), ex)
+
+    async def _users(self) -> None:
+        with self._timed("users") as stats:
+            ex = await self._call("GET /users", "GET", "/users")
+            if ex.status in MISSING_ENDPOINT:
+                self.owner_enabled = False
+            elif not ex.ok:
+                self.owner_enabled = False
+                self._finding(Finding("warning", "GET /users", f"answered {ex.status or ex.error}; owner selection off"), ex)
+            else:
+                users = None
+                try:
+                    body = ex.json()
+                    users = body if isinstance(body, list) else next(
+                        (body[k] for k in ("users", "results", "data")
+                         if isinstance(body, dict) and isinstance(body.get(k), list)), None,
+                    )
+                except MalformedBody:
+                    pass
+                if users is None:
+                    self.owner_enabled = False
+                    self._finding(Finding("violation", "GET /users", "answer is not a users array"), ex)
+                else:
+                    ids = {str(u["id"]) for u in users if isinstance(u, dict) and "id" in u}
+                    if len(ids) < len(users):
+                        self._finding(Finding("warning", "GET /users", "user item without an id"), ex)
+                    self.report.users = stats.sent = len(users)
+                    if self.conn.ownerId is not None and self.conn.ownerId not in ids:
+                        self._finding(Finding("warning", "GET /users", f"ownerId {self.conn.ownerId} is not among the CRM's users"), ex)
+            self.report.ownerSelection = self.owner_enabled
+
+    # -- companies and contacts ----------------------------------------------------------------
+
+    async def _batches(self, kind: Kind) -> Any:
+        after = 0
+        while True:
+            size, start = self.batch_size, after
+            rows = await self.store.read(lambda c: rec.read_batch(c, kind, start, size))
+            if not rows:
+                return
+            after = rows[-1]["id"]
+            yield rows
+
+    def _as_sent(self, kind: Kind, row: dict[str, Any]) -> dict[str, Any]:
+        if kind == "companies":
+            return p.company_as_sent(row)
+        return p.contact_as_sent(row, row.get("companyName"))
+
+    def _create_item(self, kind: Kind, row: dict[str, Any]) -> dict[str, Any]:
+        if kind == "companies":
+            return p.company_create_item(row, self.owner_id)
+        return p.with_owner(self._as_sent(kind, row), self.owner_id)
+
+    async def _records(self, kind: Kind) -> None:
+        with self._timed(kind):
+            self._progress(kind, 0, self.totals.get(kind, 0))
+            await self._bounded(self._batches(kind), lambda rows: self._record_batch(kind, rows))
+
+    async def _record_batch(self, kind: Kind, rows: list[dict[str, Any]]) -> None:
+        stats = self.report.phases[kind]
+        by_ext = {str(r["id"]): r for r in rows}
+        stats.sent += len(rows)
+        sync_check = f"POST /{kind}/sync"
+        ex = await self._call(sync_check, "POST", f"/{kind}/sync", {kind: [self._as_sent(kind, r) for r in rows]})
+        body, reason = self._answer(ex, sync_check)
+        if reason is not None:
+            for ext in by_ext:
+                self._fail(kind, kind, ext, reason)
+            await self._write(lambda conn: None)
+            self._advance(kind, len(rows))
+            return
+        sync = p.plan_sync(kind, list(by_ext), body)
+        for f in sync.findings:
+            self._finding(f, ex)
+        failed: dict[str, str] = dict(sync.failed)
+        updates: list[rec.RecordUpdate] = []
+        put_items, put_asked = [], []
+        for ext, match in sync.matched.items():
+            row = by_ext[ext]
+            update = rec.RecordUpdate(id=row["id"], crm_id=match.crm_id)
+            if match.properties is not None:
+                change = p.apply_properties(kind, row, row["customFields"], row["synced"], match.properties)
+                update.columns = rec.with_keys(kind, change.columns, row)
+                if change.custom != row["customFields"]:
+                    update.custom = change.custom
+                if set(change.synced) != set(row["synced"]):
+                    update.synced = change.synced
+                for c in change.cleared:
+                    self._cleared(kind, row["id"], c, ex)
+                row = {**row, **change.columns, "customFields": change.custom}
+            updates.append(update)
+            put_items.append(p.update_item(self._as_sent(kind, row), match.crm_id))
+            put_asked.append((ext, match.crm_id))
+        created: dict[str, str] = {}
+        if sync.new:
+            check = f"POST /{kind}"
+            ex2 = await self._call(check, "POST", f"/{kind}", {kind: [self._create_item(kind, by_ext[e]) for e in sync.new]})
+            body2, reason = self._answer(ex2, check)
+            if reason is not None:
+                failed.update({e: reason for e in sync.new})
+            else:
+                cp = p.plan_create(kind, sync.new, ex2.status, body2)
+                for f in cp.findings:
+                    self._finding(f, ex2)
+                failed.update(cp.failed)
+                created = cp.created
+        updated: set[str] = set()
+        if put_items:
+            check = f"PUT /{kind}"
+            ex3 = await self._call(check, "PUT", f"/{kind}", {kind: put_items})
+            body3, reason = self._answer(ex3, check)
+            if reason is not None:
+                failed.update({e: reason for e, _ in put_asked})
+            else:
+                up = p.plan_update(kind, put_asked, body3)
+                for f in up.findings:
+                    self._finding(f, ex3)
+                failed.update(up.failed)
+                updated = up.updated
+        updates += [rec.RecordUpdate(id=by_ext[e]["id"], crm_id=c) for e, c in created.items()]
+        now = self.now()
+        await self._write(lambda conn: rec.write_batch(conn, kind, updates, now))
+        stats.created += len(created)
+        stats.updated += len(updated)
+        for ext, why in failed.items():
+            self._fail(kind, kind, ext, why)
+        if kind == "contacts":
+            crm_ids = {**{e: m.crm_id for e, m in sync.matched.items()}, **created}
+            for ext in (*created, *updated):
+                company = by_ext[ext].get("companyCRMId")
+                if company and ext not in failed:
+                    self.pairs.append((crm_ids[ext], company))
+        self._advance(kind, len(rows))
+
+    def _advance(self, kind: str, n: int) -> None:
+        s = self.report.phases[kind]
+        self._progress(kind, s.created + s.updated + s.unchanged + s.failed, self.totals.get(kind, 0))
+
+    def _cleared(self, kind: str, record_id: int, c: p.Cleared, ex: Exchange) -> None:
+        self.report.clearedTotal += 1
+        if len(self.report.cleared) < CLEARED_CAP:
+            self.report.cleared.append(
+                ClearedField(kind=kind, id=record_id, field=c.name, previous=c.previous, core=c.core)
+            )
+        if c.core:
+            self._finding(
+                Finding("warning", f"POST /{kind}/sync",
+                        f"sync-back cleared core field `{c.name}` of {kind} {record_id}"),
+                ex,
+            )
+
+    # -- associations, activities, tasks -------------------------------------------------------
+
+    async def _associations(self) -> None:
+        with self._timed("associations") as stats:
+            pairs, self.pairs = self.pairs, []
+            for chunk in p.chunks(pairs, 100):
+                items = [{"contactCRMId": a, "companyCRMId": b} for a, b in chunk]
+                stats.sent += len(items)
+                ex = await self._call("POST /associations", "POST", "/associations", {"associations": items})
+                body, reason = self._answer(ex, "POST /associations")
+                if reason is not None:
+                    for a, _ in chunk:
+                        self._fail("associations", "associations", a, reason)
+                    continue
+                if not isinstance(body, dict) or not isinstance(body.get("success"), bool):
+                    self._finding(Finding("violation", "POST /associations", "answer is not {success: boolean, ...}"), ex)
+                errors = body.get("errors") if isinstance(body, dict) else None
+                bad = 0
+                for e in errors if isinstance(errors, list) else []:
+                    if isinstance(e, dict):
+                        bad += 1
+                        self._fail("associations", "associations", str(e.get("contactCRMId")),
+                                   f"CRM association error: {e.get('error')}")
+                stats.created += len(items) - bad
+            await self._write(lambda conn: None)
+
+    async def _activities(self) -> None:
+        with self._timed("activities") as stats:
+            async def batches() -> Any:
+                after = 0
+                while True:
+                    start = after
+                    rows = await self.store.read(lambda c: rec.read_messages(c, start, 500))
+                    if not rows:
+                        return
+                    after = rows[-1][0].id
+                    for row in rows:
+                        if row[1] is None:
+                            stats.skipped += 1  # contact not in the CRM yet: next run logs it
+                        else:
+                            yield row
+
+            await self._bounded(batches(), self._activity)
+
+    async def _activity(self, row: tuple[p.MessageView, str | None, str | None, str | None]) -> None:
+        view, contact, company, campaign_owner = row
+        owner = (campaign_owner or self.conn.ownerId) if self.owner_enabled else None
+        stats = self.report.phases["activities"]
+        stats.sent += 1
+        ex = await self._call("POST /activities", "POST", "/activities", p.activity_body(view, contact, company, owner))
+        crm_id = await self._created("POST /activities", ex, "activities", view.id)
+        if crm_id is not None:
+            # Stored at once: a crash after this line never logs the message twice.
+            await self._write(lambda conn: conn.execute(
+                "UPDATE messages SET crmActivityId = ? WHERE id = ? AND crmActivityId IS NULL",
+                (crm_id, view.id)))
+            stats.created += 1
+
+    async def _created(self, check: str, ex: Exchange, phase: str, record_id: int) -> str | None:
+        body, reason = self._answer(ex, check)
+        if reason is not None:
+            self._fail(phase, phase, str(record_id), reason)
+            return None
+        crm_id = p.created_id(body)
+        if crm_id is None:
+            self._finding(Finding("violation", check, "answer carries no string `id`"), ex)
+            self._fail(phase, phase, str(record_id), f"{check} answer carries no id")
+        elif not isinstance(body.get("id"), str):
+            self._finding(Finding("warning", check, "`id` is a number, not a string"), ex)
+        return crm_id
+
+    async def _tasks(self) -> None:
+        with self._timed("tasks") as stats:
+            await self._write(rec.ensure_platform_tasks)
+
+            async def batches() -> Any:
+                after = 0
+                while True:
+                    start = after
+                    rows = await self.store.read(lambda c: rec.read_tasks_to_create(c, start, 500))
+                    if not rows:
+                        return
+                    after = rows[-1][0]
+                    for row in rows:
+                        if row[2] is None:
+                            stats.skipped += 1
+                        else:
+                            yield row
+
+            await self._bounded(batches(), self._task)
+            await self._complete_tasks()
+
+    async def _task(self, row: tuple[int, dict[str, Any], str | None, str | None]) -> None:
+        task_id, body, _, campaign_owner = row
+        owner = (campaign_owner or self.conn.ownerId) if self.owner_enabled else None
+        stats = self.report.phases["tasks"]
+        stats.sent += 1
+        ex = await self._call("POST /tasks", "POST", "/tasks", p.with_owner(dict(body), owner))
+        crm_id = await self._created("POST /tasks", ex, "tasks", task_id)
+        if crm_id is not None:
+            await self._write(lambda conn: conn.execute(
+                "UPDATE platform_tasks SET crmTaskId = ? WHERE id = ? AND crmTaskId IS NULL",
+                (crm_id, task_id)))
+            stats.created += 1
+
+    async def _complete_tasks(self) -> None:
+        stats = self.report.phases["tasks"]
+        todo: list[tuple[int, str]] = await self.store.read(rec.read_tasks_to_complete)
+        done: list[int] = []
+        if len(todo) == 1:
+            task_id, crm_id = todo[0]
+            check = "PATCH /tasks/:taskId"
+            ex = await self._call(check, "PATCH", f"/tasks/{crm_id}", {"completed": True})
+            body, reason = self._answer(ex, check)
+            if reason is not None:
+                self._fail("tasks", "tasks", str(task_id), reason)
+            else:
+                if not (isinstance(body, dict) and body.get("completed") is True):
+                    self._finding(Finding("violation", check, "answer is not the task with completed true"), ex)
+                done.append(task_id)
+        for chunk in p.chunks(todo if len(todo) > 1 else [], 100):
+            check = "PATCH /tasks/batch"
+            ex = await self._call(check, "PATCH", "/tasks/batch", {"ids": [c for _, c in chunk], "completed": True})
+            body, reason = self._answer(ex, check)
+            if reason is None:
+                tasks = body
+                if isinstance(body, dict):
+                    tasks = next((body[k] for k in ("tasks", "results", "data") if isinstance(body.get(k), list)), None)
+                    if tasks is not None:
+                        self._finding(Finding("warning", check, "tasks wrapped in an object, not a bare array"), ex)
+                if not isinstance(tasks, list):
+                    self._finding(Finding("violation", check, "answer is not an array of tasks"), ex)
+                    reason = "PATCH /tasks/batch answer is not an array"
+                else:
+                    completed = {str(t.get("id")) for t in tasks if isinstance(t, dict) and t.get("completed") is True}
+                    for task_id, crm_id in chunk:
+                        if crm_id in completed:
+                            done.append(task_id)
+                        else:
+                            self._fail("tasks", "tasks", str(task_id), f"CRM did not complete task {crm_id}")
+                    continue
+            for task_id, _ in chunk:
+                self._fail("tasks", "tasks", str(task_id), reason)
+        stats.updated += len(done)
+        await self._write(lambda conn: conn.executemany(
+            "UPDATE platform_tasks SET crmCompleted = 1 WHERE id = ?", [(t,) for t in done]))
+
+    # -- engagement ----------------------------------------------------------------------------
+
+    async def _engagement(self) -> None:
+        with self._timed("engagement"):
+            for kind in ("contacts", "companies"):
+                mapping = getattr(self.conn.engagementFields, kind)
+                if mapping:
+                    await self._bounded(self._engagement_batches(kind), lambda b, k=kind: self._engagement_put(k, mapping, b))
+            await self._write(lambda conn: None)
+
+    async def _engagement_batches(self, kind: Kind) -> Any:
+        after = 0
+        while True:
+            start, size = after, self.batch_size
+            rows = await self.store.read(lambda c: rec.read_engagement(c, kind, start, size))
+            if not rows:
+                return
+            after = rows[-1][0]
+            yield rows
+
+    async def _engagement_put(self, kind: Kind, mapping: dict[str, str], rows: Sequence[Any]) -> None:
+        stats = self.report.phases["engagement"]
+        items, asked = [], []
+        for rid, crm_id, members, log in rows:
+            item = p.engagement_item(crm_id, p.engagement_values(kind, members, log), mapping)
+            if item is not None:
+                items.append(item)
+                asked.append((str(rid), crm_id))
+        if not items:
+            return
+        stats.sent += len(items)
+        check = f"PUT /{kind} (engagement)"
+        ex = await self._call(check, "PUT", f"/{kind}", {kind: items})
+        body, reason = self._answer(ex, check)
+        if reason is not None:
+            for rid, _ in asked:
+                self._fail("engagement", f"engagement {kind}", rid, reason)
+            return
+        up = p.plan_update(kind, asked, body)
+        for f in up.findings:
+            self._finding(f, ex, check)
+        stats.updated += len(up.updated)
+        for rid, why in up.failed.items():
+            self._fail("engagement", f"engagement {kind}", rid, why)
+
+
+async def export(
+    store: Store, connection: CrmConnection, *, now: Callable[[], str], **options: Any
+) -> Report:
+    """Run one export and answer its report."""
+    return await Exporter(store, connection, now=now, **options).run()
+
+
+__all__ = ["Exporter", "export", "resolve_crm_url", "Awaitable"]

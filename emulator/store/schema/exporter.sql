@@ -1,0 +1,22 @@
+-- The exporter's own tables: its journal of CRM exchanges and sync-back bookkeeping.
+CREATE TABLE IF NOT EXISTS export_journal (
+    id INTEGER PRIMARY KEY,
+    exportId TEXT NOT NULL,
+    at TEXT NOT NULL,
+    method TEXT NOT NULL,
+    path TEXT NOT NULL,
+    status INTEGER,                           -- NULL: no answer (refused, dropped, timed out)
+    durationMs REAL NOT NULL,
+    attempt INTEGER NOT NULL,                 -- 1 for the first try, 2.. for retries
+    requestBody TEXT,                         -- capped, API key redacted
+    responseBody TEXT,                        -- capped, API key redacted
+    error TEXT
+);
+CREATE INDEX IF NOT EXISTS export_journal_path ON export_journal(path);
+-- Custom property names a CRM synced onto a platform record: syncable (clearable) from then on.
+CREATE TABLE IF NOT EXISTS export_synced_properties (
+    kind TEXT NOT NULL,                       -- companies | contacts
+    recordId INTEGER NOT NULL,
+    names TEXT NOT NULL,                      -- JSON array
+    PRIMARY KEY (kind, recordId)
+);
