@@ -10,8 +10,8 @@ from emulator.errors import BadRequest, NotFound
 from emulator.normalise import domain_key, name_key, url_key
 from emulator.public_api.company_search import Conditions
 from emulator.public_api.context import ApiContext, decode_json_object, link
-from emulator.public_api.filters import like_pattern
-from emulator.public_api.list_membership import add_member, check_list, require_list
+from emulator.public_api.list_membership import add_member, require_list
+from emulator.public_api.record_filter import RecordFilter
 from emulator.public_api.schemas import Company, CompanyCreated, CompanyIn
 
 COMPANY_FIELDS = tuple(Company.__struct_fields__)
@@ -38,8 +38,12 @@ def company_from_row(row: tuple[Any, ...], template: str | None) -> Company:
     )
 
 
-class CompanyFilter:
+class CompanyFilter(RecordFilter):
     """The id query of a companies listing or search, built from validated parameters."""
+
+    table = "companies"
+    search_columns = ("name", "domain")
+    list_type = "COMPANIES"
 
     def __init__(
         self,
@@ -49,34 +53,16 @@ class CompanyFilter:
         updated_to: str | None = None,
         conditions: Conditions | None = None,
     ) -> None:
-        self.list_id = list_id
-        clauses: list[str] = []
-        params: list[Any] = []
-        if search:
-            clauses.append("(name LIKE ? ESCAPE '\\' OR domain LIKE ? ESCAPE '\\')")
-            params += [like_pattern(search)] * 2
-        if list_id is not None:
-            clauses.append("id IN (SELECT entityId FROM list_members WHERE listId = ?)")
-            params.append(list_id)
-        if updated_from is not None:
-            clauses.append("updatedAt >= ?")
-            params.append(updated_from)
-        if updated_to is not None:
-            clauses.append("updatedAt <= ?")
-            params.append(updated_to)
+        super().__init__(search, list_id, updated_from, updated_to)
         if conditions is not None and conditions.sql:
-            clauses.append(conditions.sql)
-            params += conditions.params
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-        self.sql = f"SELECT id FROM companies{where} ORDER BY id"
-        self.params = tuple(params)
+            self.where.add(conditions.sql, *conditions.params)
+            self.where.folds |= conditions.folds
 
 
 async def list_companies(
     ctx: ApiContext, flt: CompanyFilter, page: int, page_size: int
 ) -> tuple[int, list[Company]]:
-    await check_list(ctx, flt.list_id, "COMPANIES")
-    total, ids = await ctx.pages.page(flt.sql, flt.params, page, page_size)
+    total, ids = await flt.page(ctx, page, page_size)
     return total, await companies_by_ids(ctx, ids)
 
 

@@ -2,7 +2,7 @@
 
 Pure: no I/O. `include` and `exclude` map a key to a value whose shape follows the field:
 
-    text / enum      ["Software", "Fintech"]        exact values, case-insensitive
+    text / enum      ["Software", "Fintech"]        exact values, case-insensitive (casefold)
     numeric          ["1", "10"]                     [min, max], "" leaves that end open
     boolean          [true]                          one item
     timestamp        {"startDate": ..., "endDate": ...}
@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from emulator.errors import BadRequest
-from emulator.public_api.filters import iso_bound
+from emulator.public_api.filters import iso_bound, non_ascii
 
 MAX_VALUES = 1000  # items in one array condition; keeps far below SQLite's bound-variable cap
 
@@ -52,31 +52,36 @@ _ID_SQL = {
 # Companies by how many contacts they have: one GROUP BY over the contacts' companyId index,
 # not a count per company (10x faster on 100k rows).
 _LEADS = "SELECT companyId FROM contacts WHERE companyId IS NOT NULL GROUP BY companyId HAVING "
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 Clause = tuple[str, list[Any]]
 
 
 class Conditions:
-    """The WHERE clause (without the keyword) and its parameters; empty when nothing applies."""
+    """The WHERE clause (without the keyword) and its parameters; empty when nothing applies.
 
-    def __init__(self, clauses: list[Clause]) -> None:
+    `folds`: the clause calls casefold(), which the caller must register first.
+    """
+
+    def __init__(self, clauses: list[Clause], folds: bool) -> None:
         self.sql = " AND ".join(sql for sql, _ in clauses)
         self.params: list[Any] = [p for _, params in clauses for p in params]
+        self.folds = folds
 
 
 def parse_conditions(include: Mapping[str, Any], exclude: Mapping[str, Any]) -> Conditions:
     """Every include condition must hold and no exclude condition may; 400 names a bad key."""
     clauses: list[Clause] = []
+    folds = False
     for side, conditions in (("include", include), ("exclude", exclude)):
         for key, value in conditions.items():
             clause = condition(f"{side}.{key}", key, value)
             if clause is None:
                 continue
+            folds |= key in TEXT_FIELDS
             sql, params = clause
             # A NULL column makes the condition NULL: not met, so never excludes either.
             clauses.append((f"({sql})" if side == "include" else f"NOT IFNULL(({sql}), 0)", params))
-    return Conditions(clauses)
+    return Conditions(clauses, folds)
 
 
 def condition(where: str, key: str, value: Any) -> Clause | None:
@@ -111,11 +116,14 @@ def _text(where: str, key: str, value: Any) -> Clause | None:
     for item in items:
         if isinstance(item, bool) or not isinstance(item, str | int):
             raise BadRequest.field(where, "must be an array of strings")
-        # SQLite's lower() folds ASCII only; fold the values the same way so both sides agree.
-        values.append(str(item).translate(_ASCII_LOWER))
+        values.append(str(item).casefold())
     if not values:
         return None
-    return f"lower({key}) IN ({_marks(values)})", values
+    # casefold() is the SQL function the listings register; SQLite's lower() folds ASCII only,
+    # which is all an ASCII value needs, so only the others pay for the Python call.
+    marks = _marks(values)
+    sql = f"lower({key}) IN ({marks}) OR ({non_ascii(key)} AND casefold({key}) IN ({marks}))"
+    return sql, values * 2
 
 
 def _ids(where: str, key: str, value: Any) -> Clause | None:

@@ -10,8 +10,8 @@ from emulator.errors import NotFound
 from emulator.normalise import email_key, url_key
 from emulator.public_api.companies import changes, upsert_company
 from emulator.public_api.context import ApiContext, link
-from emulator.public_api.filters import like_pattern
-from emulator.public_api.list_membership import add_member, check_list, require_list
+from emulator.public_api.list_membership import add_member, require_list
+from emulator.public_api.record_filter import RecordFilter
 from emulator.public_api.schemas import Contact, ContactCreated, ContactIn
 from emulator.wire import decode, encode
 
@@ -30,8 +30,12 @@ def contact_json(doc: str, company_ref: str | None, crm_id: str | None, template
     return f'{doc[:-1]},"company":{company_ref or "null"},"contactCRMUrl":{url}}}'
 
 
-class ContactFilter:
-    """The WHERE clause of a contacts listing, built from validated parameters."""
+class ContactFilter(RecordFilter):
+    """The id query of a contacts listing, built from validated parameters."""
+
+    table = "contacts"
+    search_columns = ("firstName", "lastName", "professionalEmail", "firstName || ' ' || lastName")
+    list_type = "CONTACTS"
 
     def __init__(
         self,
@@ -41,40 +45,16 @@ class ContactFilter:
         updated_from: str | None = None,
         updated_to: str | None = None,
     ) -> None:
-        self.list_id = list_id
-        clauses: list[str] = []
-        params: list[Any] = []
-        if search:
-            like = like_pattern(search)
-            clauses.append(
-                "(firstName LIKE ? ESCAPE '\\' OR lastName LIKE ? ESCAPE '\\'"
-                " OR professionalEmail LIKE ? ESCAPE '\\'"
-                " OR (firstName || ' ' || lastName) LIKE ? ESCAPE '\\')"
-            )
-            params += [like] * 4
+        super().__init__(search, list_id, updated_from, updated_to)
         if company_id is not None:
-            clauses.append("companyId = ?")
-            params.append(company_id)
-        if list_id is not None:
-            clauses.append("id IN (SELECT entityId FROM list_members WHERE listId = ?)")
-            params.append(list_id)
-        if updated_from is not None:
-            clauses.append("updatedAt >= ?")
-            params.append(updated_from)
-        if updated_to is not None:
-            clauses.append("updatedAt <= ?")
-            params.append(updated_to)
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-        self.sql = f"SELECT id FROM contacts{where} ORDER BY id"
-        self.params = tuple(params)
+            self.where.add("companyId = ?", company_id)
 
 
 async def list_contact_documents(
     ctx: ApiContext, flt: ContactFilter, page: int, page_size: int
 ) -> tuple[int, list[str]]:
     """(total, the page's contacts as JSON texts): the fast path of GET /v1/contacts."""
-    await check_list(ctx, flt.list_id, "CONTACTS")
-    total, ids = await ctx.pages.page(flt.sql, flt.params, page, page_size)
+    total, ids = await flt.page(ctx, page, page_size)
     return total, await contact_documents(ctx, ids)
 
 

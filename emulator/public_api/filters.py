@@ -1,4 +1,4 @@
-"""Pure pieces of list filters: inclusive ISO 8601 bounds and LIKE patterns."""
+"""Pure pieces of list filters: inclusive ISO 8601 bounds, LIKE patterns, a non-ASCII test."""
 
 from __future__ import annotations
 
@@ -31,3 +31,12 @@ def like_pattern(term: str) -> str:
     """`%term%` for `LIKE ? ESCAPE '\\'`, with the term's own wildcards taken literally."""
     escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+def non_ascii(column: str) -> str:
+    """SQL: the value holds a character beyond ASCII (its UTF-8 bytes outnumber its chars).
+
+    Twice as fast as a GLOB character class; a NUL (where SQLite's text functions stop)
+    also counts, so such values take the exact Python path too.
+    """
+    return f"length(CAST(({column}) AS BLOB)) != length({column})"

@@ -24,7 +24,7 @@ def company_ids(keep: Any = lambda c: True) -> list[int]:
 
 def searched(term: str) -> Any:
     def keep(c: CompanyFixture) -> bool:
-        return any(term.lower() in (v or "").lower() for v in (c.name, c.domain))
+        return any(term.casefold() in (v or "").casefold() for v in (c.name, c.domain))
 
     return keep
 

@@ -53,7 +53,7 @@ def in_lists(ids: list[int]) -> set[int]:
 
 
 def fold(text: str) -> str:
-    return text.translate(str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"))
+    return text.casefold()
 
 
 def field(c: CompanyFixture, key: str) -> Any:
@@ -102,7 +102,7 @@ def meets(c: CompanyFixture, key: str, value: Any) -> bool:
 def expected(include: dict[str, Any], exclude: dict[str, Any], search: str | None = None) -> list[int]:
     out = []
     for c in fixtures().companies:
-        if search and not any(search.lower() in (x or "").lower() for x in (c.name, c.domain)):
+        if search and not any(fold(search.strip()) in fold(x or "") for x in (c.name, c.domain)):
             continue
         if all(meets(c, k, v) for k, v in include.items() if constrains(k, v)) and not any(
             meets(c, k, v) for k, v in exclude.items() if constrains(k, v)
@@ -202,7 +202,8 @@ async def test_special_keys(shared_client: httpx.AsyncClient) -> None:
         {"id": [3, "4", 999]}, {"campaigns": [1, 2]}, {"companyGroup": [5, 6]},
         {"companyGroup": [1]}, {"leadsCount": ["0", "0"]}, {"leadsCount": ["0", ""]},
         {"leadsCount": ["", "-1"]}, {"leadsCount": ["", "2"]}, {"leadsCount": ["-3", "1.5"]},
-        {"leadsCount": ["2", "4"]}, {"isCompanyInCRM": [False]},
+        {"leadsCount": ["2", "4"]}, {"isCompanyInCRM": [False]}, {"city": ["MÁLAGA", "x"]},
+        {"streetAddress": ["175 RUA DA CONSOLAÇÃO"]},
         {"numberOfEmployees": ["100", "1000"]},
         {"createdAt": {"startDate": "2026-03-01", "endDate": "2026-06-30"}},
     ]
@@ -216,6 +217,7 @@ async def test_special_keys(shared_client: httpx.AsyncClient) -> None:
     # the cases are not vacuous
     assert expected({"campaigns": [1]}, {}) and expected({"companyGroup": [5]}, {})
     assert expected({"leadsCount": ["0", "0"]}, {})
+    assert expected({"city": ["MÁLAGA"]}, {})  # upper-case non-ASCII in the condition
     assert expected({"companyGroup": [1]}, {}) == []  # a CONTACTS list holds no companies
 
 
@@ -231,6 +233,18 @@ async def test_search_sees_new_companies(client: httpx.AsyncClient) -> None:
     created = await client.post("/v1/company", json={"name": "Zeta Search Co"}, headers=ALL)
     response = await search(client, {"include": {"name": ["zeta search co"]}})
     assert [c["id"] for c in response.json()["data"]] == [created.json()["data"]["id"]]
+
+
+async def test_text_conditions_fold_non_ascii_case(client: httpx.AsyncClient) -> None:
+    created = await client.post("/v1/company", json={"name": "ÉCOLE ÜBER STRASSE"}, headers=ALL)
+    new_id = created.json()["data"]["id"]
+    for name in ("école über straße", "ÉCOLE ÜBER STRASSE", "École Über Strasse"):
+        response = await search(client, {"include": {"name": [name]}})
+        assert [c["id"] for c in response.json()["data"]] == [new_id], name
+        excluded = await search(client, {"exclude": {"name": [name]}, "pageSize": 100})
+        assert new_id not in [c["id"] for c in excluded.json()["data"]]
+    listed = await client.get("/v1/companies", params={"search": "ÜBER STRAßE"}, headers=ALL)
+    assert [c["id"] for c in listed.json()["data"]] == [new_id]
 
 
 @pytest.mark.parametrize(
@@ -302,8 +316,12 @@ def test_empty_conditions_constrain_nothing() -> None:
 
 def test_exclude_treats_null_as_not_met() -> None:
     conds = parse_conditions({}, {"industry": ["Software"]})
-    assert conds.sql == "NOT IFNULL((lower(industry) IN (?)), 0)"
-    assert conds.params == ["software"]
+    assert conds.sql == (
+        "NOT IFNULL((lower(industry) IN (?) OR (length(CAST((industry) AS BLOB))"
+        " != length(industry) AND casefold(industry) IN (?))), 0)"
+    )
+    assert conds.folds
+    assert conds.params == ["software", "software"]
 
 
 def test_date_only_end_covers_the_day() -> None:
@@ -328,4 +346,4 @@ def test_values_are_bound_never_interpolated(values: list[str], key: str, ends: 
     same_shape = parse_conditions({key: ["x"] * len(values), "numberOfEmployees": ["0", "0"]},
                                   {key: ["x"] * len(values)})
     assert conds.sql == same_shape.sql
-    assert conds.sql.count("?") == len(conds.params) == 2 * len(values) + 2
+    assert conds.sql.count("?") == len(conds.params) == 4 * len(values) + 2
