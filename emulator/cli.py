@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from emulator import export_command
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.settings import RateLimit, Settings
 
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="contact (default: GET /v1/contact/{id}), all, off, or SCOPE:N[/SECONDS]",
     )
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
+    export_command.add_parser(sub)
     return parser
 
 
@@ -75,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
         return serve(args)
+    if args.command == "export":
+        return export_command.main(args)
     return 2
 
 

@@ -1,0 +1,200 @@
+"""`emulator export`: wire a platform store, a CRM URL and the exporter, then write the report.
+
+Without --crm-url (and no absolute crmUrl in the stored connection) the embedded reference CRM
+is served in-process under uvicorn on a free loopback port for the run: the exporter reaches it
+over real HTTP like any stranger's CRM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import socket
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
+from emulator.fixtures.models import CrmConnection, FixtureSet
+from emulator.settings import Settings
+
+if TYPE_CHECKING:  # the exporter (httpx) loads only when `export` runs: `serve` starts faster
+    from emulator.exporter.report import Progress, Report
+    from emulator.state import Emulator
+    from emulator.store.db import Store
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    export = sub.add_parser("export", help="export contacts and companies to a CRM and report")
+    export.add_argument("--crm-url", help="the CRM's base URL (default: the embedded /crm)")
+    export.add_argument("--api-key", help="API key sent to the CRM")
+    export.add_argument("--api-key-header", help="header carrying the key (default X-API-Key)")
+    source = export.add_mutually_exclusive_group()
+    source.add_argument("--fixtures", help="platform fixture directory (default: fixtures/default)")
+    source.add_argument("--db", help="SQLite file with the platform state (kept after the run)")
+    export.add_argument("--report", help="write the JSON report to FILE")
+    export.add_argument("--junit", help="write JUnit XML (one test case per contract check)")
+    export.add_argument("--owner-id", help="CRM user id sent as ownerId")
+    tls = export.add_mutually_exclusive_group()
+    tls.add_argument("--ca-file", help="CA bundle that signs the CRM's certificate")
+    tls.add_argument("--insecure", action="store_true", help="do not verify the CRM's certificate")
+    export.add_argument("--batch-size", type=int, help="records per request (1-100)")
+    export.add_argument("--json", action="store_true", help="print the JSON report to stdout")
+
+
+@dataclass
+class Platform:
+    store: Store
+    emulator: Emulator
+    server_base: str | None  # set when the embedded emulator serves /crm
+
+
+def free_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+@asynccontextmanager
+async def embedded_server(settings: Settings, fixtures: FixtureSet | None) -> AsyncIterator[Platform]:
+    """The whole emulator under uvicorn in this event loop, on a free loopback port."""
+    import uvicorn
+
+    from emulator.app import create_app
+
+    app = create_app(settings, fixtures)
+    sock = free_socket()
+    config = uvicorn.Config(app, log_level="warning", access_log=False, ws="none", lifespan="on")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        while not server.started:
+            if task.done():
+                task.result()
+                raise RuntimeError("embedded server stopped during start-up")
+            await asyncio.sleep(0.01)
+        emulator: Emulator = app.state.emulator
+        yield Platform(emulator.db, emulator, f"http://127.0.0.1:{sock.getsockname()[1]}")
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+
+
+@asynccontextmanager
+async def platform_only(settings: Settings, fixtures: FixtureSet | None) -> AsyncIterator[Platform]:
+    """The platform store alone (the CRM is somebody else's)."""
+    from emulator.fixtures.seed import seed
+    from emulator.state import Emulator
+
+    emulator = Emulator(settings, seeders=[seed], fixtures=fixtures)
+    await emulator.start()
+    try:
+        yield Platform(emulator.db, emulator, None)
+    finally:
+        await emulator.close()
+
+
+def connection_for(args: argparse.Namespace, stored: CrmConnection | None, server_base: str | None) -> CrmConnection:
+    """The stored connection with the command-line flags laid over it."""
+    from emulator.exporter.run import resolve_crm_url
+
+    conn = stored or CrmConnection(crmUrl="/crm", apiKey="")
+    changes: dict[str, object] = {}
+    if args.crm_url:
+        changes["crmUrl"] = args.crm_url
+    for flag, field in (("api_key", "apiKey"), ("api_key_header", "apiKeyHeader"),
+                        ("owner_id", "ownerId"), ("batch_size", "batchSize")):
+        if getattr(args, flag) is not None:
+            changes[field] = getattr(args, flag)
+    if args.ca_file:
+        changes.update(caFile=args.ca_file, verify=True)
+    if args.insecure:
+        changes["verify"] = False
+    conn = msgspec.structs.replace(conn, **changes)
+    return msgspec.structs.replace(conn, crmUrl=resolve_crm_url(conn.crmUrl, server_base))
+
+
+class ProgressBar:
+    """One self-rewriting line on stderr, only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+
+    def __call__(self, p: Progress) -> None:
+        if not self.enabled:
+            return
+        width = 30
+        filled = width if not p.total else min(width, width * p.done // p.total)
+        total = f"/{p.total}" if p.total else ""
+        sys.stderr.write(f"\r{p.phase:<12} [{'#' * filled}{'.' * (width - filled)}] {p.done}{total}   ")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+
+
+async def _export(args: argparse.Namespace, fixtures: FixtureSet | None) -> Report:
+    from emulator.exporter import records as rec
+    from emulator.exporter.run import Exporter
+
+    settings = Settings(fixtures=args.fixtures or str(DEFAULT_FIXTURES), db=args.db)
+    stored_absolute = False
+    if not args.crm_url and fixtures is not None and fixtures.connection is not None:
+        stored_absolute = fixtures.connection.crmUrl.startswith(("http://", "https://"))
+    embedded = not args.crm_url and not stored_absolute
+    opener = embedded_server if embedded else platform_only
+    async with opener(settings, fixtures) as platform:
+        stored = await platform.store.read(rec.read_connection)
+        if embedded and stored is None and args.api_key is None and fixtures is not None:
+            args.api_key = fixtures.crm.settings.apiKey
+        connection = connection_for(args, stored, platform.server_base)
+        bar = ProgressBar()
+        try:
+            return await Exporter(
+                platform.store, connection, now=platform.emulator.clock.now_iso,
+                on_progress=bar, journal_limit=settings.journalLimit,
+            ).run()
+        finally:
+            bar.close()
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the export; exit 0 (contract kept), 1 (records failed or contract broken), 2 (no run)."""
+    if args.batch_size is not None and not 1 <= args.batch_size <= 100:
+        print("emulator export: --batch-size must be between 1 and 100", file=sys.stderr)
+        return 2
+    if args.crm_url and not args.crm_url.startswith(("http://", "https://")):
+        print("emulator export: --crm-url must be an http:// or https:// URL", file=sys.stderr)
+        return 2
+    fixtures: FixtureSet | None = None
+    try:
+        if args.db is None or not Path(args.db).exists():
+            fixtures = load_fixture_dir(args.fixtures or DEFAULT_FIXTURES)
+    except FixtureError as exc:
+        print(f"emulator export: fixture error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        report = asyncio.run(_export(args, fixtures))
+    except (ValueError, OSError, RuntimeError) as exc:
+        print(f"emulator export: {exc}", file=sys.stderr)
+        return 2
+    from emulator.exporter.report import junit_xml, summary
+
+    data = msgspec.json.format(msgspec.json.encode(report), indent=2)
+    if args.report:
+        Path(args.report).write_bytes(data + b"\n")
+    if args.junit:
+        Path(args.junit).write_bytes(junit_xml(report))
+    if args.json:
+        sys.stdout.write(data.decode() + "\n")
+    else:
+        print(summary(report))
+    return report.exitCode if report.exitCode is not None else 2
