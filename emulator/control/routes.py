@@ -6,7 +6,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from emulator.control import crm
+from emulator.control import crm, exports
 from emulator.errors import BadRequest
 from emulator.fixtures.loader import FixtureError
 from emulator.http import decode_body, json_response
@@ -58,5 +58,6 @@ routes: list[BaseRoute] = [
     Route("/reset", reset, methods=["POST"]),
     Route("/fixtures", load_fixtures, methods=["POST"]),
     *crm.routes,
+    *exports.routes,
 ]
 
