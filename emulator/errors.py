@@ -29,6 +29,13 @@ class ErrorBody(Wire):
     errors: list[FieldError] | None = None
 
 
+class CrmErrorBody(Wire):
+    """The error body of the reference CRM (/crm)."""
+
+    error: str
+    message: str
+
+
 class ApiError(Exception):
     status_code = 500
     default_message = "Internal error"
@@ -97,7 +104,7 @@ class CrmError(Exception):
         super().__init__(message)
 
     def response(self) -> Response:
-        body = encode({"error": self.error, "message": self.message})
+        body = encode(CrmErrorBody(error=self.error, message=self.message))
         return Response(body, self.status_code, media_type="application/json")
 
 

@@ -2,7 +2,7 @@
 
 Handlers declare what they decode and encode with `@operation(...)`; the schemas come from
 `msgspec.json.schema_components` over those very types, so the document cannot drift from
-the code.
+the code. Each surface (/v1, /crm, /_emulator) gets its tag, its error body and its auth.
 """
 
 from __future__ import annotations
@@ -27,14 +27,30 @@ class Param(Wire, frozen=True):
     required: bool = False
 
 
+class Security(Wire, frozen=True):
+    """An API-key header scheme and the error codes a request without the key gets."""
+
+    name: str  # its key in components.securitySchemes
+    header: str
+    codes: tuple[int, ...] = (401,)
+    description: str = ""
+
+
+API_KEY = Security(name="apiKey", header="x-api-key", codes=(401, 403))
+
+# An error: its status code, or (code, description) where the usual text would mislead.
+Error = int | tuple[int, str]
+
+
 class Operation(Wire):
     summary: str
-    response: Any
+    response: Any  # a type, or a tuple of types: the body is one of them (anyOf)
     status: int = 200
     body: Any = None
     params: tuple[Param, ...] = ()
-    errors: tuple[int, ...] = (400,)
-    security: bool = True
+    errors: tuple[Error, ...] = (400,)
+    security: Security | None = API_KEY
+    error_body: Any = ErrorBody
 
 
 def operation(
@@ -44,19 +60,41 @@ def operation(
     status: int = 200,
     body: Any = None,
     params: Sequence[Param] = (),
-    errors: Sequence[int] = (400,),
-    security: bool = True,
+    errors: Sequence[Error] = (400,),
+    security: Security | None = API_KEY,
+    error_body: Any = ErrorBody,
 ) -> Callable[[F], F]:
     """Attach the OpenAPI description of a handler to it."""
 
     def wrap(handler: F) -> F:
         handler.__openapi__ = Operation(  # type: ignore[attr-defined]
             summary=summary, response=response, status=status, body=body,
-            params=tuple(params), errors=tuple(errors), security=security,
+            params=tuple(params), errors=tuple(errors), security=security, error_body=error_body,
         )
         return handler
 
     return wrap
+
+
+class Surface(Wire, frozen=True):
+    prefix: str
+    tag: str
+    description: str
+    operation_prefix: str  # keeps operationIds unique across surfaces (GET /health twice)
+
+
+SURFACES = (
+    Surface(prefix="/v1", tag="Public API", operation_prefix="",
+            description="The outreach platform's public API (Part B)"),
+    Surface(prefix="/crm", tag="Reference CRM", operation_prefix="crm_",
+            description="The embedded reference CRM: every CRM-side endpoint of Part A"),
+    Surface(prefix="/_emulator", tag="Control", operation_prefix="control_",
+            description="The emulator's control API: reset, fixtures, CRM settings and contents"),
+)
+
+
+def surface_of(path: str) -> Surface | None:
+    return next((s for s in SURFACES if path.startswith(s.prefix + "/")), None)
 
 
 def query(name: str, description: str = "", **schema: Any) -> Param:
@@ -83,8 +121,10 @@ _ERROR_TEXT = {
     401: "Missing or unknown API key",
     403: "The API key lacks the scope",
     404: "Unknown id",
+    405: "Method not allowed",
     409: "Conflict",
     429: "Rate limited",
+    501: "Not implemented",
 }
 
 
@@ -100,50 +140,78 @@ def _path_params(path: str) -> list[str]:
     return [part[1:-1].split(":")[0] for part in path.split("/") if part.startswith("{")]
 
 
+def _any_object(t: Any) -> dict[str, Any]:
+    """A field typed `object` holds any JSON value (msgspec itself only knows `Any` as such)."""
+    if t is object:
+        return {"description": "Any JSON value"}
+    raise NotImplementedError
+
+
 def build_document(routes: Iterable[BaseRoute], title: str, version: str) -> dict[str, Any]:
     """The OpenAPI document of every documented route below `routes`."""
     found = [(p, r, getattr(r.endpoint, "__openapi__", None)) for p, r in _walk(routes)]
     documented = [(p, r, op) for p, r, op in found if op is not None]
     types: list[Any] = [ErrorBody]
+    schemes = {API_KEY.name: API_KEY}
     for _, _, op in documented:
-        types.append(op.response)
+        types.extend(op.response if isinstance(op.response, tuple) else (op.response,))
+        types.append(op.error_body)
         if op.body is not None:
             types.append(op.body)
+        if op.security is not None:
+            schemes[op.security.name] = op.security
     refs, components = msgspec.json.schema_components(
-        types, ref_template="#/components/schemas/{name}"
+        types, schema_hook=_any_object, ref_template="#/components/schemas/{name}"
     )
     ref_of = dict(zip(map(id, types), refs, strict=True))
-    error_ref = ref_of[id(ErrorBody)]
     paths: dict[str, dict[str, Any]] = {}
+    used: set[str] = set()
     for path, route, op in documented:
         methods = sorted((route.methods or set()) - {"HEAD"})
+        error_ref = ref_of[id(op.error_body)]
+        if isinstance(op.response, tuple):
+            schema = {"anyOf": [ref_of[id(t)] for t in op.response]}
+        else:
+            schema = ref_of[id(op.response)]
+        declared = {p.name: p for p in op.params if p.where == "path"}
         params = [
-            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
-            for name in _path_params(path)
-        ] + [
             {"name": p.name, "in": p.where, "required": p.required, "schema": p.schema,
              **({"description": p.description} if p.description else {})}
-            for p in op.params
+            for p in (
+                *(declared.get(name, Param(name=name, where="path", required=True))
+                  for name in _path_params(path)),
+                *(p for p in op.params if p.where != "path"),
+            )
         ]
         responses: dict[str, Any] = {
             str(op.status): {
                 "description": "Success",
-                "content": {"application/json": {"schema": ref_of[id(op.response)]}},
+                "content": {"application/json": {"schema": schema}},
             }
         }
-        codes = set(op.errors) | ({401, 403} if op.security else set())
-        for code in sorted(codes):
+        texts: dict[int, str] = dict(
+            e if isinstance(e, tuple) else (e, _ERROR_TEXT.get(e, "Error")) for e in op.errors
+        )
+        for code in op.security.codes if op.security else ():
+            texts.setdefault(code, _ERROR_TEXT[code])
+        for code in sorted(texts):
             responses[str(code)] = {
-                "description": _ERROR_TEXT.get(code, "Error"),
+                "description": texts[code],
                 "content": {"application/json": {"schema": error_ref}},
             }
+        surface = surface_of(path)
+        if surface is not None:
+            used.add(surface.tag)
         for method in methods:
             entry: dict[str, Any] = {
                 "summary": op.summary,
-                "operationId": f"{method.lower()}_{route.name}",
+                "operationId": f"{surface.operation_prefix if surface else ''}"
+                f"{method.lower()}_{route.name}",
                 "parameters": params,
                 "responses": responses,
             }
+            if surface is not None:
+                entry["tags"] = [surface.tag]
             scope = getattr(route.endpoint, "required_scope", None)
             if scope == "ALL":
                 entry["description"] = "Requires an API key with the scope ALL."
@@ -154,16 +222,25 @@ def build_document(routes: Iterable[BaseRoute], title: str, version: str) -> dic
                     "required": True,
                     "content": {"application/json": {"schema": ref_of[id(op.body)]}},
                 }
-            if not op.security:
+            if op.security is None:
                 entry["security"] = []
+            elif op.security != API_KEY:
+                entry["security"] = [{op.security.name: []}]
             paths.setdefault(path, {})[method.lower()] = entry
     return {
         "openapi": "3.1.0",
         "info": {"title": title, "version": version},
+        "tags": [{"name": s.tag, "description": s.description} for s in SURFACES if s.tag in used],
         "paths": paths,
         "components": {
             "schemas": components,
-            "securitySchemes": {"apiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"}},
+            "securitySchemes": {
+                s.name: {
+                    "type": "apiKey", "in": "header", "name": s.header,
+                    **({"description": s.description} if s.description else {}),
+                }
+                for s in schemes.values()
+            },
         },
-        "security": [{"apiKey": []}],
+        "security": [{API_KEY.name: []}],
     }

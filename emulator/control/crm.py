@@ -6,20 +6,32 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from emulator.control.schemas import STORED_ONE, STORED_PAGES
 from emulator.crm import inspect
 from emulator.crm.faults import rule_problems
 from emulator.crm.routes import crm_context
 from emulator.errors import BadRequest, FieldError, NotFound
 from emulator.fixtures.models import CrmSettings
 from emulator.http import decode_body, json_response
+from emulator.openapi import PAGE, Param, operation, query
 from emulator.public_api.envelopes import meta_list
 from emulator.public_api.params import page_params
 
+KIND = Param(
+    name="kind", where="path", required=True,
+    schema={"type": "string", "enum": list(inspect.INSPECTABLE)},
+)
 
+
+@operation("The reference CRM's settings", CrmSettings, errors=(), security=None)
 async def get_settings(request: Request) -> Response:
     return json_response(await crm_context(request).settings())
 
 
+@operation(
+    "Replace the reference CRM's settings (fault counters restart)",
+    CrmSettings, body=CrmSettings, security=None,
+)
 async def put_settings(request: Request) -> Response:
     """Replace the settings as a whole; fault call counters start again from 1."""
     settings = await decode_body(request, CrmSettings, BadRequest.field)
@@ -45,6 +57,16 @@ def kind_param(request: Request) -> str:
     return kind
 
 
+@operation(
+    "A page of what the reference CRM holds",
+    STORED_PAGES,
+    params=(
+        KIND, *PAGE,
+        query("externalId", "Only the contacts or companies with this externalId"),
+    ),
+    errors=(400, (404, "Unknown collection")),
+    security=None,
+)
 async def list_records(request: Request) -> Response:
     kind = kind_param(request)
     page, page_size = page_params(request.query_params)
@@ -54,6 +76,13 @@ async def list_records(request: Request) -> Response:
     return json_response(meta_list(data, page, page_size, total))
 
 
+@operation(
+    "One record the reference CRM holds (for associations: every link of the crmId)",
+    STORED_ONE,
+    params=(KIND,),
+    errors=((404, "Unknown collection or id"),),
+    security=None,
+)
 async def get_record(request: Request) -> Response:
     kind = kind_param(request)
     record_id = request.path_params["recordId"]

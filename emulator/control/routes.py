@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from emulator.control import crm, exports
+from emulator.control.schemas import ControlHealth, Counts, FixturesLoaded, ResetOut
 from emulator.errors import BadRequest
 from emulator.fixtures.loader import FixtureError
 from emulator.http import decode_body, json_response
+from emulator.openapi import operation
 from emulator.state import Emulator
 from emulator.wire import Wire
 
@@ -18,31 +21,36 @@ class FixturesIn(Wire):
     directory: str
 
 
-async def counts(emulator: Emulator) -> dict[str, int]:
-    tables = ("contacts", "companies", "campaigns", "conversations", "webhooks")
+async def counts(emulator: Emulator) -> Counts:
+    tables = Counts.__struct_fields__
     sql = " UNION ALL ".join(f"SELECT '{t}', count(*) FROM {t}" for t in tables)
-    return {name: n for name, n in await emulator.db.fetchall(sql)}
+    return Counts(**{name: n for name, n in await emulator.db.fetchall(sql)})
 
 
+@operation("Emulator health, clock and row counts", ControlHealth, errors=(), security=None)
 async def health(request: Request) -> Response:
     emulator: Emulator = request.app.state.emulator
     return json_response(
-        {
-            "status": "ok",
-            "fixtures": emulator.fixtures_dir,
-            "db": emulator.settings.db,
-            "now": emulator.clock.now_iso(),
-            "counts": await counts(emulator),
-        }
+        ControlHealth(
+            fixtures=emulator.fixtures_dir,
+            db=emulator.settings.db,
+            now=emulator.clock.now_iso(),
+            counts=await counts(emulator),
+        )
     )
 
 
+@operation("Restore the loaded fixtures", ResetOut, errors=(), security=None)
 async def reset(request: Request) -> Response:
     emulator: Emulator = request.app.state.emulator
     await emulator.reset()
-    return json_response({"status": "ok", "fixtures": emulator.fixtures_dir})
+    return json_response(ResetOut(fixtures=emulator.fixtures_dir))
 
 
+@operation(
+    "Load another fixture directory and reset onto it", FixturesLoaded, body=FixturesIn,
+    security=None,
+)
 async def load_fixtures(request: Request) -> Response:
     emulator: Emulator = request.app.state.emulator
     body = await decode_body(request, FixturesIn, BadRequest.field)
@@ -50,7 +58,8 @@ async def load_fixtures(request: Request) -> Response:
         await emulator.load_fixtures(body.directory)
     except FixtureError as exc:
         raise BadRequest.field("directory", str(exc)) from None
-    return json_response({"status": "ok", "fixtures": emulator.fixtures_dir, **await counts(emulator)})
+    n = msgspec.structs.asdict(await counts(emulator))
+    return json_response(FixturesLoaded(fixtures=emulator.fixtures_dir, **n))
 
 
 routes: list[BaseRoute] = [
@@ -60,4 +69,3 @@ routes: list[BaseRoute] = [
     *crm.routes,
     *exports.routes,
 ]
-

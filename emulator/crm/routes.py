@@ -23,14 +23,34 @@ from emulator.crm import schemas as s
 from emulator.crm import service, tasks
 from emulator.crm.context import CrmContext
 from emulator.crm.records import COMPANIES, CONTACTS, Kind
-from emulator.errors import CrmError
-from emulator.fixtures.models import CrmSettings, FaultRule
+from emulator.errors import CrmError, CrmErrorBody
+from emulator.fixtures.models import CrmSettings, CrmUser, FaultRule
 from emulator.http import decode_body, json_response
+from emulator.openapi import Error, Security, operation
 from emulator.wire import decode, parse_iso
 
 T = TypeVar("T")
 Handler = Callable[[Request, CrmContext, CrmSettings], Awaitable[Response]]
 MALFORMED = b'{"results": ['
+F = TypeVar("F", bound=Callable[..., Any])
+
+CRM_KEY = Security(
+    name="crmApiKey",
+    header=CrmSettings().apiKeyHeader,
+    description="The reference CRM's API key. The header name and the key are CRM settings "
+    "(PUT /_emulator/crm/settings); the header shown is the default.",
+)
+
+
+def crm_operation(
+    summary: str, response: Any, *, status: int = 200, body: Any = None,
+    errors: tuple[Error, ...] = (400,),
+) -> Callable[[F], F]:
+    """`operation` for /crm: the CRM's error body and key header."""
+    return operation(
+        summary, response, status=status, body=body, errors=errors,
+        security=CRM_KEY, error_body=CrmErrorBody,
+    )
 
 
 def crm_context(request: Request) -> CrmContext:
@@ -140,6 +160,7 @@ def iso_field(value: str | None, field: str) -> None:
 # --- handlers ---------------------------------------------------------------------------
 
 
+@crm_operation("Health check", s.Health, errors=())
 @endpoint("GET /health")
 async def health(request: Request, ctx: CrmContext, settings: CrmSettings) -> Response:
     return json_response(s.Health())
@@ -149,16 +170,19 @@ def record_handlers(kind: Kind, typed: type[Any], updates: type[Any]) -> list[Ba
     """Sync, create and update of one record kind (the same rules for contacts and companies)."""
     path = f"/{kind.name}"
 
+    @crm_operation(f"Match {kind.name} to existing records", s.SyncOut, body=typed)
     @endpoint(f"POST {path}/sync")
     async def sync(request: Request, ctx: CrmContext, settings: CrmSettings) -> Response:
         _, raw = await parse(request, typed)
         return json_response(await service.sync(ctx.db, kind, raw[kind.name], settings))
 
+    @crm_operation(f"Create {kind.name}", s.CreateOut, status=201, body=typed)
     @endpoint(f"POST {path}")
     async def create(request: Request, ctx: CrmContext, settings: CrmSettings) -> Response:
         _, raw = await parse(request, typed)
         return json_response(await service.create(ctx.db, kind, raw[kind.name], ctx.now()), 201)
 
+    @crm_operation(f"Update {kind.name} by crmId", s.UpdateOut, body=updates)
     @endpoint(f"PUT {path}")
     async def update(request: Request, ctx: CrmContext, settings: CrmSettings) -> Response:
         _, raw = await parse(request, updates)
@@ -175,12 +199,14 @@ def record_handlers(kind: Kind, typed: type[Any], updates: type[Any]) -> list[Ba
     ]
 
 
+@crm_operation("Link contacts to companies", s.AssociationsOut, body=s.AssociationsIn)
 @endpoint("POST /associations")
 async def associations(request: Request, ctx: CrmContext, settings: CrmSettings) -> Response:
     body = await decode_body(request, s.AssociationsIn, bad_request)
     return json_response(await service.associate(ctx.db, body.associations, ctx.now()))
 
 
+@crm_operation("Log an activity", s.Activity, status=201, body=s.ActivityIn)
 @endpoint("POST /activities")
 async def activities(request: Request, ctx: CrmContext, settings: CrmSettings) -> Response:
     checked, raw = await parse(request, s.ActivityIn)
@@ -188,6 +214,7 @@ async def activities(request: Request, ctx: CrmContext, settings: CrmSettings) -
     return json_response(await service.create_activity(ctx.db, raw, ctx.now()), 201)
 
 
+@crm_operation("Create a task", s.Task, status=201, body=s.TaskIn)
 @endpoint("POST /tasks")
 async def create_task(request: Request, ctx: CrmContext, settings: CrmSettings) -> Response:
     checked, raw = await parse(request, s.TaskIn)
@@ -199,6 +226,7 @@ def not_found(task_id: str) -> CrmError:
     return CrmError(404, "not_found", f"Task {task_id} not found")
 
 
+@crm_operation("Get a task", s.Task, errors=((404, "Unknown task id"),))
 @endpoint("GET /tasks/:taskId")
 async def get_task(request: Request, ctx: CrmContext, settings: CrmSettings) -> Response:
     task_id = request.path_params["taskId"]
@@ -208,6 +236,9 @@ async def get_task(request: Request, ctx: CrmContext, settings: CrmSettings) -> 
     return json_response(found[0])
 
 
+@crm_operation(
+    "Complete or reopen a task", s.Task, body=s.TaskPatch, errors=(400, (404, "Unknown task id"))
+)
 @endpoint("PATCH /tasks/:taskId")
 async def patch_task(request: Request, ctx: CrmContext, settings: CrmSettings) -> Response:
     task_id = request.path_params["taskId"]
@@ -219,18 +250,27 @@ async def patch_task(request: Request, ctx: CrmContext, settings: CrmSettings) -
     return json_response(found[0])
 
 
+@crm_operation("Get tasks by id (unknown ids left out)", list[s.Task], body=s.TaskIds)
 @endpoint("POST /tasks/batch")
 async def get_tasks(request: Request, ctx: CrmContext, settings: CrmSettings) -> Response:
     body = await decode_body(request, s.TaskIds, bad_request)
     return json_response(await tasks.get_tasks(ctx.db, body.ids))
 
 
+@crm_operation(
+    "Complete or reopen tasks (unknown ids left out)", list[s.Task], body=s.TaskBatchPatch
+)
 @endpoint("PATCH /tasks/batch")
 async def complete_tasks(request: Request, ctx: CrmContext, settings: CrmSettings) -> Response:
     body = await decode_body(request, s.TaskBatchPatch, bad_request)
     return json_response(await tasks.set_completed(ctx.db, body.ids, body.completed, ctx.now()))
 
 
+@crm_operation(
+    "List users (owners)",
+    list[CrmUser],
+    errors=tuple((code, "Users not listed (the usersStatus setting)") for code in (404, 405, 501)),
+)
 @endpoint("GET /users")
 async def users(request: Request, ctx: CrmContext, settings: CrmSettings) -> Response:
     if settings.usersStatus != 200:
