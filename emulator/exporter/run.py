@@ -164,24 +164,38 @@ class Exporter:
         return await self.store.write(both)
 
     async def _bounded(self, jobs: Any, work: Callable[[Any], Coroutine[Any, Any, None]]) -> None:
-        """Run work(job) for each job of an async iterator, at most `in_flight` at once."""
+        """Run work(job) for each job of an async iterator, at most `in_flight` at once.
+
+        The first error (a StopExport, say) cancels the jobs still running and is raised.
+        """
         sem = asyncio.Semaphore(self.in_flight)
         pending: set[asyncio.Task[None]] = set()
+        errors: list[BaseException] = []
+
+        def finished(task: asyncio.Task[None]) -> None:
+            pending.discard(task)
+            sem.release()
+            if not task.cancelled() and task.exception() is not None:
+                errors.append(task.exception())  # type: ignore[arg-type]
+
         try:
             async for job in jobs:
                 await sem.acquire()
+                if errors:
+                    sem.release()
+                    break
                 task = asyncio.create_task(work(job))
                 pending.add(task)
-                task.add_done_callback(lambda t: (pending.discard(t), sem.release()))
-                for done in [t for t in pending if t.done()]:
-                    done.result()
-            if pending:
-                await asyncio.gather(*pending)
-        except BaseException:
+                task.add_done_callback(finished)
+            while pending and not errors:
+                await asyncio.wait(set(pending), return_when=asyncio.FIRST_EXCEPTION)
+        finally:
             for task in pending:
                 task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
-            raise
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+        if errors:
+            raise errors[0]
 
     # -- the run -------------------------------------------------------------------------------
 
