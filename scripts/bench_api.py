@@ -96,8 +96,11 @@ def peak_rss_mb(pid: int) -> float:
 
 
 def _ms(text: str) -> float:
-    value, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()  # type: ignore[union-attr]
-    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+    match = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text)
+    if match is None:
+        raise SystemExit(f"bench_api: cannot read wrk latency {text!r}")
+    value, unit = match.groups()
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}[unit]
 
 
 def run_wrk(wrk: str, port: int, script: str, seconds: int, connections: int) -> dict[str, float]:
