@@ -34,9 +34,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     export.add_argument("--crm-url", help="the CRM's base URL (default: the embedded /crm)")
     export.add_argument("--api-key", help="API key sent to the CRM")
     export.add_argument("--api-key-header", help="header carrying the key (default X-API-Key)")
-    source = export.add_mutually_exclusive_group()
-    source.add_argument("--fixtures", help="platform fixture directory (default: fixtures/default)")
-    source.add_argument("--db", help="SQLite file with the platform state (kept after the run)")
+    export.add_argument("--fixtures", help="platform fixture directory (default: fixtures/default)")
+    export.add_argument(
+        "--db", help="SQLite file with the platform state, kept after the run (seeded from "
+        "--fixtures when new)"
+    )
     export.add_argument("--report", help="write the JSON report to FILE")
     export.add_argument("--junit", help="write JUnit XML (one test case per contract check)")
     export.add_argument("--owner-id", help="CRM user id sent as ownerId")

@@ -77,6 +77,39 @@ class Journal:
         )
 
 
+class Coalescer:
+    """Writes rows as soon as possible, several at once: one commit for whatever piled up
+    while the previous commit ran. `add` returns once its row is stored."""
+
+    def __init__(self, write: Callable[[list[tuple[Any, ...]]], Awaitable[None]]) -> None:
+        self._write = write
+        self._pending: list[tuple[tuple[Any, ...], asyncio.Future[None]]] = []
+        self._running = False
+
+    async def add(self, row: tuple[Any, ...]) -> None:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending.append((row, future))
+        if not self._running:
+            self._running = True
+            asyncio.create_task(self._drain())
+        await future
+
+    async def _drain(self) -> None:
+        try:
+            while self._pending:
+                batch, self._pending = self._pending, []
+                try:
+                    await self._write([row for row, _ in batch])
+                except Exception as exc:
+                    for _, future in batch:
+                        future.set_exception(exc)
+                else:
+                    for _, future in batch:
+                        future.set_result(None)
+        finally:
+            self._running = False
+
+
 class Exporter:
     """One export run against one CRM; `run()` answers the finished report."""
 
@@ -105,6 +138,10 @@ class Exporter:
         self.totals: dict[str, int] = {}
         self.pairs: list[tuple[str, str]] = []  # (contact crmId, company crmId) exported this run
         self._phase = "health"
+        self._activity_ids = Coalescer(lambda rows: self._write(lambda c: c.executemany(
+            "UPDATE messages SET crmActivityId = ? WHERE id = ? AND crmActivityId IS NULL", rows)))
+        self._task_ids = Coalescer(lambda rows: self._write(lambda c: c.executemany(
+            "UPDATE platform_tasks SET crmTaskId = ? WHERE id = ? AND crmTaskId IS NULL", rows)))
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -163,12 +200,14 @@ class Exporter:
 
         return await self.store.write(both)
 
-    async def _bounded(self, jobs: Any, work: Callable[[Any], Coroutine[Any, Any, None]]) -> None:
+    async def _bounded(
+        self, jobs: Any, work: Callable[[Any], Coroutine[Any, Any, None]], factor: int = 1
+    ) -> None:
         """Run work(job) for each job of an async iterator, at most `in_flight` at once.
 
         The first error (a StopExport, say) cancels the jobs still running and is raised.
         """
-        sem = asyncio.Semaphore(self.in_flight)
+        sem = asyncio.Semaphore(self.in_flight * factor)  # single calls: more of them at once
         pending: set[asyncio.Task[None]] = set()
         errors: list[BaseException] = []
 
@@ -210,7 +249,7 @@ class Exporter:
                 self.conn.crmUrl, self.conn.apiKey, self.conn.apiKeyHeader,
                 verify=self.conn.verify, ca_file=self.conn.caFile,
                 timeout=self.conn.timeoutSeconds, policy=self.policy, journal=self.journal.add,
-                transport=self.transport, max_connections=self.in_flight * 2,
+                transport=self.transport, max_connections=self.in_flight,
             ) as self.client:
                 await self._health()
                 await self._users()
@@ -462,9 +501,7 @@ class Exporter:
         crm_id = await self._created("POST /activities", ex, "activities", view.id)
         if crm_id is not None:
             # Stored at once: a crash after this line never logs the message twice.
-            await self._write(lambda conn: conn.execute(
-                "UPDATE messages SET crmActivityId = ? WHERE id = ? AND crmActivityId IS NULL",
-                (crm_id, view.id)))
+            await self._activity_ids.add((crm_id, view.id))
             stats.created += 1
 
     async def _created(self, check: str, ex: Exchange, phase: str, record_id: int) -> str | None:
@@ -509,9 +546,7 @@ class Exporter:
         ex = await self._call("POST /tasks", "POST", "/tasks", p.with_owner(dict(body), owner))
         crm_id = await self._created("POST /tasks", ex, "tasks", task_id)
         if crm_id is not None:
-            await self._write(lambda conn: conn.execute(
-                "UPDATE platform_tasks SET crmTaskId = ? WHERE id = ? AND crmTaskId IS NULL",
-                (crm_id, task_id)))
+            await self._task_ids.add((crm_id, task_id))
             stats.created += 1
 
     async def _complete_tasks(self) -> None:
