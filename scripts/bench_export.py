@@ -1,0 +1,121 @@
+"""Export benchmark: records/s and peak RSS of `emulator export` against `emulator serve` as the CRM.
+
+For each size (contacts; companies = contacts / 10) it generates fixtures, serves them in a
+separate process as the CRM, seeds a platform database, then runs `emulator export` twice as
+its own process: the first run creates, the second updates. It prints records/s over the
+companies and contacts phases, the whole run's time, and the exporter's peak RSS.
+
+    python scripts/bench_export.py                  # 10,000 and 100,000 contacts
+    python scripts/bench_export.py --sizes 2000     # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.processes import emulator_process  # noqa: E402
+
+
+def fixtures_for(contacts: int, out: Path) -> Path:
+    directory = out / f"fixtures-{contacts}"
+    if not (directory / "contacts.json").exists():
+        subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "generate_fixtures.py"), "--contacts",
+             str(contacts), "--companies", str(max(1, contacts // 10)), "--seed", "1",
+             "--out", str(directory)],
+            check=True, stdout=subprocess.DEVNULL,
+        )
+    return directory
+
+
+def seed_platform(fixtures: Path, db: Path) -> None:
+    """Write the platform database beforehand: the measured process only exports."""
+    from emulator.fixtures.seed import seed
+    from emulator.settings import Settings
+    from emulator.state import Emulator
+
+    async def run() -> None:
+        emulator = Emulator(Settings(fixtures=str(fixtures), db=str(db)), seeders=[seed])
+        await emulator.start()
+        await emulator.close()
+
+    asyncio.run(run())
+
+
+def export(crm: str, db: Path, report: Path) -> tuple[dict, float, int]:
+    """One `emulator export` process: (report, wall seconds, peak RSS in KiB)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "emulator", "export", "--crm-url", f"{crm}/crm", "--api-key",
+         "crm-demo-key", "--db", str(db), "--report", str(report)],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) == 2:
+        raise SystemExit(f"export failed ({status}): {err}")
+    return json.loads(report.read_text()), wall, usage.ru_maxrss
+
+
+def figures(report: dict) -> tuple[int, float]:
+    phases = report["phases"]
+    records = phases["companies"]["sent"] + phases["contacts"]["sent"]
+    return records, phases["companies"]["seconds"] + phases["contacts"]["seconds"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000", help="contact counts, comma-separated")
+    parser.add_argument("--out", default=str(ROOT / "build" / "bench-export"))
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    per_record: dict[int, list[float]] = {}
+    print(f"{'contacts':>9} {'run':>7} {'records':>8} {'rec/s':>8} {'us/rec':>7} "
+          f"{'created':>8} {'updated':>8} {'failed':>7} {'activities':>10} {'run s':>7} {'RSS MB':>7}")
+    for size in (int(s) for s in args.sizes.split(",")):
+        fixtures = fixtures_for(size, out)
+        with tempfile.TemporaryDirectory() as tmp, emulator_process(
+            "--fixtures", str(fixtures), timeout=300
+        ) as crm:
+            db = Path(tmp) / "platform.db"
+            seed_platform(fixtures, db)
+            for label in ("first", "second"):
+                report, wall, rss = export(crm, db, Path(tmp) / f"{label}.json")
+                records, seconds = figures(report)
+                ph = report["phases"]
+                created = ph["companies"]["created"] + ph["contacts"]["created"]
+                updated = ph["companies"]["updated"] + ph["contacts"]["updated"]
+                failed = ph["companies"]["failed"] + ph["contacts"]["failed"]
+                rate = records / seconds if seconds else 0.0
+                per_record.setdefault(size, []).append(1e6 * seconds / max(records, 1))
+                print(f"{size:>9} {label:>7} {records:>8} {rate:>8.0f} {1e6 / max(rate, 1e-9):>7.0f} "
+                      f"{created:>8} {updated:>8} {failed:>7} {ph['activities']['created']:>10} "
+                      f"{wall:>7.1f} {rss / 1024:>7.0f}", flush=True)
+            httpx.get(f"{crm}/_emulator/health", timeout=5)
+    sizes = sorted(per_record)
+    if len(sizes) >= 2:
+        small, large = sizes[0], sizes[-1]
+        for i, label in enumerate(("first", "second")):
+            a, b = per_record[small][i], per_record[large][i]
+            print(f"time per record, {label} run: {a:.0f} us at {small} contacts, {b:.0f} us at "
+                  f"{large} contacts (x{b / a:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
