@@ -171,7 +171,8 @@ async def journal(request: Request) -> Response:
     if not size_text.isdigit() or not 1 <= int(size_text) <= 500:
         raise BadRequest.field("pageSize", "must be an integer between 1 and 500")
     size = int(size_text)
-    clauses, params = [], []
+    clauses: list[str] = []
+    params: list[Any] = []
     if q.get("method"):
         clauses.append("method = ?")
         params.append(q["method"].upper())

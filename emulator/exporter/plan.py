@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 Kind = Literal["companies", "contacts"]
 Severity = Literal["violation", "warning"]
@@ -65,7 +65,7 @@ class SyncPlan:
     findings: list[Finding] = field(default_factory=list)
 
 
-def _is_id(value: Any) -> bool:
+def _is_id(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and value != ""
 
 
@@ -225,10 +225,11 @@ def plan_update(kind: Kind, asked: Sequence[tuple[str, str]], body: Any) -> Writ
         by_crm.setdefault(crm_id, []).append(ext)
     answered: dict[str, tuple[bool, str]] = {}
     for item in body["results"]:
-        crm_id = item.get("crmId") if isinstance(item, dict) else None
-        if not _is_id(crm_id):
+        answered_id = item.get("crmId") if isinstance(item, dict) else None
+        if not _is_id(answered_id):
             plan.findings.append(Finding("violation", check, f"result item without a string crmId: {item!r}"[:300]))
             continue
+        crm_id = answered_id
         if crm_id not in by_crm:
             plan.findings.append(Finding("violation", check, f"result for crmId {crm_id!r} that was not sent"))
             continue

@@ -35,6 +35,11 @@ _CONTACT_NAMES = [
 CRM_ID_COLUMN = {"companies": "companyCRMId", "contacts": "contactCRMId"}
 
 
+def _steps(sequence: str) -> list[dict[str, Any]]:
+    """A campaign's stored sequence (JSON list of steps)."""
+    return decode(sequence, list[dict[str, Any]])
+
+
 def read_connection(conn: sqlite3.Connection) -> CrmConnection | None:
     row = conn.execute("SELECT settings FROM crm_connection WHERE id = 1").fetchone()
     return None if row is None else decode(row[0], CrmConnection)
@@ -154,7 +159,7 @@ def read_messages(
     for r in rows:
         n = counts.get(r[7])
         if n is None:
-            n = counts[r[7]] = p.sequence_count([s.get("type", "") for s in decode(r[7])])
+            n = counts[r[7]] = p.sequence_count([step.get("type", "") for step in _steps(r[7])])
         view = p.MessageView(
             id=r[0], type=r[1], is_contact_sender=bool(r[2]), subject=r[3], content=r[4],
             sequence_index=r[5], sequence_count=n, occurred_at=r[6], sender_name=r[8],
@@ -168,7 +173,7 @@ def ensure_platform_tasks(conn: sqlite3.Connection) -> int:
     """A platform task for every TASK step a campaign member has passed; answers rows added."""
     added = 0
     for cid, name, sequence in conn.execute("SELECT id, name, sequence FROM campaigns").fetchall():
-        for index, step in enumerate(decode(sequence)):
+        for index, step in enumerate(_steps(sequence)):
             if step.get("type") != "TASK":
                 continue
             subject = step.get("taskSubject") or f"{step.get('taskType') or 'Task'}: {name}"
@@ -255,7 +260,7 @@ def read_engagement(
         f" WHERE {owner_sql} IN ({marks})",
         ids,
     ):
-        steps = tuple(s.get("type", "") for s in decode(row[3]))
+        steps = tuple(step.get("type", "") for step in _steps(row[3]))
         members.setdefault(row[0], []).append(
             p.Membership(row[1], row[2], steps, row[4], row[5], row[6], row[7], row[8], row[9])
         )

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Literal
 from xml.etree import ElementTree as ET
 
+import msgspec
+
 from emulator.exporter.client import Exchange
 from emulator.exporter.plan import Finding
 from emulator.wire import Wire
@@ -98,10 +100,10 @@ class Report(Wire):
     users: int | None = None
     phases: dict[str, PhaseStats]
     checks: dict[str, CheckResult]
-    violations: list[FindingView] = []
-    warnings: list[FindingView] = []
-    failed: list[FailedRecord] = []
-    cleared: list[ClearedField] = []
+    violations: list[FindingView] = msgspec.field(default_factory=list)
+    warnings: list[FindingView] = msgspec.field(default_factory=list)
+    failed: list[FailedRecord] = msgspec.field(default_factory=list)
+    cleared: list[ClearedField] = msgspec.field(default_factory=list)
     clearedTotal: int = 0
     progress: Progress | None = None
 
@@ -193,10 +195,8 @@ def _finding_line(f: FindingView) -> str:
 
 def summary(report: Report) -> str:
     """A few human lines: outcome, counts per phase, findings."""
-    lines = [
-        f"export {report.id} to {report.crmUrl}: {report.status} "
-        f"(exit {report.exitCode}) in {report.seconds:.2f}s"
-    ]
+    head = f"export {report.id} to {report.crmUrl}: {report.status}"
+    lines = [f"{head} (exit {report.exitCode}) in {report.seconds:.2f}s"]
     if report.message:
         lines.append(f"  {report.message}")
     for name, s in report.phases.items():

@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 from urllib.parse import urljoin
 
@@ -17,11 +18,23 @@ import httpx
 from emulator.exporter import plan as p
 from emulator.exporter import records as rec
 from emulator.exporter.client import (
-    Attempt, CrmClient, Exchange, MalformedBody, RetryPolicy, StopExport,
+    Attempt,
+    CrmClient,
+    Exchange,
+    MalformedBody,
+    RetryPolicy,
+    StopExport,
 )
 from emulator.exporter.plan import Finding, Kind
 from emulator.exporter.report import (
-    FAILED_CAP, CLEARED_CAP, ClearedField, FailedRecord, Progress, Report, add_finding, exit_code,
+    CLEARED_CAP,
+    FAILED_CAP,
+    ClearedField,
+    FailedRecord,
+    Progress,
+    Report,
+    add_finding,
+    exit_code,
     new_report,
 )
 from emulator.fixtures.models import CrmConnection
@@ -100,7 +113,7 @@ class Coalescer:
                 batch, self._pending = self._pending, []
                 try:
                     await self._write([row for row, _ in batch])
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - handed to every waiting caller
                     for _, future in batch:
                         future.set_exception(exc)
                 else:
@@ -334,7 +347,7 @@ class Exporter:
         after = 0
         while True:
             size, start = self.batch_size, after
-            rows = await self.store.read(lambda c: rec.read_batch(c, kind, start, size))
+            rows = await self.store.read(partial(rec.read_batch, kind=kind, after=start, limit=size))
             if not rows:
                 return
             after = rows[-1]["id"]
@@ -480,7 +493,7 @@ class Exporter:
                 after = 0
                 while True:
                     start = after
-                    rows = await self.store.read(lambda c: rec.read_messages(c, start, 500))
+                    rows = await self.store.read(partial(rec.read_messages, after=start, limit=500))
                     if not rows:
                         return
                     after = rows[-1][0].id
@@ -525,7 +538,7 @@ class Exporter:
                 after = 0
                 while True:
                     start = after
-                    rows = await self.store.read(lambda c: rec.read_tasks_to_create(c, start, 500))
+                    rows = await self.store.read(partial(rec.read_tasks_to_create, after=start, limit=500))
                     if not rows:
                         return
                     after = rows[-1][0]
@@ -598,14 +611,15 @@ class Exporter:
             for kind in ("contacts", "companies"):
                 mapping = getattr(self.conn.engagementFields, kind)
                 if mapping:
-                    await self._bounded(self._engagement_batches(kind), lambda b, k=kind: self._engagement_put(k, mapping, b))
+                    put = partial(self._engagement_put, kind, mapping)
+                    await self._bounded(self._engagement_batches(kind), put)
             await self._write(lambda conn: None)
 
     async def _engagement_batches(self, kind: Kind) -> Any:
         after = 0
         while True:
             start, size = after, self.batch_size
-            rows = await self.store.read(lambda c: rec.read_engagement(c, kind, start, size))
+            rows = await self.store.read(partial(rec.read_engagement, kind=kind, after=start, limit=size))
             if not rows:
                 return
             after = rows[-1][0]
@@ -644,4 +658,4 @@ async def export(
     return await Exporter(store, connection, now=now, **options).run()
 
 
-__all__ = ["Exporter", "export", "resolve_crm_url", "Awaitable"]
+__all__ = ["Awaitable", "Exporter", "export", "resolve_crm_url"]

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def export(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "emulator", "export", *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
     )
 
 

@@ -72,20 +72,23 @@ async def test_export_to_the_reference_crm_twice(default_platform: Emulator, def
         crm_id, = await default_platform.db.fetchone(
             "SELECT c.contactCRMId FROM contacts c JOIN campaign_members m ON m.contactId = c.id LIMIT 1"
         ) or (None,)
-        record = httpx.get(f"{base}/_emulator/crm/contacts/{crm_id}").json()
+        async with httpx.AsyncClient() as client:
+            record = (await client.get(f"{base}/_emulator/crm/contacts/{crm_id}")).json()
         assert "platform_engagement_status" in str(record)
 
 
 async def test_reference_crm_faults_are_retried_or_reported(default_platform: Emulator, default_fixtures: Any) -> None:
     with serve_app(create_app(make_settings(), default_fixtures)) as base:
-        settings = httpx.get(f"{base}/_emulator/crm/settings").json()
+        client = httpx.AsyncClient()
+        settings = (await client.get(f"{base}/_emulator/crm/settings")).json()
         settings["faults"] = [
             {"endpoint": "POST /companies/sync", "status": 429, "retryAfterSeconds": 1, "times": 1},
             {"endpoint": "POST /contacts/sync", "status": 503, "times": 1},
             {"endpoint": "PUT /companies", "dropConnection": True, "times": 1},
             {"endpoint": "POST /contacts", "malformedBody": True, "times": 1},
         ]
-        assert httpx.put(f"{base}/_emulator/crm/settings", json=settings).status_code == 200
+        assert (await client.put(f"{base}/_emulator/crm/settings", json=settings)).status_code == 200
+        await client.aclose()
         conn = await connection(default_platform, f"{base}/crm")
         report = await run_export(default_platform, connection=conn)
         # The malformed create answer fails one batch of contacts; everything else got through.

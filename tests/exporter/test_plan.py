@@ -219,11 +219,12 @@ def test_whole_record_as_properties_is_a_warning() -> None:
 
 
 def test_subjects_follow_the_spec_formats() -> None:
-    base = dict(
-        id=1, content="hi", sequence_index=2, sequence_count=3, sender_name="Ann Lee",
-        sender_company="Acme", contact_first="Bo", contact_last="Ng", contact_company="Zen",
-        occurred_at="2026-01-01T00:00:00.000Z", subject=None,
-    )
+    base: dict[str, Any] = {
+        "id": 1, "content": "hi", "sequence_index": 2, "sequence_count": 3,
+        "sender_name": "Ann Lee", "sender_company": "Acme", "contact_first": "Bo",
+        "contact_last": "Ng", "contact_company": "Zen",
+        "occurred_at": "2026-01-01T00:00:00.000Z", "subject": None,
+    }
     out = p.MessageView(type="NETWORK_MESSAGE", is_contact_sender=False, **base)  # type: ignore[arg-type]
     assert p.activity_subject(out) == "[2/3] [FROM Acme] Ann Lee"
     inbound = p.MessageView(type="INMAIL", is_contact_sender=True, **base)  # type: ignore[arg-type]

@@ -75,8 +75,9 @@ async def test_sequence_order_and_request_shapes(platform: Emulator) -> None:
 
 
 async def test_owner_id_sent_only_when_users_endpoint_exists(platform: Emulator) -> None:
-    from emulator.exporter import records as rec
     import msgspec
+
+    from emulator.exporter import records as rec
 
     conn = msgspec.structs.replace(await platform.db.read(rec.read_connection), ownerId="u1")
     crm = FakeCrm()
