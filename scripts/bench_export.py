@@ -26,7 +26,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.processes import emulator_process  # noqa: E402
+from tests.processes import emulator_process
 
 
 def fixtures_for(contacts: int, out: Path) -> Path:
@@ -42,17 +42,20 @@ def fixtures_for(contacts: int, out: Path) -> Path:
 
 
 def seed_platform(fixtures: Path, db: Path) -> None:
-    """Write the platform database beforehand: the measured process only exports."""
-    from emulator.fixtures.seed import seed
-    from emulator.settings import Settings
-    from emulator.state import Emulator
-
-    async def run() -> None:
-        emulator = Emulator(Settings(fixtures=str(fixtures), db=str(db)), seeders=[seed])
-        await emulator.start()
-        await emulator.close()
-
-    asyncio.run(run())
+    """Write the platform database beforehand, in its own process: the measured process only
+    exports, and this one stays small (a forked child's peak RSS counts its parent's pages)."""
+    code = (
+        "import asyncio, sys\n"
+        "from emulator.fixtures.seed import seed\n"
+        "from emulator.settings import Settings\n"
+        "from emulator.state import Emulator\n"
+        "async def run():\n"
+        "    e = Emulator(Settings(fixtures=sys.argv[1], db=sys.argv[2]), seeders=[seed])\n"
+        "    await e.start()\n"
+        "    await e.close()\n"
+        "asyncio.run(run())\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(fixtures), str(db)], cwd=ROOT, check=True)
 
 
 def export(crm: str, db: Path, report: Path) -> tuple[dict, float, int]:

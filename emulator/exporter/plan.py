@@ -384,21 +384,27 @@ def company_create_item(row: Mapping[str, Any], owner_id: str | None) -> dict[st
     return item
 
 
+# (wire name, platform column) pairs a contact item copies as they are.
+_CONTACT_FIELDS = (
+    ("email", "professionalEmail"), ("firstName", "firstName"), ("lastName", "lastName"),
+    ("phone", "phones"), ("mobilePhone", "mobilePhone"), ("title", "jobTitle"),
+    ("networkUrl", "networkProfileUrl"), ("location", "contactCountry"),
+    ("country", "contactCountry"),
+)
+
+
 def contact_as_sent(row: Mapping[str, Any], company_name: str | None) -> dict[str, Any]:
     """A platform contact as sync and update items carry it."""
     item: dict[str, Any] = {"externalId": str(row["id"])}
-    first, last = row.get("firstName"), row.get("lastName")
-    _put(item, "email", row.get("professionalEmail"))
-    _put(item, "firstName", first)
-    _put(item, "lastName", last)
-    _put(item, "fullName", " ".join(p for p in (first, last) if p) or None)
-    _put(item, "phone", row.get("phones"))
-    _put(item, "mobilePhone", row.get("mobilePhone"))
-    _put(item, "company", company_name)
-    _put(item, "title", row.get("jobTitle"))
-    _put(item, "networkUrl", row.get("networkProfileUrl"))
-    _put(item, "location", row.get("contactCountry"))
-    _put(item, "country", row.get("contactCountry"))
+    for wire, column in _CONTACT_FIELDS:
+        value = row.get(column)
+        if value is not None and value != "":
+            item[wire] = value
+    full = " ".join(p for p in (row.get("firstName"), row.get("lastName")) if p)
+    if full:
+        item["fullName"] = full
+    if company_name:
+        item["company"] = company_name
     custom = row.get("customFields")
     if custom:
         item["customFields"] = custom

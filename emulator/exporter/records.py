@@ -96,32 +96,40 @@ class RecordUpdate:
 def write_batch(
     conn: sqlite3.Connection, kind: Kind, updates: Iterable[RecordUpdate], now: str
 ) -> None:
-    """Store CRM ids and sync-back changes; updatedAt moves only for records that changed."""
+    """Store CRM ids and sync-back changes; updatedAt moves only for records that changed.
+
+    Updates that set the same columns share one statement run with executemany.
+    """
     crm_col = CRM_ID_COLUMN[kind]
+    groups: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+    upserts: list[tuple[Any, ...]] = []
+    deletes: list[tuple[Any, ...]] = []
     for u in updates:
-        sets = [crm_col, *u.columns]
+        sets = (crm_col, *u.columns)
         params: list[Any] = [u.crm_id, *u.columns.values()]
         if u.custom is not None:
-            sets.append("customFields")
+            sets += ("customFields",)
             params.append(encode(u.custom).decode())
-        assign = ", ".join(f"{c} = ?" for c in sets)
-        changed = " OR ".join(f"{c} IS NOT ?" for c in sets)
-        conn.execute(
-            f"UPDATE {kind} SET {assign}, updatedAt = ? WHERE id = ? AND ({changed})",
-            (*params, now, u.id, *params),
-        )
+        groups.setdefault(sets, []).append((*params, now, u.id, *params))
         if u.synced is not None:
             if u.synced:
-                conn.execute(
-                    "INSERT INTO export_synced_properties(kind, recordId, names) VALUES (?, ?, ?) "
-                    "ON CONFLICT(kind, recordId) DO UPDATE SET names = excluded.names",
-                    (kind, u.id, encode(sorted(u.synced)).decode()),
-                )
+                upserts.append((kind, u.id, encode(sorted(u.synced)).decode()))
             else:
-                conn.execute(
-                    "DELETE FROM export_synced_properties WHERE kind = ? AND recordId = ?",
-                    (kind, u.id),
-                )
+                deletes.append((kind, u.id))
+    for sets, rows in groups.items():
+        assign = ", ".join(f"{c} = ?" for c in sets)
+        changed = " OR ".join(f"{c} IS NOT ?" for c in sets)
+        conn.executemany(
+            f"UPDATE {kind} SET {assign}, updatedAt = ? WHERE id = ? AND ({changed})", rows
+        )
+    conn.executemany(
+        "INSERT INTO export_synced_properties(kind, recordId, names) VALUES (?, ?, ?) "
+        "ON CONFLICT(kind, recordId) DO UPDATE SET names = excluded.names",
+        upserts,
+    )
+    conn.executemany(
+        "DELETE FROM export_synced_properties WHERE kind = ? AND recordId = ?", deletes
+    )
 
 
 def with_keys(kind: Kind, columns: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:

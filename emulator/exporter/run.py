@@ -373,7 +373,8 @@ class Exporter:
         by_ext = {str(r["id"]): r for r in rows}
         stats.sent += len(rows)
         sync_check = f"POST /{kind}/sync"
-        ex = await self._call(sync_check, "POST", f"/{kind}/sync", {kind: [self._as_sent(kind, r) for r in rows]})
+        sent = {ext: self._as_sent(kind, r) for ext, r in by_ext.items()}
+        ex = await self._call(sync_check, "POST", f"/{kind}/sync", {kind: list(sent.values())})
         body, reason = self._answer(ex, sync_check)
         if reason is not None:
             for ext in by_ext:
@@ -401,7 +402,8 @@ class Exporter:
                     self._cleared(kind, row["id"], c, ex)
                 row = {**row, **change.columns, "customFields": change.custom}
             updates.append(update)
-            put_items.append(p.update_item(self._as_sent(kind, row), match.crm_id))
+            item = self._as_sent(kind, row) if match.properties is not None else sent[ext]
+            put_items.append(p.update_item(item, match.crm_id))
             put_asked.append((ext, match.crm_id))
         created: dict[str, str] = {}
         if sync.new:
