@@ -12,7 +12,6 @@ companies and contacts phases, the whole run's time, and the exporter's peak RSS
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import subprocess

@@ -69,6 +69,18 @@ def _is_id(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and value != ""
 
 
+def _asked_id(item: Any, asked: set[str], check: str, what: str, findings: list[Finding]) -> str | None:
+    """The item's externalId when it names an asked record; a violation otherwise."""
+    ext = item.get("externalId") if isinstance(item, dict) else None
+    if not _is_id(ext):
+        findings.append(Finding("violation", check, f"{what} without a string externalId: {item!r}"[:300]))
+        return None
+    if ext not in asked:
+        findings.append(Finding("violation", check, f"{what} for externalId {ext!r} that was not asked"))
+        return None
+    return ext
+
+
 def plan_sync(kind: Kind, asked: Sequence[str], body: Any) -> SyncPlan:
     """Decide each asked record's fate from a decoded sync answer (decisions.md §3)."""
     check = f"POST /{kind}/sync"
@@ -87,12 +99,8 @@ def plan_sync(kind: Kind, asked: Sequence[str], body: Any) -> SyncPlan:
         errors = []
     failed: dict[str, str] = {}
     for item in errors:
-        ext = item.get("externalId") if isinstance(item, dict) else None
-        if not _is_id(ext):
-            plan.findings.append(Finding("violation", check, f"error item without externalId: {item!r}"[:300]))
-            continue
-        if ext not in asked_set:
-            plan.findings.append(Finding("violation", check, f"error for externalId {ext!r} that was not asked"))
+        ext = _asked_id(item, asked_set, check, "error item", plan.findings)
+        if ext is None:
             continue
         message = item.get("error")
         failed.setdefault(ext, f"CRM sync error: {message}" if isinstance(message, str) else "CRM sync error")
@@ -101,13 +109,10 @@ def plan_sync(kind: Kind, asked: Sequence[str], body: Any) -> SyncPlan:
         if not isinstance(item, dict):
             plan.findings.append(Finding("violation", check, f"result item is not an object: {item!r}"[:300]))
             continue
-        ext, crm_id, props = item.get("externalId"), item.get("crmId"), item.get("properties")
-        if not _is_id(ext):
-            plan.findings.append(Finding("violation", check, f"result item without a string externalId: {ext!r}"))
+        ext = _asked_id(item, asked_set, check, "result item", plan.findings)
+        if ext is None:
             continue
-        if ext not in asked_set:
-            plan.findings.append(Finding("violation", check, f"result for externalId {ext!r} that was not asked"))
-            continue
+        crm_id, props = item.get("crmId"), item.get("properties")
         if not _is_id(crm_id):
             reason = f"sync result without a string crmId ({crm_id!r})"
             plan.findings.append(Finding("violation", check, f"externalId {ext}: {reason}"))
@@ -182,12 +187,8 @@ def plan_create(kind: Kind, asked: Sequence[str], status: int, body: Any) -> Wri
         if _is_id(ext) and ext in asked_set:
             plan.failed.setdefault(ext, f"CRM create error: {item.get('error')}")
     for item in body["results"]:
-        ext = item.get("externalId") if isinstance(item, dict) else None
-        if not _is_id(ext):
-            plan.findings.append(Finding("violation", check, f"result item without a string externalId: {item!r}"[:300]))
-            continue
-        if ext not in asked_set:
-            plan.findings.append(Finding("violation", check, f"result for externalId {ext!r} that was not asked"))
+        ext = _asked_id(item, asked_set, check, "result item", plan.findings)
+        if ext is None:
             continue
         crm_id = item.get("crmId")
         if not _is_id(crm_id):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 from xml.etree import ElementTree as ET
 
 import msgspec
@@ -59,7 +59,7 @@ class ClearedField(Wire):
     kind: str
     id: int
     field: str
-    previous: object
+    previous: Any
     core: bool
 
 

@@ -491,21 +491,27 @@ class Exporter:
 
     async def _activities(self) -> None:
         with self._timed("activities") as stats:
-            async def batches() -> Any:
-                after = 0
-                while True:
-                    start = after
-                    rows = await self.store.read(partial(rec.read_messages, after=start, limit=500))
-                    if not rows:
-                        return
-                    after = rows[-1][0].id
-                    for row in rows:
-                        if row[1] is None:
-                            stats.skipped += 1  # contact not in the CRM yet: next run logs it
-                        else:
-                            yield row
+            def unsendable(row: Any) -> bool:
+                if row[1] is None:
+                    stats.skipped += 1  # contact not in the CRM yet: next run logs it
+                return row[1] is None
 
-            await self._bounded(batches(), self._activity)
+            batches = self._stream(rec.read_messages, lambda row: row[0].id, unsendable)
+            await self._bounded(batches, self._activity)
+
+    async def _stream(
+        self, reader: Callable[..., list[Any]], key: Callable[[Any], int], skip: Callable[[Any], bool]
+    ) -> Any:
+        """Rows of `reader(conn, after, limit)` in id order, 500 per read hop, less skipped."""
+        after = 0
+        while True:
+            rows = await self.store.read(partial(reader, after=after, limit=500))
+            if not rows:
+                return
+            after = key(rows[-1])
+            for row in rows:
+                if not skip(row):
+                    yield row
 
     async def _activity(self, row: tuple[p.MessageView, str | None, str | None, str | None]) -> None:
         view, contact, company, campaign_owner = row
@@ -536,21 +542,13 @@ class Exporter:
         with self._timed("tasks") as stats:
             await self._write(rec.ensure_platform_tasks)
 
-            async def batches() -> Any:
-                after = 0
-                while True:
-                    start = after
-                    rows = await self.store.read(partial(rec.read_tasks_to_create, after=start, limit=500))
-                    if not rows:
-                        return
-                    after = rows[-1][0]
-                    for row in rows:
-                        if row[2] is None:
-                            stats.skipped += 1
-                        else:
-                            yield row
+            def unsendable(row: Any) -> bool:
+                if row[2] is None:
+                    stats.skipped += 1  # contact not in the CRM yet: next run creates it
+                return row[2] is None
 
-            await self._bounded(batches(), self._task)
+            batches = self._stream(rec.read_tasks_to_create, lambda row: row[0], unsendable)
+            await self._bounded(batches, self._task)
             await self._complete_tasks()
 
     async def _task(self, row: tuple[int, dict[str, Any], str | None, str | None]) -> None:
