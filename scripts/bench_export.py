@@ -73,10 +73,12 @@ def export(crm: str, db: Path, report: Path) -> tuple[dict, float, int]:
     return json.loads(report.read_text()), wall, usage.ru_maxrss
 
 
-def figures(report: dict) -> tuple[int, float]:
+def figures(report: dict) -> tuple[int, float, float]:
+    """Records of the companies and contacts phases, their seconds, the exporter's CPU seconds."""
     phases = report["phases"]
     records = phases["companies"]["sent"] + phases["contacts"]["sent"]
-    return records, phases["companies"]["seconds"] + phases["contacts"]["seconds"]
+    seconds = phases["companies"]["seconds"] + phases["contacts"]["seconds"]
+    return records, seconds, phases["companies"]["cpuSeconds"] + phases["contacts"]["cpuSeconds"]
 
 
 def main() -> int:
@@ -88,7 +90,8 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     per_record: dict[int, list[float]] = {}
     print(f"{'contacts':>9} {'run':>7} {'records':>8} {'rec/s':>8} {'us/rec':>7} "
-          f"{'created':>8} {'updated':>8} {'failed':>7} {'activities':>10} {'run s':>7} {'RSS MB':>7}")
+          f"{'cpu%':>5} {'created':>8} {'updated':>8} {'failed':>7} {'activities':>10} {'run s':>7} "
+          f"{'RSS MB':>7}")
     for size in (int(s) for s in args.sizes.split(",")):
         fixtures = fixtures_for(size, out)
         with tempfile.TemporaryDirectory() as tmp, emulator_process(
@@ -98,7 +101,7 @@ def main() -> int:
             seed_platform(fixtures, db)
             for label in ("first", "second"):
                 report, wall, rss = export(crm, db, Path(tmp) / f"{label}.json")
-                records, seconds = figures(report)
+                records, seconds, cpu = figures(report)
                 ph = report["phases"]
                 created = ph["companies"]["created"] + ph["contacts"]["created"]
                 updated = ph["companies"]["updated"] + ph["contacts"]["updated"]
@@ -106,7 +109,7 @@ def main() -> int:
                 rate = records / seconds if seconds else 0.0
                 per_record.setdefault(size, []).append(1e6 * seconds / max(records, 1))
                 print(f"{size:>9} {label:>7} {records:>8} {rate:>8.0f} {1e6 / max(rate, 1e-9):>7.0f} "
-                      f"{created:>8} {updated:>8} {failed:>7} {ph['activities']['created']:>10} "
+                      f"{100 * cpu / max(seconds, 1e-9):>5.0f} {created:>8} {updated:>8} {failed:>7} {ph['activities']['created']:>10} "
                       f"{wall:>7.1f} {rss / 1024:>7.0f}", flush=True)
             httpx.get(f"{crm}/_emulator/health", timeout=5)
     sizes = sorted(per_record)

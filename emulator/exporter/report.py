@@ -72,6 +72,7 @@ class PhaseStats(Wire):
     skipped: int = 0
     requests: int = 0
     seconds: float = 0.0
+    cpuSeconds: float = 0.0  # the exporter process's CPU (every thread) during the phase
 
 
 class CheckResult(Wire):

@@ -165,11 +165,13 @@ class Exporter:
     @contextmanager
     def _timed(self, phase: str) -> Any:
         self._phase = phase
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         try:
             yield self.report.phases[phase]
         finally:
-            self.report.phases[phase].seconds += round(time.perf_counter() - t0, 4)
+            stats = self.report.phases[phase]
+            stats.seconds = round(stats.seconds + time.perf_counter() - t0, 4)
+            stats.cpuSeconds = round(stats.cpuSeconds + time.process_time() - cpu0, 4)
 
     def _progress(self, phase: str, done: int, total: int) -> None:
         self.report.progress = Progress(phase=phase, done=done, total=total)
