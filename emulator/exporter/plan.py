@@ -304,36 +304,39 @@ def apply_properties(
     one overwrites; other present names become custom fields (and syncable from now on).
     """
     core = CORE_COLUMNS[kind]
-    syncable = COMMON_PROPERTIES[kind] | frozenset(synced_before)
-    out = PropertyChange(custom=dict(custom))
+    common = COMMON_PROPERTIES[kind]
     synced = set(synced_before)
-    props = {k: v for k, v in properties.items() if k not in ECHO_KEYS}
-    for name in syncable | props.keys():
+    syncable = common | synced if synced else common
+    props = properties
+    if not ECHO_KEYS.isdisjoint(props):
+        props = {k: v for k, v in props.items() if k not in ECHO_KEYS}
+    custom_out = dict(custom)
+    columns_out: dict[str, Any] = {}
+    cleared: list[Cleared] = []
+    for name in syncable.union(props):
         value = props.get(name)
-        if name in core:
-            column = core[name]
+        column = core.get(name)
+        if column is not None:
             previous = columns.get(column)
             if value is None:
                 if previous is not None:
-                    out.cleared.append(Cleared(name, previous, name in WARN_ON_CLEAR))
-                    out.columns[column] = None
-            elif previous != _text(value):
-                out.columns[column] = _text(value)
-            continue
-        previous = out.custom.get(name)
-        if value is None:
-            if name in out.custom:
-                del out.custom[name]
-                if previous is not None:
-                    out.cleared.append(Cleared(name, previous, False))
+                    cleared.append(Cleared(name, previous, name in WARN_ON_CLEAR))
+                    columns_out[column] = None
+            else:
+                text = value if isinstance(value, str) else _text(value)
+                if previous != text:
+                    columns_out[column] = text
+        elif value is None:
+            previous = custom_out.pop(name, None)
+            if previous is not None:
+                cleared.append(Cleared(name, previous, False))
             synced.discard(name)
         else:
-            out.custom[name] = value
-            if name not in COMMON_PROPERTIES[kind]:
+            custom_out[name] = value
+            if name not in common:
                 synced.add(name)
-    out.synced = frozenset(synced)
-    out.changed = bool(out.columns) or out.custom != dict(custom)
-    return out
+    changed = bool(columns_out) or custom_out != custom
+    return PropertyChange(columns_out, custom_out, frozenset(synced), cleared, changed)
 
 
 # ---------------------------------------------------------------------------------------------
