@@ -52,11 +52,10 @@ class ApiError(Exception):
         super().__init__(self.message)
 
     def response(self) -> Response:
-        body = ErrorBody(message=self.message, errors=self.errors)
-        if body.errors is None:
+        if self.errors is None:  # `errors` appears only on validation errors
             payload = encode({"status": "error", "message": self.message})
         else:
-            payload = encode(body)
+            payload = encode(ErrorBody(message=self.message, errors=self.errors))
         return Response(payload, self.status_code, self.headers, "application/json")
 
 

@@ -19,7 +19,7 @@ NO_CONTACTS_READ = {"x-api-key": "demo-no-contacts-read"}
 CRM_KEY = {"X-API-Key": "crm-demo-key"}
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def anyio_backend() -> str:
     return "asyncio"
 
@@ -47,6 +47,13 @@ async def app() -> Starlette:
 async def client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
     """A client of a fresh emulator on the default fixtures."""
     async for c in open_client(app):
+        yield c
+
+
+@pytest.fixture(scope="module")
+async def shared_client() -> AsyncIterator[httpx.AsyncClient]:
+    """One app for a whole module, for tests whose writes do not disturb each other."""
+    async for c in open_client(create_app(make_settings())):
         yield c
 
 

@@ -81,14 +81,21 @@ def _asked_id(item: Any, asked: set[str], check: str, what: str, findings: list[
     return ext
 
 
+def _has_results(body: Any, check: str, asked: Sequence[str], plan: SyncPlan | WritePlan) -> bool:
+    """Whether `body` has a `results` array; if not, every asked record fails as a violation."""
+    if isinstance(body, dict) and isinstance(body.get("results"), list):
+        return True
+    reason = f"{check} answer is not an object with a `results` array"
+    plan.findings.append(Finding("violation", check, reason))
+    plan.failed = {x: reason for x in asked}
+    return False
+
+
 def plan_sync(kind: Kind, asked: Sequence[str], body: Any) -> SyncPlan:
     """Decide each asked record's fate from a decoded sync answer (decisions.md §3)."""
     check = f"POST /{kind}/sync"
     plan = SyncPlan()
-    if not isinstance(body, dict) or not isinstance(body.get("results"), list):
-        reason = f"{check} answer is not an object with a `results` array"
-        plan.findings.append(Finding("violation", check, reason))
-        plan.failed = {x: reason for x in asked}
+    if not _has_results(body, check, asked, plan):
         return plan
     asked_set = set(asked)
     errors = body.get("errors")
@@ -175,10 +182,7 @@ def plan_create(kind: Kind, asked: Sequence[str], status: int, body: Any) -> Wri
     plan = WritePlan()
     if status != 201:
         plan.findings.append(Finding("warning", check, f"answered {status} where 201 is documented"))
-    if not isinstance(body, dict) or not isinstance(body.get("results"), list):
-        reason = f"{check} answer is not an object with a `results` array"
-        plan.findings.append(Finding("violation", check, reason))
-        plan.failed = {x: reason for x in asked}
+    if not _has_results(body, check, asked, plan):
         return plan
     asked_set = set(asked)
     for item in body.get("errors") or []:
@@ -216,10 +220,7 @@ def plan_update(kind: Kind, asked: Sequence[tuple[str, str]], body: Any) -> Writ
     """Map a PUT /{kind} answer ({results: [{crmId, success, error?}]}) to (externalId, crmId)s."""
     check = f"PUT /{kind}"
     plan = WritePlan()
-    if not isinstance(body, dict) or not isinstance(body.get("results"), list):
-        reason = f"{check} answer is not an object with a `results` array"
-        plan.findings.append(Finding("violation", check, reason))
-        plan.failed = {ext: reason for ext, _ in asked}
+    if not _has_results(body, check, [ext for ext, _ in asked], plan):
         return plan
     by_crm: dict[str, list[str]] = {}
     for ext, crm_id in asked:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 
@@ -357,5 +357,3 @@ class CustomCrmStatus(Wire):
     companyLinkTemplate: str | None
     lastHealth: dict[str, Any] | None
 
-
-Direction = Literal["INBOUND", "OUTBOUND"]

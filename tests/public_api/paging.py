@@ -19,6 +19,10 @@ def fixtures() -> FixtureSet:
     return load_fixture_dir(DEFAULT_FIXTURES)
 
 
+def list_members(list_id: int) -> set[int]:
+    return {m for li in fixtures().lists if li.id == list_id for m in li.members}
+
+
 async def walk(
     client: httpx.AsyncClient,
     url: str,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -10,10 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emulator.app import create_app
 from emulator.fixtures.models import Company as CompanyFixture
-from tests.conftest import ALL, NO_CONTACTS_READ, READONLY, make_settings, open_client
-from tests.public_api.paging import fixtures, walk
+from tests.conftest import ALL, NO_CONTACTS_READ, READONLY
+from tests.public_api.paging import fixtures, list_members, walk
 
 pytestmark = pytest.mark.anyio
 
@@ -29,20 +27,6 @@ def searched(term: str) -> Any:
     return keep
 
 
-def list_members(list_id: int) -> set[int]:
-    return {m for li in fixtures().lists if li.id == list_id for m in li.members}
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-async def shared_client() -> AsyncIterator[httpx.AsyncClient]:
-    """One read-only app for the whole module: tests using it never write."""
-    async for client in open_client(create_app(make_settings())):
-        yield client
 
 
 FILTERS: list[tuple[dict[str, str], Any]] = [

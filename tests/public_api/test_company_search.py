@@ -8,7 +8,6 @@ every condition kind, NULL handling and the include/exclude combination at once.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import AsyncIterator
 from functools import cache
 from typing import Any
 
@@ -17,11 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emulator.app import create_app
 from emulator.errors import BadRequest
 from emulator.fixtures.models import Company as CompanyFixture
 from emulator.public_api.company_search import KEYS, parse_conditions
-from tests.conftest import ALL, make_settings, open_client
+from tests.conftest import ALL
 from tests.public_api.paging import fixtures, walk
 
 pytestmark = pytest.mark.anyio
@@ -144,16 +142,6 @@ def condition(draw: st.DrawFn) -> tuple[str, Any]:
 conditions = st.lists(condition(), max_size=3).map(dict)
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-async def shared_client() -> AsyncIterator[httpx.AsyncClient]:
-    """One read-only app for the whole module (search never writes)."""
-    async for client in open_client(create_app(make_settings())):
-        yield client
 
 
 async def search(client: httpx.AsyncClient, body: dict[str, Any]) -> httpx.Response:

@@ -8,7 +8,6 @@ only spellings (styles), never the records, so its data does not depend on that 
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -16,8 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emulator.app import create_app
-from tests.conftest import ALL, make_settings, open_client
+from tests.conftest import ALL
 
 pytestmark = pytest.mark.anyio
 
@@ -26,15 +24,6 @@ SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-async def shared_client() -> AsyncIterator[httpx.AsyncClient]:
-    async for client in open_client(create_app(make_settings())):
-        yield client
 
 
 async def post(client: httpx.AsyncClient, path: str, body: dict[str, Any]) -> tuple[int, int]:

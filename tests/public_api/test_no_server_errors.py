@@ -63,10 +63,6 @@ queries = st.dictionaries(
 )
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 @pytest.fixture(scope="module")
 async def shared_client() -> AsyncIterator[httpx.AsyncClient]:
