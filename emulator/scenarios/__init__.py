@@ -1,0 +1,1 @@
+"""Scenario files: a fixture set, a CRM, ordered steps and expectations, replayed in isolation."""

@@ -1,0 +1,267 @@
+"""The scenario file format (JSON or TOML), decoded into msgspec structs.
+
+One file holds one scenario: the fixtures to start from, the CRM the exporter talks to, the
+connection settings, an ordered list of steps and the expectations checked after the last step.
+Subset matching everywhere: an expected object matches when each of its keys matches; an
+expected list matches when its items match actual items in the same order (a subsequence).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from emulator.fixtures.models import CrmSeed
+from emulator.wire import Wire, WireOmit, split_validation_error
+
+FixtureKind = Literal[
+    "apiKeys", "users", "identities", "campaigns", "companies", "contacts", "lists",
+    "savedViews", "conversations", "webhooks", "actionsRuns",
+]
+CrmKind = Literal["contacts", "companies", "activities", "tasks", "associations"]
+
+
+class ScenarioError(Exception):
+    """A scenario file is unreadable or invalid; the message names the file and the field."""
+
+
+# ---- fixtures -------------------------------------------------------------------------------
+
+class ScenarioFixtures(Wire):
+    """The platform records to start from.
+
+    `directory` (relative to the scenario file; default: the bundled fixtures/default) is read
+    first; the kinds named in `replace` are then emptied; then each inline record is laid over
+    the record with the same id (only the fields it gives change) or added when the id is new
+    (api keys match on `key`). `connection` and `crm` of a fixture directory are replaced by
+    the scenario's own `connection` and `crm` when those are given.
+    """
+
+    directory: str | None = None
+    replace: list[FixtureKind] = []
+    apiKeys: list[dict[str, Any]] = []
+    users: list[dict[str, Any]] = []
+    identities: list[dict[str, Any]] = []
+    campaigns: list[dict[str, Any]] = []
+    companies: list[dict[str, Any]] = []
+    contacts: list[dict[str, Any]] = []
+    lists: list[dict[str, Any]] = []
+    savedViews: list[dict[str, Any]] = []
+    conversations: list[dict[str, Any]] = []
+    webhooks: list[dict[str, Any]] = []
+    actionsRuns: list[dict[str, Any]] = []
+
+
+# ---- the CRM --------------------------------------------------------------------------------
+
+class PlaybackAnswer(WireOmit):
+    """One recorded CRM answer; answers are given back in order per (method, path)."""
+
+    method: str
+    path: str
+    status: int
+    body: Any | UnsetType = UNSET  # JSON body (null is a JSON null)
+    text: str | None = None  # raw, non-JSON body
+    headers: dict[str, str] = {}
+
+
+class ScenarioCrm(CrmSeed):
+    """The CRM of a scenario: exactly one of three kinds.
+
+    - the embedded reference CRM (default): `settings` (syncBack, usersStatus, syncErrors,
+      updateFailures, faults...), `users`, `contacts`, `companies` it already holds;
+    - `crmUrl`: an external CRM reached over HTTP(S) (nothing seeded);
+    - `playback`: recorded answers (e.g. from `emulator record`), served in order per
+      (method, path); a call with no answer left gets 599 and fails the scenario.
+    """
+
+    crmUrl: str | None = None
+    playback: list[PlaybackAnswer] | None = None
+
+
+# ---- steps ----------------------------------------------------------------------------------
+
+class ExportStep(Wire, tag_field="step", tag="export"):
+    """Run one export with the scenario's connection; `expect` checks this run's report."""
+
+    expect: Any | UnsetType = UNSET  # subset of the export report
+
+
+class CompleteTasksStep(Wire, tag_field="step", tag="completeTasks"):
+    """Complete platform tasks (POST /_emulator/tasks/complete): the given ids, or all."""
+
+    ids: list[int] | None = None
+
+
+class CallStep(Wire, tag_field="step", tag="call"):
+    """One HTTP call to this emulator (/v1, /_emulator or /crm).
+
+    /v1 calls without an x-api-key header get the scenario's `apiKey`.
+    """
+
+    method: str = "GET"
+    path: str
+    body: Any | UnsetType = UNSET
+    headers: dict[str, str] = {}
+    expectStatus: int | None = None
+    expectBody: Any | UnsetType = UNSET  # subset of the JSON answer
+
+
+class CrmSettingsStep(WireOmit, tag_field="step", tag="crmSettings"):
+    """Change the reference CRM's settings mid-scenario; fields not given keep their value."""
+
+    apiKey: str | UnsetType = UNSET
+    apiKeyHeader: str | UnsetType = UNSET
+    syncBack: str | UnsetType = UNSET
+    usersStatus: int | UnsetType = UNSET
+    syncErrors: list[str] | UnsetType = UNSET
+    updateFailures: list[str] | UnsetType = UNSET
+    faults: list[dict[str, Any]] | UnsetType = UNSET
+
+
+class ResetStep(Wire, tag_field="step", tag="reset"):
+    """Put the platform and the reference CRM back to the scenario's starting state."""
+
+
+class AdvanceClockStep(Wire, tag_field="step", tag="advanceClock"):
+    """Move the virtual clock (POST /_emulator/clock/advance): `seconds` or `until`."""
+
+    seconds: float | None = None
+    until: str | None = None
+
+
+Step = ExportStep | CompleteTasksStep | CallStep | CrmSettingsStep | ResetStep | AdvanceClockStep
+
+
+# ---- expectations ---------------------------------------------------------------------------
+
+class CrmCallExpect(WireOmit):
+    """One CRM call of the journal: method, path (`:id` style segments match any value),
+    optional answer status and a subset of the request body."""
+
+    method: str
+    path: str
+    status: int | UnsetType = UNSET
+    body: Any | UnsetType = UNSET
+
+
+class CrmCallsExpect(Wire):
+    """The CRM calls of the last export, in order: a subsequence, or the whole list (`exact`)."""
+
+    calls: list[CrmCallExpect] = []
+    exact: bool = False
+    absent: list[CrmCallExpect] = []  # calls that must not appear at all
+    counts: dict[str, int] = {}  # "METHOD /path" -> number of calls
+
+
+class PlatformExpect(Wire):
+    """A /v1 read (GET `path` with the scenario's key) whose answer contains `fields`."""
+
+    path: str
+    fields: Any
+
+
+class CrmRecordExpect(WireOmit):
+    """A reference-CRM record as GET /_emulator/crm/{kind}/{crmId} shows it.
+
+    The record is named by `crmId`, or found by `match` (a subset of its fields); `fields`
+    is a subset of the record; `count` checks how many records of the kind match `match`.
+    """
+
+    kind: CrmKind
+    crmId: str | UnsetType = UNSET
+    match: dict[str, Any] | UnsetType = UNSET
+    fields: dict[str, Any] | UnsetType = UNSET
+    count: int | UnsetType = UNSET
+
+
+class Expectations(WireOmit):
+    crmCalls: CrmCallsExpect | UnsetType = UNSET
+    report: Any | UnsetType = UNSET  # subset of the last export's report
+    platform: list[PlatformExpect] = []
+    crm: list[CrmRecordExpect] = []
+
+
+# ---- the scenario ---------------------------------------------------------------------------
+
+class Scenario(Wire):
+    name: str
+    description: str = ""
+    apiKey: str = "demo-all"
+    fixtures: ScenarioFixtures = msgspec.field(default_factory=ScenarioFixtures)
+    crm: ScenarioCrm = msgspec.field(default_factory=ScenarioCrm)
+    connection: dict[str, Any] = {}  # CrmConnection fields laid over the fixtures' connection
+    steps: list[Step] = []
+    expect: Expectations = msgspec.field(default_factory=Expectations)
+    source: str | None = None  # the file it was read from (set by the loader)
+
+
+def _fail(file: str, exc: msgspec.ValidationError | msgspec.DecodeError) -> ScenarioError:
+    where, message = split_validation_error(exc)
+    return ScenarioError(f"{file}: {where + ': ' if where else ''}{message}")
+
+
+def check(scenario: Scenario, file: str) -> None:
+    """Rules beyond the types; raises ScenarioError naming the field."""
+    crm = scenario.crm
+    if crm.crmUrl is not None and crm.playback is not None:
+        raise ScenarioError(f"{file}: crm: give crmUrl or playback, not both")
+    for i, step in enumerate(scenario.steps):
+        if isinstance(step, AdvanceClockStep) and (step.seconds is None) == (step.until is None):
+            raise ScenarioError(f"{file}: steps[{i}]: give exactly one of seconds or until")
+        if isinstance(step, CallStep) and not step.path.startswith("/"):
+            raise ScenarioError(f"{file}: steps[{i}].path: must start with /")
+    for i, rec in enumerate(scenario.expect.crm):
+        if (rec.crmId is UNSET) == (rec.match is UNSET):
+            raise ScenarioError(f"{file}: expect.crm[{i}]: give exactly one of crmId or match")
+
+
+def parse_scenario(data: bytes | str | dict[str, Any], file: str = "<scenario>") -> Scenario:
+    """Decode a scenario from JSON text, TOML text (file ending .toml) or a decoded object."""
+    try:
+        if isinstance(data, dict):
+            scenario = msgspec.convert(data, Scenario)
+        elif file.endswith(".toml"):
+            text = data.decode() if isinstance(data, bytes) else data
+            try:
+                raw = tomllib.loads(text)
+            except tomllib.TOMLDecodeError as exc:
+                raise ScenarioError(f"{file}: invalid TOML: {exc}") from None
+            scenario = msgspec.convert(raw, Scenario)
+        else:
+            scenario = msgspec.json.decode(data, type=Scenario)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise _fail(file, exc) from None
+    check(scenario, file)
+    return scenario
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read one scenario file; `source` is set to its path (relative fixture paths use it)."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise ScenarioError(f"{p}: cannot read: {exc.strerror}") from None
+    scenario = parse_scenario(data, str(p))
+    scenario.source = str(p)
+    return scenario
+
+
+def scenario_files(paths: list[str]) -> list[Path]:
+    """Scenario files of the given files and directories (recursive, sorted, .json/.toml)."""
+    found: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found.extend(
+                sorted(f for f in p.rglob("*") if f.suffix in (".json", ".toml") and f.is_file()
+                       and not any(part.startswith("_") for part in f.relative_to(p).parts))
+            )
+        else:
+            found.append(p)
+    return found
