@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from emulator.clock import Clock
 from emulator.fixtures.loader import load_fixture_dir
@@ -16,6 +19,23 @@ from emulator.store.db import Store, bulk_load, open_sync
 log = logging.getLogger(__name__)
 
 Seeder = Callable[[sqlite3.Connection, FixtureSet], None]
+
+
+@dataclass(frozen=True)
+class StateImage:
+    """The whole state at one instant: the database bytes, the clock and in-memory parts."""
+
+    image: bytes
+    clock: Clock
+    parts: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SnapshotPart:
+    """In-memory state that a snapshot carries: `save` answers a copy, `load` puts it back."""
+
+    save: Callable[[], Any]
+    load: Callable[[Any], None]
 
 
 class Emulator:
@@ -31,6 +51,9 @@ class Emulator:
         self.fixtures: FixtureSet | None = fixtures
         self.store: Store | None = None
         self.on_reset: list[Callable[[], None]] = []
+        # In-memory state worth more than a cache (fault call counts), saved with snapshots;
+        # by name, as owners may register after a snapshot was taken (lazily built contexts).
+        self.snapshot_parts: dict[str, SnapshotPart] = {}
         # The database right after seeding, serialized: reset restores it in one copy.
         self._pristine: bytes | None = None
 
@@ -92,6 +115,23 @@ class Emulator:
         self.clock = Clock()
         for hook in self.on_reset:
             hook()
+
+    async def capture(self) -> StateImage:
+        """The whole state as a StateImage (the database is serialized in one db-thread hop)."""
+        image = await self.db.serialize()
+        parts = {name: part.save() for name, part in self.snapshot_parts.items()}
+        return StateImage(image, copy.deepcopy(self.clock), parts)
+
+    async def restore_image(self, state: StateImage) -> None:
+        """Put back a captured state: database, clock, then caches dropped and parts reloaded
+        (a part registered after the capture keeps the fresh state its reset hook gave it)."""
+        await self.db.restore(state.image)
+        self.clock = copy.deepcopy(state.clock)
+        for hook in self.on_reset:
+            hook()
+        for name, value in state.parts.items():
+            if name in self.snapshot_parts:
+                self.snapshot_parts[name].load(value)
 
     async def load_fixtures(self, directory: str) -> None:
         """Validate another fixture directory, then reset onto it (nothing changes if invalid)."""

@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from emulator.control import crm, exports
+from emulator.control import crm, exports, snapshots
 from emulator.control.schemas import ControlHealth, Counts, FixturesLoaded, ResetOut
 from emulator.errors import BadRequest
 from emulator.fixtures.loader import FixtureError
@@ -68,4 +68,5 @@ routes: list[BaseRoute] = [
     Route("/fixtures", load_fixtures, methods=["POST"]),
     *crm.routes,
     *exports.routes,
+    *snapshots.routes,
 ]

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from emulator.crm import service
 from emulator.crm.faults import FaultCounter
 from emulator.fixtures.models import CrmSettings
+from emulator.state import SnapshotPart
 from emulator.store.db import Store
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ class CrmContext:
         self.faults = FaultCounter()
         self._settings: CrmSettings | None = None
         emulator.on_reset.append(self.forget)
+        emulator.snapshot_parts["crm.faults"] = SnapshotPart(self.faults.counts, self.faults.load)
 
     @property
     def db(self) -> Store:

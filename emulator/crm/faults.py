@@ -88,6 +88,13 @@ class FaultCounter:
     def clear(self) -> None:
         self._seen.clear()
 
+    def counts(self) -> dict[int, int]:
+        """A copy of the call counts (snapshots carry them)."""
+        return dict(self._seen)
+
+    def load(self, counts: dict[int, int]) -> None:
+        self._seen = dict(counts)
+
     def next(self, rules: list[FaultRule], endpoint: str) -> FaultRule | None:
         """Count this call of `endpoint` and answer the rule that takes it, if any."""
         for index, rule in enumerate(rules):

@@ -1,0 +1,155 @@
+"""/_emulator/snapshots: save the whole state in memory and put it back later.
+
+A snapshot is `Emulator.capture()`: the serialized database (platform, CRM and exporter
+tables, the `meta` table with the clock and consumer cursors), the clock object and the
+in-memory parts registered in `emulator.snapshot_parts` (CRM fault call counts). At most
+MAX_SNAPSHOTS are kept; taking one more drops the oldest. Snapshots survive /reset and
+/fixtures, and are lost when the process stops.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from emulator.errors import BadRequest, Conflict, NotFound
+from emulator.http import decode_body, json_response
+from emulator.openapi import Param, operation
+from emulator.state import Emulator, StateImage
+from emulator.wire import Wire
+
+MAX_SNAPSHOTS = 20
+ID_PARAM = Param(name="snapshotId", where="path", required=True)
+
+
+class SnapshotIn(Wire):
+    label: str | None = None
+
+
+class SnapshotInfo(Wire):
+    id: str
+    createdAt: str  # the emulator's (virtual) time when it was taken
+    bytes: int  # size of the database image
+    label: str | None = None
+
+
+class SnapshotList(Wire):
+    data: list[SnapshotInfo]
+    limit: int  # kept at most; the oldest goes first
+
+
+class SnapshotRestored(Wire):
+    status: str = "ok"
+    id: str
+    now: str  # the clock after the restore
+    durationMs: float
+
+
+@dataclass(frozen=True)
+class Saved:
+    info: SnapshotInfo
+    state: StateImage
+
+
+class Shelf:
+    """The snapshots of one app, oldest first, bounded to `limit`."""
+
+    def __init__(self, limit: int = MAX_SNAPSHOTS) -> None:
+        self.limit = limit
+        self.items: OrderedDict[str, Saved] = OrderedDict()
+
+    def put(self, saved: Saved) -> None:
+        self.items[saved.info.id] = saved
+        while len(self.items) > self.limit:
+            self.items.popitem(last=False)
+
+    def get(self, snapshot_id: str) -> Saved:
+        saved = self.items.get(snapshot_id)
+        if saved is None:
+            raise NotFound(f"unknown snapshot {snapshot_id!r}")
+        return saved
+
+
+def shelf(request: Request) -> Shelf:
+    state = request.app.state
+    if not hasattr(state, "snapshots"):
+        state.snapshots = Shelf()
+    return state.snapshots  # type: ignore[no-any-return]
+
+
+def _emulator(request: Request) -> Emulator:
+    return request.app.state.emulator  # type: ignore[no-any-return]
+
+
+def export_running(request: Request) -> bool:
+    exports = getattr(request.app.state, "exports", {})
+    return any(r.report.status == "running" for r in exports.values())
+
+
+@operation(
+    "Save the whole state (database, clock, CRM fault counters) in memory",
+    SnapshotInfo, status=201, body=SnapshotIn, security=None,
+)
+async def create_snapshot(request: Request) -> Response:
+    body = SnapshotIn()
+    if (await request.body()).strip():
+        body = await decode_body(request, SnapshotIn, BadRequest.field)
+    emulator = _emulator(request)
+    state = await emulator.capture()
+    info = SnapshotInfo(
+        id=uuid.uuid4().hex[:12], createdAt=emulator.clock.now_iso(), bytes=len(state.image),
+        label=body.label,
+    )
+    shelf(request).put(Saved(info, state))
+    return json_response(info, 201, {"Location": f"/_emulator/snapshots/{info.id}"})
+
+
+@operation("The snapshots kept, oldest first", SnapshotList, errors=(), security=None)
+async def list_snapshots(request: Request) -> Response:
+    s = shelf(request)
+    return json_response(SnapshotList(data=[v.info for v in s.items.values()], limit=s.limit))
+
+
+@operation("One snapshot", SnapshotInfo, errors=(404,), params=[ID_PARAM], security=None)
+async def get_snapshot(request: Request) -> Response:
+    return json_response(shelf(request).get(request.path_params["snapshotId"]).info)
+
+
+@operation(
+    "Put the whole state back as the snapshot saved it", SnapshotRestored,
+    errors=(404, (409, "An export is running")), params=[ID_PARAM], security=None,
+)
+async def restore_snapshot(request: Request) -> Response:
+    saved = shelf(request).get(request.path_params["snapshotId"])
+    if export_running(request):
+        raise Conflict("an export is running: wait for it to finish before restoring")
+    emulator = _emulator(request)
+    started = time.perf_counter()
+    await emulator.restore_image(saved.state)
+    took = round((time.perf_counter() - started) * 1000, 3)
+    return json_response(
+        SnapshotRestored(id=saved.info.id, now=emulator.clock.now_iso(), durationMs=took)
+    )
+
+
+@operation("Forget a snapshot", SnapshotInfo, errors=(404,), params=[ID_PARAM], security=None)
+async def delete_snapshot(request: Request) -> Response:
+    s = shelf(request)
+    saved = s.get(request.path_params["snapshotId"])
+    del s.items[saved.info.id]
+    return json_response(saved.info)
+
+
+routes: list[BaseRoute] = [
+    Route("/snapshots", create_snapshot, methods=["POST"]),
+    Route("/snapshots", list_snapshots, methods=["GET"]),
+    Route("/snapshots/{snapshotId}", get_snapshot, methods=["GET"]),
+    Route("/snapshots/{snapshotId}", delete_snapshot, methods=["DELETE"]),
+    Route("/snapshots/{snapshotId}/restore", restore_snapshot, methods=["POST"]),
+]

@@ -1,0 +1,144 @@
+"""POST/GET/DELETE /_emulator/snapshots and restore: the whole state back, fast, bounded."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+
+from emulator.control.snapshots import MAX_SNAPSHOTS
+from emulator.wire import parse_iso
+from tests.conftest import ALL, CRM_KEY
+
+pytestmark = pytest.mark.anyio
+
+
+async def crm_contacts(client: httpx.AsyncClient) -> int:
+    return int((await client.get("/_emulator/crm/contacts")).json()["meta"]["total"])
+
+
+def seconds_between(a: str, b: str) -> float:
+    return abs((parse_iso(a) - parse_iso(b)).total_seconds())
+
+
+async def platform_contacts(client: httpx.AsyncClient) -> int:
+    return int((await client.get("/v1/contacts", headers=ALL)).json()["meta"]["total"])
+
+
+async def take(client: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
+    r = await client.post("/_emulator/snapshots", json=body) if body else await client.post(
+        "/_emulator/snapshots"
+    )
+    assert r.status_code == 201, r.text
+    return r.json()  # type: ignore[no-any-return]
+
+
+async def test_restore_puts_back_platform_crm_and_clock(
+    client: httpx.AsyncClient, app: Starlette
+) -> None:
+    before_crm, before_platform = await crm_contacts(client), await platform_contacts(client)
+    before_now = (await client.get("/_emulator/health")).json()["now"]
+    snap = await take(client, label="clean")
+    assert snap["bytes"] > 100_000 and snap["label"] == "clean"
+    assert seconds_between(snap["createdAt"], before_now) < 5
+    assert (await client.get(f"/_emulator/snapshots/{snap['id']}")).json() == snap
+
+    # Change every part: a CRM record, a platform record, the clock.
+    made = await client.post(
+        "/crm/contacts", headers=CRM_KEY, json={"contacts": [{"externalId": "x", "email": "n@x.test"}]}
+    )
+    assert made.status_code < 300, made.text
+    created = await client.post("/v1/contact", headers=ALL, json={"firstName": "New"})
+    assert created.status_code == 201, created.text
+    app.state.emulator.clock.advance(3600)
+    assert await crm_contacts(client) == before_crm + 1
+    assert await platform_contacts(client) == before_platform + 1
+    assert seconds_between((await client.get("/_emulator/health")).json()["now"], before_now) > 3000
+
+    r = await client.post(f"/_emulator/snapshots/{snap['id']}/restore")
+    assert r.status_code == 200, r.text
+    # The clock is back (frozen: exactly; wall-clock based: give or take the test's run time).
+    assert seconds_between(r.json()["now"], before_now) < 5 and r.json()["durationMs"] < 1000
+    assert await crm_contacts(client) == before_crm
+    assert await platform_contacts(client) == before_platform
+    # A snapshot can be restored again and again.
+    app.state.emulator.clock.advance(3600)
+    again = await client.post(f"/_emulator/snapshots/{snap['id']}/restore")
+    assert seconds_between(again.json()["now"], before_now) < 5
+
+
+async def test_fault_call_counts_travel_with_the_snapshot(client: httpx.AsyncClient) -> None:
+    rule = {"endpoint": "GET /health", "status": 503, "times": 2}
+    assert (await client.put("/_emulator/crm/settings", json={"faults": [rule]})).status_code == 200
+
+    async def health() -> int:
+        return (await client.get("/crm/health", headers=CRM_KEY)).status_code
+
+    assert await health() == 503  # first of two failing calls
+    snap = await take(client)
+    assert [await health() for _ in range(3)] == [503, 200, 200]
+    await client.post(f"/_emulator/snapshots/{snap['id']}/restore")
+    assert [await health() for _ in range(2)] == [503, 200]  # counting went on from 1, not 0
+    # Settings travel too: a snapshot from before the rule knows no faults.
+    await client.post("/_emulator/reset")
+    clean = await take(client)
+    await client.put("/_emulator/crm/settings", json={"faults": [{**rule, "times": None}]})
+    assert await health() == 503
+    await client.post(f"/_emulator/snapshots/{clean['id']}/restore")
+    assert await health() == 200
+
+
+async def test_list_delete_and_the_bound(client: httpx.AsyncClient) -> None:
+    first = await take(client)
+    listed = (await client.get("/_emulator/snapshots")).json()
+    assert listed == {"data": [first], "limit": MAX_SNAPSHOTS}
+    later = [await take(client) for _ in range(MAX_SNAPSHOTS)]
+    ids = [s["id"] for s in (await client.get("/_emulator/snapshots")).json()["data"]]
+    assert ids == [s["id"] for s in later]  # the oldest went first
+    assert (await client.post(f"/_emulator/snapshots/{first['id']}/restore")).status_code == 404
+    gone = await client.delete(f"/_emulator/snapshots/{later[0]['id']}")
+    assert gone.status_code == 200 and gone.json() == later[0]
+    assert (await client.get(f"/_emulator/snapshots/{later[0]['id']}")).status_code == 404
+    assert (await client.delete(f"/_emulator/snapshots/{later[0]['id']}")).status_code == 404
+    # Snapshots survive a reset: they are how a test suite gets back to a prepared state.
+    await client.post("/_emulator/reset")
+    assert len((await client.get("/_emulator/snapshots")).json()["data"]) == MAX_SNAPSHOTS - 1
+
+
+@pytest.mark.parametrize(
+    "request_args",
+    [
+        ("post", "/_emulator/snapshots/nope/restore", None),
+        ("get", "/_emulator/snapshots/nope", None),
+        ("delete", "/_emulator/snapshots/nope", None),
+        ("post", "/_emulator/snapshots", b"{not json"),
+        ("post", "/_emulator/snapshots", b'{"label": 3}'),
+        ("post", "/_emulator/snapshots", b"[]"),
+        ("put", "/_emulator/snapshots", None),
+    ],
+)
+async def test_bad_requests(client: httpx.AsyncClient, request_args: tuple[str, str, bytes | None]) -> None:
+    method, path, body = request_args
+    r = await client.request(method, path, content=body)
+    assert r.status_code in (400, 404, 405), r.text
+    assert r.json()["status"] == "error"
+    if body is not None and method == "post":
+        assert r.status_code == 400
+
+
+async def test_no_restore_while_an_export_runs(client: httpx.AsyncClient, app: Starlette) -> None:
+    snap = await take(client)
+    app.state.exports = {"x": SimpleNamespace(report=SimpleNamespace(status="running"))}
+    r = await client.post(f"/_emulator/snapshots/{snap['id']}/restore")
+    assert r.status_code == 409 and "export" in r.json()["message"]
+
+
+async def test_snapshot_taken_before_the_crm_was_first_called(client: httpx.AsyncClient) -> None:
+    snap = await take(client)  # the CRM's in-memory context does not exist yet
+    await client.put("/_emulator/crm/settings", json={"faults": [{"endpoint": "*", "status": 500}]})
+    assert (await client.get("/crm/health", headers=CRM_KEY)).status_code == 500
+    assert (await client.post(f"/_emulator/snapshots/{snap['id']}/restore")).status_code == 200
+    assert (await client.get("/crm/health", headers=CRM_KEY)).status_code == 200
