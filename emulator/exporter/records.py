@@ -40,6 +40,14 @@ def _steps(sequence: str) -> list[dict[str, Any]]:
     return decode(sequence, list[dict[str, Any]])
 
 
+def only(column: str, ids: Sequence[int] | None) -> tuple[str, tuple[Any, ...]]:
+    """An extra WHERE clause keeping `column` among `ids` (None: no limit); one JSON parameter
+    whatever the number of ids, so no SQLite variable limit applies."""
+    if ids is None:
+        return "", ()
+    return f" AND {column} IN (SELECT value FROM json_each(?))", (encode(list(ids)).decode(),)
+
+
 def read_connection(conn: sqlite3.Connection) -> CrmConnection | None:
     row = conn.execute("SELECT settings FROM crm_connection WHERE id = 1").fetchone()
     return None if row is None else decode(row[0], CrmConnection)
@@ -145,22 +153,27 @@ def with_keys(kind: Kind, columns: dict[str, Any], row: dict[str, Any]) -> dict[
 # Activities and tasks
 
 
+MessageRow = tuple[p.MessageView, str | None, str | None, str | None, int]
+
+
 def read_messages(
-    conn: sqlite3.Connection, after: int, limit: int
-) -> list[tuple[p.MessageView, str | None, str | None, str | None]]:
-    """Unlogged messages of campaigns with message sync on: (view, contact, company, owner)."""
+    conn: sqlite3.Connection, after: int, limit: int, contacts: Sequence[int] | None = None
+) -> list[MessageRow]:
+    """Unlogged messages of campaigns with message sync on, of `contacts` when given:
+    (view, contact CRM id, company CRM id, owner, contact id)."""
+    extra, params = only("cv.contactId", contacts)
     rows = conn.execute(
         "SELECT m.id, m.type, m.isContactSender, m.subject, m.content, m.sequenceIndex,"
         " m.createdAt, ca.sequence, i.name, i.companyName, c.firstName, c.lastName, co.name,"
-        " c.contactCRMId, co.companyCRMId, ca.crmOwnerId"
+        " c.contactCRMId, co.companyCRMId, ca.crmOwnerId, cv.contactId"
         " FROM messages m JOIN conversations cv ON cv.id = m.conversationId"
         " JOIN campaigns ca ON ca.id = cv.campaignId"
         " LEFT JOIN identities i ON i.id = cv.identityId"
         " LEFT JOIN contacts c ON c.id = cv.contactId"
         " LEFT JOIN companies co ON co.id = c.companyId"
-        " WHERE m.id > ? AND m.crmActivityId IS NULL AND ca.messageSync = 1"
+        f" WHERE m.id > ? AND m.crmActivityId IS NULL AND ca.messageSync = 1{extra}"
         " ORDER BY m.id LIMIT ?",
-        (after, limit),
+        (after, *params, limit),
     ).fetchall()
     counts: dict[str, int] = {}
     out = []
@@ -173,12 +186,14 @@ def read_messages(
             sequence_index=r[5], sequence_count=n, occurred_at=r[6], sender_name=r[8],
             sender_company=r[9], contact_first=r[10], contact_last=r[11], contact_company=r[12],
         )
-        out.append((view, r[13], r[14], r[15]))
+        out.append((view, r[13], r[14], r[15], r[16]))
     return out
 
 
-def ensure_platform_tasks(conn: sqlite3.Connection) -> int:
-    """A platform task for every TASK step a campaign member has passed; answers rows added."""
+def ensure_platform_tasks(conn: sqlite3.Connection, contacts: Sequence[int] | None = None) -> int:
+    """A platform task for every TASK step a campaign member (of `contacts` when given) has
+    passed; answers rows added."""
+    extra, params = only("m.contactId", contacts)
     added = 0
     for cid, name, sequence in conn.execute("SELECT id, name, sequence FROM campaigns").fetchall():
         for index, step in enumerate(_steps(sequence)):
@@ -188,30 +203,35 @@ def ensure_platform_tasks(conn: sqlite3.Connection) -> int:
             cur = conn.execute(
                 "INSERT INTO platform_tasks(contactId, campaignId, stepIndex, subject, type)"
                 " SELECT m.contactId, m.campaignId, ?, ?, ? FROM campaign_members m"
-                " WHERE m.campaignId = ? AND m.stepIndex > ? AND NOT EXISTS ("
+                f" WHERE m.campaignId = ? AND m.stepIndex > ?{extra} AND NOT EXISTS ("
                 "  SELECT 1 FROM platform_tasks t WHERE t.contactId = m.contactId"
                 "  AND t.campaignId = m.campaignId AND t.stepIndex = ?)",
-                (index, subject, step.get("taskType"), cid, index, index),
+                (index, subject, step.get("taskType"), cid, index, *params, index),
             )
             added += cur.rowcount
     return added
 
 
+TaskRow = tuple[int, dict[str, Any], str | None, str | None, int]
+
+
 def read_tasks_to_create(
-    conn: sqlite3.Connection, after: int, limit: int
-) -> list[tuple[int, dict[str, Any], str | None, str | None]]:
-    """(task id, task body without owner, contact CRM id, campaign owner) for unsent tasks."""
+    conn: sqlite3.Connection, after: int, limit: int, contacts: Sequence[int] | None = None
+) -> list[TaskRow]:
+    """Unsent tasks (of `contacts` when given): (task id, task body without owner,
+    contact CRM id, campaign owner, contact id)."""
+    extra, params = only("t.contactId", contacts)
     rows = conn.execute(
         "SELECT t.id, t.subject, t.type, t.dueDate, c.contactCRMId, co.companyCRMId,"
-        " ca.crmOwnerId, ca.name FROM platform_tasks t"
+        " ca.crmOwnerId, ca.name, t.contactId FROM platform_tasks t"
         " LEFT JOIN contacts c ON c.id = t.contactId"
         " LEFT JOIN companies co ON co.id = c.companyId"
         " LEFT JOIN campaigns ca ON ca.id = t.campaignId"
-        " WHERE t.id > ? AND t.crmTaskId IS NULL ORDER BY t.id LIMIT ?",
-        (after, limit),
+        f" WHERE t.id > ? AND t.crmTaskId IS NULL{extra} ORDER BY t.id LIMIT ?",
+        (after, *params, limit),
     ).fetchall()
     out = []
-    for tid, subject, typ, due, contact, company, owner, campaign in rows:
+    for tid, subject, typ, due, contact, company, owner, campaign, contact_id in rows:
         body: dict[str, Any] = {"subject": subject}
         if campaign:
             body["description"] = f"Sequence task of campaign {campaign}"
@@ -219,7 +239,7 @@ def read_tasks_to_create(
                            ("companyId", company)):
             if value is not None:
                 body[key] = value
-        out.append((tid, body, contact, owner))
+        out.append((tid, body, contact, owner, contact_id))
     return out
 
 
@@ -235,25 +255,27 @@ def read_tasks_to_complete(conn: sqlite3.Connection) -> list[tuple[int, str]]:
 
 
 def read_engagement(
-    conn: sqlite3.Connection, kind: Kind, after: int, limit: int
+    conn: sqlite3.Connection, kind: Kind, after: int, limit: int, ids: Sequence[int] | None = None
 ) -> list[tuple[int, str, list[p.Membership], list[str]]]:
-    """(id, crmId, memberships, activity log) of exported records with campaign members."""
+    """(id, crmId, memberships, activity log) of exported records (among `ids` when given)
+    with campaign members."""
     crm_col = CRM_ID_COLUMN[kind]
+    extra, params = only("id", ids)
     if kind == "contacts":
         owner_sql = "ct.id"
         records = conn.execute(
             "SELECT id, contactCRMId FROM contacts c WHERE id > ? AND contactCRMId IS NOT NULL"
-            " AND EXISTS (SELECT 1 FROM campaign_members m WHERE m.contactId = c.id)"
+            f"{extra} AND EXISTS (SELECT 1 FROM campaign_members m WHERE m.contactId = c.id)"
             " ORDER BY id LIMIT ?",
-            (after, limit),
+            (after, *params, limit),
         ).fetchall()
     else:
         owner_sql = "ct.companyId"
         records = conn.execute(
-            f"SELECT id, {crm_col} FROM companies co WHERE id > ? AND {crm_col} IS NOT NULL"
+            f"SELECT id, {crm_col} FROM companies co WHERE id > ? AND {crm_col} IS NOT NULL{extra}"
             " AND EXISTS (SELECT 1 FROM contacts ct JOIN campaign_members m ON m.contactId = ct.id"
             "  WHERE ct.companyId = co.id) ORDER BY id LIMIT ?",
-            (after, limit),
+            (after, *params, limit),
         ).fetchall()
     if not records:
         return []

@@ -150,6 +150,9 @@ class Exporter:
         self.owner_enabled = True
         self.totals: dict[str, int] = {}
         self.pairs: list[tuple[str, str]] = []  # (contact crmId, company crmId) exported this run
+        # Platform ids of the records a push left something unsent for (retried next push).
+        self.unfinished: dict[str, set[int]] = {"contacts": set(), "companies": set()}
+        self.stop_when_unreachable = False  # a push gives up at once on a CRM that is down
         self._phase = "health"
         self._activity_ids = Coalescer(lambda rows: self._write(lambda c: c.executemany(
             "UPDATE messages SET crmActivityId = ? WHERE id = ? AND crmActivityId IS NULL", rows)))
@@ -180,6 +183,8 @@ class Exporter:
 
     async def _call(self, check: str, method: str, path: str, body: Any = None) -> Exchange:
         ex = await self.client.call(method, path, body)
+        if ex.status == 0 and self.stop_when_unreachable:
+            raise StopExport(f"CRM unreachable at {self.conn.crmUrl}: {ex.error}")
         self.report.phases[self._phase].requests += 1
         self.report.checks[check].calls += 1
         return ex
@@ -254,26 +259,65 @@ class Exporter:
     # -- the run -------------------------------------------------------------------------------
 
     async def run(self) -> Report:
-        report = self.report
-        t0 = time.perf_counter()
+        """The whole export sequence of decisions.md §3."""
         self.totals = await self.store.read(
             lambda c: {k: rec.count(c, k) for k in ("companies", "contacts")}  # type: ignore[misc]
         )
-        try:
-            async with CrmClient(
-                self.conn.crmUrl, self.conn.apiKey, self.conn.apiKeyHeader,
-                verify=self.conn.verify, ca_file=self.conn.caFile,
-                timeout=self.conn.timeoutSeconds, policy=self.policy, journal=self.journal.add,
-                transport=self.transport, max_connections=self.in_flight,
-            ) as self.client:
-                await self._health()
+
+        async def sequence() -> None:
+            await self._health()
+            await self._users()
+            await self._records("companies")
+            await self._records("contacts")
+            await self._associations()
+            await self._activities()
+            await self._tasks()
+            await self._engagement()
+
+        return await self._session(sequence)
+
+    async def push_events(
+        self,
+        contacts: Sequence[int],
+        companies: Sequence[int],
+        *,
+        owner_selection: bool | None = None,
+    ) -> Report:
+        """The incremental push of auto-sync: activities, tasks and engagement of the given
+        platform records only (task completions of every record), no health check, no record
+        sync. `owner_selection` carries GET /users' verdict from an earlier run (None: ask).
+
+        Records left with something unsent are in `unfinished`; a CRM that does not answer
+        at all aborts the push at once (status "aborted"), so a down CRM costs one call.
+        """
+        self.stop_when_unreachable = True
+
+        async def sequence() -> None:
+            if owner_selection is None:
                 await self._users()
-                await self._records("companies")
-                await self._records("contacts")
-                await self._associations()
-                await self._activities()
-                await self._tasks()
-                await self._engagement()
+            else:
+                self.owner_enabled = self.report.ownerSelection = owner_selection
+            await self._activities(contacts)
+            await self._tasks(contacts)
+            await self._engagement(contacts, companies)
+
+        return await self._session(sequence)
+
+    def _client(self) -> CrmClient:
+        c = self.conn
+        return CrmClient(
+            c.crmUrl, c.apiKey, c.apiKeyHeader, verify=c.verify, ca_file=c.caFile,
+            timeout=c.timeoutSeconds, policy=self.policy, journal=self.journal.add,
+            transport=self.transport, max_connections=self.in_flight,
+        )
+
+    async def _session(self, sequence: Callable[[], Awaitable[None]]) -> Report:
+        """Run `sequence` with a client open; a stop aborts it; the report is finished."""
+        report = self.report
+        t0 = time.perf_counter()
+        try:
+            async with self._client() as self.client:
+                await sequence()
             report.status = "ok"
         except StopExport as exc:
             report.status, report.message = "aborted", str(exc)
@@ -491,14 +535,15 @@ class Exporter:
                 stats.created += len(items) - bad
             await self._write(lambda conn: None)
 
-    async def _activities(self) -> None:
+    async def _activities(self, contacts: Sequence[int] | None = None) -> None:
         with self._timed("activities") as stats:
             def unsendable(row: Any) -> bool:
                 if row[1] is None:
                     stats.skipped += 1  # contact not in the CRM yet: next run logs it
                 return row[1] is None
 
-            batches = self._stream(rec.read_messages, lambda row: row[0].id, unsendable)
+            reader = partial(rec.read_messages, contacts=contacts)
+            batches = self._stream(reader, lambda row: row[0].id, unsendable)
             await self._bounded(batches, self._activity)
 
     async def _stream(
@@ -515,8 +560,8 @@ class Exporter:
                 if not skip(row):
                     yield row
 
-    async def _activity(self, row: tuple[p.MessageView, str | None, str | None, str | None]) -> None:
-        view, contact, company, campaign_owner = row
+    async def _activity(self, row: rec.MessageRow) -> None:
+        view, contact, company, campaign_owner, contact_id = row
         owner = (campaign_owner or self.conn.ownerId) if self.owner_enabled else None
         stats = self.report.phases["activities"]
         stats.sent += 1
@@ -526,6 +571,8 @@ class Exporter:
             # Stored at once: a crash after this line never logs the message twice.
             await self._activity_ids.add((crm_id, view.id))
             stats.created += 1
+        else:
+            self.unfinished["contacts"].add(contact_id)
 
     async def _created(self, check: str, ex: Exchange, phase: str, record_id: int) -> str | None:
         body, reason = self._answer(ex, check)
@@ -540,21 +587,22 @@ class Exporter:
             self._finding(Finding("warning", check, "`id` is a number, not a string"), ex)
         return crm_id
 
-    async def _tasks(self) -> None:
+    async def _tasks(self, contacts: Sequence[int] | None = None) -> None:
         with self._timed("tasks") as stats:
-            await self._write(rec.ensure_platform_tasks)
+            await self._write(partial(rec.ensure_platform_tasks, contacts=contacts))
 
             def unsendable(row: Any) -> bool:
                 if row[2] is None:
                     stats.skipped += 1  # contact not in the CRM yet: next run creates it
                 return row[2] is None
 
-            batches = self._stream(rec.read_tasks_to_create, lambda row: row[0], unsendable)
+            reader = partial(rec.read_tasks_to_create, contacts=contacts)
+            batches = self._stream(reader, lambda row: row[0], unsendable)
             await self._bounded(batches, self._task)
             await self._complete_tasks()
 
-    async def _task(self, row: tuple[int, dict[str, Any], str | None, str | None]) -> None:
-        task_id, body, _, campaign_owner = row
+    async def _task(self, row: rec.TaskRow) -> None:
+        task_id, body, _, campaign_owner, contact_id = row
         owner = (campaign_owner or self.conn.ownerId) if self.owner_enabled else None
         stats = self.report.phases["tasks"]
         stats.sent += 1
@@ -563,6 +611,8 @@ class Exporter:
         if crm_id is not None:
             await self._task_ids.add((crm_id, task_id))
             stats.created += 1
+        else:
+            self.unfinished["contacts"].add(contact_id)
 
     async def _complete_tasks(self) -> None:
         stats = self.report.phases["tasks"]
@@ -608,20 +658,25 @@ class Exporter:
 
     # -- engagement ----------------------------------------------------------------------------
 
-    async def _engagement(self) -> None:
+    async def _engagement(
+        self, contacts: Sequence[int] | None = None, companies: Sequence[int] | None = None
+    ) -> None:
+        """Engagement PUTs of every exported record, or of the given ones only."""
         with self._timed("engagement"):
-            for kind in ("contacts", "companies"):
+            for kind, ids in (("contacts", contacts), ("companies", companies)):
                 mapping = getattr(self.conn.engagementFields, kind)
-                if mapping:
+                if mapping and (ids is None or ids):
                     put = partial(self._engagement_put, kind, mapping)
-                    await self._bounded(self._engagement_batches(kind), put)
+                    await self._bounded(self._engagement_batches(kind, ids), put)
             await self._write(lambda conn: None)
 
-    async def _engagement_batches(self, kind: Kind) -> Any:
+    async def _engagement_batches(self, kind: Kind, ids: Sequence[int] | None) -> Any:
         after = 0
         while True:
             start, size = after, self.batch_size
-            rows = await self.store.read(partial(rec.read_engagement, kind=kind, after=start, limit=size))
+            rows = await self.store.read(
+                partial(rec.read_engagement, kind=kind, after=start, limit=size, ids=ids)
+            )
             if not rows:
                 return
             after = rows[-1][0]
@@ -641,16 +696,16 @@ class Exporter:
         check = f"PUT /{kind} (engagement)"
         ex = await self._call(check, "PUT", f"/{kind}", {kind: items})
         body, reason = self._answer(ex, check)
-        if reason is not None:
-            for rid, _ in asked:
-                self._fail("engagement", f"engagement {kind}", rid, reason)
-            return
-        up = p.plan_update(kind, asked, body)
-        for f in up.findings:
-            self._finding(f, ex, check)
-        stats.updated += len(up.updated)
-        for rid, why in up.failed.items():
+        failed = {rid: reason for rid, _ in asked} if reason is not None else {}
+        if reason is None:
+            up = p.plan_update(kind, asked, body)
+            for f in up.findings:
+                self._finding(f, ex, check)
+            stats.updated += len(up.updated)
+            failed = up.failed
+        for rid, why in failed.items():
             self._fail("engagement", f"engagement {kind}", rid, why)
+            self.unfinished[kind].add(int(rid))
 
 
 async def export(
