@@ -18,6 +18,12 @@ def _rate_limit(text: str) -> RateLimit:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="emulator", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -32,6 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
         type=_rate_limit,
         default=RateLimit(),
         help="contact (default: GET /v1/contact/{id}), all, off, or SCOPE:N[/SECONDS]",
+    )
+    serve.add_argument(
+        "--journal-size", type=_positive, default=Settings().journalLimit, metavar="N",
+        help="CRM exchanges kept in the export journal; the oldest are dropped (default 100000)",
     )
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
     export_command.add_parser(sub)
@@ -56,7 +66,8 @@ def serve(args: argparse.Namespace) -> int:
         print(f"emulator: fixture error: {exc}", file=sys.stderr)
         return 2
     settings = Settings(
-        host=args.host, port=args.port, fixtures=args.fixtures, db=args.db, rateLimit=args.rate_limit
+        host=args.host, port=args.port, fixtures=args.fixtures, db=args.db, rateLimit=args.rate_limit,
+        journalLimit=args.journal_size,
     )
     state = f"state in {args.db}" if args.db else "state in memory"
     print(

@@ -51,6 +51,7 @@ class Operation(Wire):
     errors: tuple[Error, ...] = (400,)
     security: Security | None = API_KEY
     error_body: Any = ErrorBody
+    media: str = "application/json"  # of the success body (JSON Lines: one `response` a line)
 
 
 def operation(
@@ -63,6 +64,7 @@ def operation(
     errors: Sequence[Error] = (400,),
     security: Security | None = API_KEY,
     error_body: Any = ErrorBody,
+    media: str = "application/json",
 ) -> Callable[[F], F]:
     """Attach the OpenAPI description of a handler to it."""
 
@@ -70,6 +72,7 @@ def operation(
         handler.__openapi__ = Operation(  # type: ignore[attr-defined]
             summary=summary, response=response, status=status, body=body,
             params=tuple(params), errors=tuple(errors), security=security, error_body=error_body,
+            media=media,
         )
         return handler
 
@@ -186,7 +189,7 @@ def build_document(routes: Iterable[BaseRoute], title: str, version: str) -> dic
         responses: dict[str, Any] = {
             str(op.status): {
                 "description": "Success",
-                "content": {"application/json": {"schema": schema}},
+                "content": {op.media: {"schema": schema}},
             }
         }
         texts: dict[int, str] = dict(

@@ -44,4 +44,4 @@ class Settings(Wire):
     fixtures: str = str(DEFAULT_FIXTURES)
     db: str | None = None
     rateLimit: RateLimit = RateLimit()
-    journalLimit: int = 10_000
+    journalLimit: int = 100_000  # rows kept in export_journal; the oldest go first

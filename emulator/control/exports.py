@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
+from starlette.datastructures import QueryParams
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from emulator.errors import BadRequest, Conflict, FieldError, NotFound
@@ -20,9 +22,8 @@ from emulator.exporter.run import Exporter, resolve_crm_url
 from emulator.fixtures.models import CrmConnection
 from emulator.http import decode_body, json_response
 from emulator.openapi import Param, operation, query
-from emulator.public_api.params import page_params
 from emulator.state import Emulator
-from emulator.wire import Wire
+from emulator.wire import Wire, encode
 
 log = logging.getLogger(__name__)
 REDACTED = "***"
@@ -157,20 +158,15 @@ async def get_export(request: Request) -> Response:
     return json_response(exporter.report)
 
 
-@operation(
-    "Exchanges with the CRM, newest last (bodies capped, API key redacted)", JournalPage,
-    params=[query("page"), query("pageSize", "1..500, default 50"),
-            query("method", "e.g. POST"), query("path", "path prefix, e.g. /contacts"),
-            query("exportId")],
-    security=None,
+JOURNAL_FILTERS = (
+    query("method", "e.g. POST"), query("path", "path prefix, e.g. /contacts"), query("exportId"),
 )
-async def journal(request: Request) -> Response:
-    q = request.query_params
-    page, _ = page_params(q)
-    size_text = q.get("pageSize", "50")
-    if not size_text.isdigit() or not 1 <= int(size_text) <= 500:
-        raise BadRequest.field("pageSize", "must be an integer between 1 and 500")
-    size = int(size_text)
+JSONL_CHUNK = 1000  # rows per read while streaming JSON Lines
+JOURNAL_COLUMNS = ", ".join(JournalEntry.__struct_fields__)
+
+
+def journal_filter(q: QueryParams) -> tuple[list[str], list[Any]]:
+    """SQL conditions and parameters for the journal's filters (same for JSON and JSON Lines)."""
     clauses: list[str] = []
     params: list[Any] = []
     if q.get("method"):
@@ -182,17 +178,71 @@ async def journal(request: Request) -> Response:
     if q.get("exportId"):
         clauses.append("exportId = ?")
         params.append(q["exportId"])
+    return clauses, params
+
+
+def bounded(q: QueryParams, name: str, default: int, low: int, high: int) -> int:
+    text = q.get(name, str(default))
+    if not text.isdigit() or not low <= int(text) <= high:
+        raise BadRequest.field(name, f"must be an integer between {low} and {high}")
+    return int(text)
+
+
+def _entries(rows: list[tuple[Any, ...]]) -> list[JournalEntry]:
+    names = JournalEntry.__struct_fields__
+    return [JournalEntry(**dict(zip(names, r))) for r in rows]
+
+
+@operation(
+    "Exchanges with the CRM, newest last (bodies capped, API key redacted); "
+    "format=jsonl streams every matching entry as JSON Lines", JournalPage,
+    params=[query("page"), query("pageSize", "1..500, default 50"), *JOURNAL_FILTERS,
+            query("format", "json (default) or jsonl")],
+    security=None,
+)
+async def journal(request: Request) -> Response:
+    q = request.query_params
+    if q.get("format", "json") not in ("json", "jsonl"):
+        raise BadRequest.field("format", "must be json or jsonl")
+    if q.get("format") == "jsonl":
+        return await journal_jsonl(request)
+    # Not page_params: that one holds /v1's 1..100 page size.
+    page, size = bounded(q, "page", 1, 1, 10**9), bounded(q, "pageSize", 50, 1, 500)
+    clauses, params = journal_filter(q)
     where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
     db = _emulator(request).db
     total_row = await db.fetchone(f"SELECT count(*) FROM export_journal{where}", params)
     rows = await db.fetchall(
-        "SELECT id, exportId, at, method, path, status, durationMs, attempt, requestBody,"
-        f" responseBody, error FROM export_journal{where} ORDER BY id LIMIT ? OFFSET ?",
+        f"SELECT {JOURNAL_COLUMNS} FROM export_journal{where} ORDER BY id LIMIT ? OFFSET ?",
         [*params, size, (page - 1) * size],
     )
-    names = JournalEntry.__struct_fields__
-    data = [JournalEntry(**dict(zip(names, r))) for r in rows]
-    return json_response(JournalPage(data=data, page=page, pageSize=size, total=total_row[0] if total_row else 0))
+    return json_response(JournalPage(
+        data=_entries(rows), page=page, pageSize=size, total=total_row[0] if total_row else 0
+    ))
+
+
+@operation(
+    "Every matching journal entry, oldest first, one JSON object a line (streamed)",
+    JournalEntry, params=list(JOURNAL_FILTERS), security=None, media="application/x-ndjson",
+)
+async def journal_jsonl(request: Request) -> Response:
+    clauses, params = journal_filter(request.query_params)
+    sql = (
+        f"SELECT {JOURNAL_COLUMNS} FROM export_journal WHERE "
+        f"{' AND '.join([*clauses, 'id > ?'])} ORDER BY id LIMIT {JSONL_CHUNK}"
+    )
+    db = _emulator(request).db
+
+    async def lines() -> AsyncIterator[bytes]:
+        last = 0  # keyset paging: rows the cap drops meanwhile do not shift later chunks
+        while True:
+            rows = await db.fetchall(sql, [*params, last])
+            if not rows:
+                return
+            yield b"".join(encode(e) + b"\n" for e in _entries(rows))
+            last = rows[-1][0]
+
+    return StreamingResponse(lines(), media_type="application/x-ndjson")
 
 
 routes: list[BaseRoute] = [
@@ -201,4 +251,5 @@ routes: list[BaseRoute] = [
     Route("/exports", start_export, methods=["POST"]),
     Route("/exports/{exportId}", get_export, methods=["GET"]),
     Route("/journal", journal, methods=["GET"]),
+    Route("/journal.jsonl", journal_jsonl, methods=["GET"]),
 ]
