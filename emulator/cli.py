@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from emulator import export_command
+from emulator.scenarios import command as replay_command
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.settings import RateLimit, Settings
 
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
     export_command.add_parser(sub)
+    replay_command.add_parser(sub)
     return parser
 
 
@@ -90,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         return serve(args)
     if args.command == "export":
         return export_command.main(args)
+    if args.command == "replay":
+        return replay_command.main(args)
     return 2
 
 

@@ -126,7 +126,8 @@ class Emulator:
         """Put back a captured state: database, clock, then caches dropped and parts reloaded
         (a part registered after the capture keeps the fresh state its reset hook gave it)."""
         await self.db.restore(state.image)
-        self.clock = copy.deepcopy(state.clock)
+        # Into the same object: whoever holds the clock (the simulation) sees the restored time.
+        self.clock.__dict__.update(copy.deepcopy(state.clock.__dict__))
         for hook in self.on_reset:
             hook()
         for name, value in state.parts.items():

@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from emulator.control import crm, exports, snapshots
+from emulator.control import crm, exports, scenarios, snapshots, tasks
 from emulator.control.schemas import ControlHealth, Counts, FixturesLoaded, ResetOut
 from emulator.errors import BadRequest
 from emulator.fixtures.loader import FixtureError
@@ -69,4 +69,6 @@ routes: list[BaseRoute] = [
     *crm.routes,
     *exports.routes,
     *snapshots.routes,
+    *tasks.routes,
+    *scenarios.routes,
 ]
