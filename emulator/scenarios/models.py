@@ -86,9 +86,10 @@ class ScenarioCrm(CrmSeed):
 # ---- steps ----------------------------------------------------------------------------------
 
 class ExportStep(Wire, tag_field="step", tag="export"):
-    """Run one export with the scenario's connection; `expect` checks this run's report."""
+    """Run one export with the scenario's connection; `expect*` check this run alone."""
 
-    expect: Any | UnsetType = UNSET  # subset of the export report
+    expect: Any | UnsetType = UNSET  # subset of this run's report
+    expectCalls: CrmCallsExpect | UnsetType = UNSET  # this run's CRM calls only
 
 
 class CompleteTasksStep(Wire, tag_field="step", tag="completeTasks"):
@@ -193,11 +194,41 @@ class Scenario(Wire):
     description: str = ""
     apiKey: str = "demo-all"
     fixtures: ScenarioFixtures = msgspec.field(default_factory=ScenarioFixtures)
-    crm: ScenarioCrm = msgspec.field(default_factory=ScenarioCrm)
+    crm: ScenarioCrm | None = None  # None: the fixture directory's reference CRM (crm.json)
     connection: dict[str, Any] = {}  # CrmConnection fields laid over the fixtures' connection
     steps: list[Step] = []
     expect: Expectations = msgspec.field(default_factory=Expectations)
     source: str | None = None  # the file it was read from (set by the loader)
+
+
+# ---- results --------------------------------------------------------------------------------
+
+Outcome = Literal["pass", "fail", "error"]
+
+
+class Failure(Wire):
+    """The first expectation that did not hold, expected and actual rendered short."""
+
+    at: str
+    message: str
+    expected: str = ""
+    actual: str = ""
+
+
+class ScenarioResult(Wire):
+    name: str
+    file: str | None = None
+    outcome: Outcome
+    seconds: float
+    failure: Failure | None = None
+
+
+class ReplayResult(Wire):
+    results: list[ScenarioResult]
+    passed: int
+    failed: int
+    errors: int
+    seconds: float
 
 
 def _fail(file: str, exc: msgspec.ValidationError | msgspec.DecodeError) -> ScenarioError:
@@ -208,8 +239,10 @@ def _fail(file: str, exc: msgspec.ValidationError | msgspec.DecodeError) -> Scen
 def check(scenario: Scenario, file: str) -> None:
     """Rules beyond the types; raises ScenarioError naming the field."""
     crm = scenario.crm
-    if crm.crmUrl is not None and crm.playback is not None:
+    if crm is not None and crm.crmUrl is not None and crm.playback is not None:
         raise ScenarioError(f"{file}: crm: give crmUrl or playback, not both")
+    if "crmUrl" in scenario.connection:
+        raise ScenarioError(f"{file}: connection.crmUrl: give the CRM's URL as crm.crmUrl")
     for i, step in enumerate(scenario.steps):
         if isinstance(step, AdvanceClockStep) and (step.seconds is None) == (step.until is None):
             raise ScenarioError(f"{file}: steps[{i}]: give exactly one of seconds or until")

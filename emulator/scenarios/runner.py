@@ -1,0 +1,554 @@
+"""Replay scenarios: each one in a fresh emulator of its own, served on a free loopback port.
+
+The exporter reaches the CRM over real HTTP (faults such as dropConnection need a socket);
+every CRM exchange is recorded in full at the transport, so call expectations see the same
+sequence as the export journal without its body cap. A playback CRM is a transport that
+answers from the recorded list, no server needed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import httpx
+import msgspec
+from msgspec import UNSET
+
+from emulator.control.exports import connection_problems
+from emulator.export_command import embedded_server
+from emulator.exporter.client import RetryPolicy, tls_verify
+from emulator.exporter.run import Exporter
+from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, check_fixtures, load_fixture_dir
+from emulator.fixtures.models import CrmConnection, FixtureSet
+from emulator.scenarios import models as sm
+from emulator.scenarios.models import Failure, Outcome, ReplayResult, ScenarioResult
+from emulator.scenarios.match import Mismatch, show, subset
+from emulator.settings import Settings
+from emulator.wire import Wire, split_validation_error
+
+# Replays keep retries but not their waiting: the sequence is the same, only faster.
+FAST_RETRIES = dict(base=0.005, cap=0.02, retry_after_cap=0.05)
+INLINE_KINDS = (
+    "apiKeys", "users", "identities", "campaigns", "companies", "contacts", "lists",
+    "savedViews", "conversations", "webhooks", "actionsRuns",
+)
+STAMPED = ("identities", "campaigns", "companies", "contacts", "lists", "savedViews",
+           "webhooks", "actionsRuns")
+DEFAULT_STAMP = "2026-01-01T00:00:00.000Z"
+
+
+class Failed(Exception):
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+def _mismatch(at: str, m: Mismatch, what: str) -> Failed:
+    where = f"{at}.{m.path}" if m.path and not m.path.startswith("[") else f"{at}{m.path}"
+    message = f"{what}: {m.message or 'differs'} at {m.path or '(top)'}"
+    return Failed(Failure(at=where, message=message, expected=show(m.expected), actual=show(m.actual)))
+
+
+# ---- building the starting state ------------------------------------------------------------
+
+_fixture_cache: dict[str, FixtureSet] = {}
+
+
+def _base_fixtures(directory: Path) -> FixtureSet:
+    key = str(directory.resolve())
+    if key not in _fixture_cache:
+        _fixture_cache[key] = load_fixture_dir(directory)
+    return _fixture_cache[key]
+
+
+def _merge(records: list[dict[str, Any]], inline: list[dict[str, Any]], key: str,
+           stamped: bool) -> dict[int, int]:
+    """Lay inline records over `records` by `key`; answers merged index -> inline index."""
+    index = {r.get(key): i for i, r in enumerate(records)}
+    origin: dict[int, int] = {}
+    for j, item in enumerate(inline):
+        at = index.get(item.get(key))
+        if at is None:
+            new = dict(item)
+            if stamped:
+                new.setdefault("createdAt", DEFAULT_STAMP)
+                new.setdefault("updatedAt", DEFAULT_STAMP)
+            records.append(new)
+            at = index[item.get(key)] = len(records) - 1
+        else:
+            records[at] = {**records[at], **item}
+        origin[at] = j
+    return origin
+
+
+def build_fixtures(scenario: sm.Scenario, base: Path, file: str) -> tuple[FixtureSet, str]:
+    """The scenario's FixtureSet and the directory it started from; ScenarioError names the field."""
+    spec = scenario.fixtures
+    directory = Path(spec.directory) if spec.directory else DEFAULT_FIXTURES
+    if not directory.is_absolute():
+        directory = base / directory
+    try:
+        raw: dict[str, Any] = msgspec.to_builtins(_base_fixtures(directory))
+    except FixtureError as exc:
+        raise sm.ScenarioError(f"{file}: fixtures.directory: {exc}") from None
+    origins: dict[str, dict[int, int]] = {}
+    for kind in spec.replace:
+        raw[kind] = []
+    for kind in INLINE_KINDS:
+        inline = getattr(spec, kind)
+        if inline:
+            key = "key" if kind == "apiKeys" else "id"
+            origins[kind] = _merge(raw[kind], inline, key, kind in STAMPED)
+    crm = scenario.crm
+    if crm is not None:
+        seed = msgspec.to_builtins(crm)
+        raw["crm"] = {k: seed[k] for k in ("settings", "users", "contacts", "companies") if k in seed}
+    connection = {**(raw.get("connection") or {}), **scenario.connection}
+    connection["crmUrl"] = "/crm"
+    if "apiKey" not in scenario.connection and (crm is not None or not raw.get("connection")):
+        connection["apiKey"] = (raw.get("crm") or {}).get("settings", {}).get("apiKey", "crm-demo-key")
+    raw["connection"] = connection
+    try:
+        fixtures = msgspec.convert(raw, FixtureSet)
+        check_fixtures(fixtures)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        path, message = split_validation_error(exc)
+        raise sm.ScenarioError(f"{file}: {_inline_path(path, origins)}: {message}") from None
+    except FixtureError as exc:
+        raise sm.ScenarioError(f"{file}: fixtures: {exc}") from None
+    problems = connection_problems(fixtures.connection) if fixtures.connection else []
+    if problems:
+        raise sm.ScenarioError(f"{file}: connection.{problems[0].field}: {problems[0].message}")
+    return fixtures, str(directory)
+
+
+def _inline_path(path: str, origins: dict[str, dict[int, int]]) -> str:
+    """'contacts[203].x' -> 'fixtures.contacts[1].x' when that record came from the scenario."""
+    kind, _, rest = path.partition("[")
+    if kind in origins and rest:
+        number, _, tail = rest.partition("]")
+        if number.isdigit() and int(number) in origins[kind]:
+            return f"fixtures.{kind}[{origins[kind][int(number)]}]{tail}"
+    if kind == "connection":
+        return path
+    if kind == "crm":
+        return path
+    return f"fixtures {path}"
+
+
+# ---- CRM transports -------------------------------------------------------------------------
+
+class Call(Wire):
+    """One CRM exchange as sent and answered (status None: no answer, e.g. dropped)."""
+
+    method: str
+    path: str
+    status: int | None
+    request: Any = None
+    response: Any = None
+
+
+def _json_or_text(data: bytes) -> Any:
+    if not data:
+        return None
+    try:
+        return msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return data.decode("utf-8", "replace")
+
+
+class RecordingTransport(httpx.AsyncBaseTransport):
+    """Passes every request on and keeps the whole exchange."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, prefix: str, calls: list[Call]) -> None:
+        self.inner, self.prefix, self.calls = inner, prefix.rstrip("/"), calls
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        body = await request.aread()
+        path = request.url.path
+        if self.prefix and path.startswith(self.prefix):
+            path = path[len(self.prefix):] or "/"
+        call = Call(method=request.method, path=path, status=None, request=_json_or_text(body))
+        self.calls.append(call)
+        response = await self.inner.handle_async_request(request)
+        raw = b"".join([chunk async for chunk in response.aiter_raw()])
+        await response.aclose()
+        call.status, call.response = response.status_code, _json_or_text(raw)
+        return httpx.Response(
+            response.status_code, headers=response.headers, stream=httpx.ByteStream(raw),
+            extensions=response.extensions, request=request,
+        )
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class PlaybackTransport(httpx.AsyncBaseTransport):
+    """Answers from recorded answers, in order per (method, path)."""
+
+    def __init__(self, answers: list[sm.PlaybackAnswer]) -> None:
+        self.answers = answers
+        self.missing: list[str] = []
+        self.rewind()
+
+    def rewind(self) -> None:
+        self.queues: dict[tuple[str, str], deque[sm.PlaybackAnswer]] = defaultdict(deque)
+        for answer in self.answers:
+            self.queues[(answer.method.upper(), answer.path)].append(answer)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        await request.aread()
+        key = (request.method.upper(), request.url.path)
+        queue = self.queues.get(key)
+        if not queue:
+            self.missing.append(f"{key[0]} {key[1]}")
+            return httpx.Response(500, json={"error": "no_recording",
+                                             "message": f"no recorded answer left for {key[0]} {key[1]}"})
+        answer = queue.popleft()
+        headers = dict(answer.headers)
+        if answer.body is not UNSET:
+            headers.setdefault("content-type", "application/json")
+            return httpx.Response(answer.status, headers=headers, content=msgspec.json.encode(answer.body))
+        return httpx.Response(answer.status, headers=headers, content=(answer.text or "").encode())
+
+    async def aclose(self) -> None:
+        return None
+
+
+# ---- matching CRM calls ---------------------------------------------------------------------
+
+def _path_matches(pattern: str, path: str) -> bool:
+    want, got = pattern.strip("/").split("/"), path.strip("/").split("/")
+    if want and want[-1] == "*":
+        return len(got) >= len(want) - 1 and all(
+            w.startswith(":") or w == g for w, g in zip(want[:-1], got))
+    return len(want) == len(got) and all(w.startswith(":") or w == g for w, g in zip(want, got))
+
+
+def call_mismatch(expected: sm.CrmCallExpect, call: Call) -> Mismatch | None:
+    """None when the call is the expected one; else why not."""
+    if expected.method.upper() != call.method or not _path_matches(expected.path, call.path):
+        return Mismatch("", f"{expected.method.upper()} {expected.path}", f"{call.method} {call.path}")
+    if expected.status is not UNSET and expected.status != call.status:
+        return Mismatch("status", expected.status, call.status)
+    if expected.body is not UNSET:
+        m = subset(expected.body, call.request, "body")
+        if m:
+            return m
+    return None
+
+
+def _calls_line(calls: list[Call], limit: int = 12) -> str:
+    parts = [f"{c.method} {c.path} {c.status if c.status is not None else '-'}" for c in calls[:limit]]
+    more = f" … (+{len(calls) - limit})" if len(calls) > limit else ""
+    return ", ".join(parts) + more if parts else "(no calls)"
+
+
+def check_calls(spec: sm.CrmCallsExpect, calls: list[Call], at: str) -> None:
+    """Raise Failed on the first expected call not found (in order), or an unwanted one."""
+    if spec.exact and len(spec.calls) != len(calls):
+        raise Failed(Failure(at=at, message=f"expected exactly {len(spec.calls)} CRM calls, got {len(calls)}",
+                             expected=", ".join(f"{c.method} {c.path}" for c in spec.calls),
+                             actual=_calls_line(calls, 40)))
+    j = 0
+    for i, want in enumerate(spec.calls):
+        where = f"{at}.calls[{i}]"
+        if spec.exact:
+            m = call_mismatch(want, calls[i])
+            if m:
+                raise _mismatch(where, m, f"call {i + 1} of {len(calls)}")
+            continue
+        first: Mismatch | None = None
+        start = j
+        while j < len(calls):
+            m = call_mismatch(want, calls[j])
+            j += 1
+            if m is None:
+                break
+            if first is None and m.path:  # same method and path, different status or body
+                first = m
+        else:
+            if first is not None:
+                raise _mismatch(where, first, f"{want.method} {want.path}")
+            raise Failed(Failure(
+                at=where, message=f"no {want.method.upper()} {want.path} call after the calls matched before it",
+                expected=f"{want.method.upper()} {want.path}", actual=_calls_line(calls[start:])))
+    for i, unwanted in enumerate(spec.absent):
+        for call in calls:
+            if call_mismatch(unwanted, call) is None:
+                raise Failed(Failure(at=f"{at}.absent[{i}]", message="an unwanted CRM call was made",
+                                     expected="no such call", actual=f"{call.method} {call.path} {show(call.request, 160)}"))
+    for key, n in spec.counts.items():
+        method, _, path = key.partition(" ")
+        pattern = sm.CrmCallExpect(method=method, path=path)
+        got = sum(1 for c in calls if call_mismatch(pattern, c) is None)
+        if got != n:
+            raise Failed(Failure(at=f"{at}.counts[{key!r}]", message=f"number of {key} calls",
+                                 expected=str(n), actual=str(got)))
+
+
+# ---- running one scenario -------------------------------------------------------------------
+
+class Run:
+    """The live state of one scenario: its server, client, CRM transport and what happened."""
+
+    def __init__(self, scenario: sm.Scenario, fixtures: FixtureSet, base_url: str, emulator: Any,
+                 client: httpx.AsyncClient) -> None:
+        self.scenario, self.fixtures, self.base_url = scenario, fixtures, base_url
+        self.emulator, self.client = emulator, client
+        self.calls: list[Call] = []
+        self.report: Any = None
+        crm = scenario.crm
+        self.playback = PlaybackTransport(crm.playback) if crm and crm.playback is not None else None
+        conn = fixtures.connection
+        assert conn is not None
+        if crm is not None and crm.crmUrl:
+            url = crm.crmUrl
+        elif self.playback is not None:
+            url = "http://playback.invalid"
+        else:
+            url = base_url + "/crm"
+        self.connection: CrmConnection = msgspec.structs.replace(conn, crmUrl=url)
+
+    def transport(self) -> httpx.AsyncBaseTransport:
+        conn = self.connection
+        if self.playback is not None:
+            inner: httpx.AsyncBaseTransport = self.playback
+        else:
+            inner = httpx.AsyncHTTPTransport(
+                verify=tls_verify(conn.verify, conn.caFile), limits=httpx.Limits(max_connections=4))
+        return inner
+
+    async def request(self, method: str, path: str, body: Any = UNSET,
+                      headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        hdrs = dict(headers or {})
+        if path.startswith("/v1") and not any(k.lower() == "x-api-key" for k in hdrs):
+            hdrs["x-api-key"] = self.scenario.apiKey
+        kwargs: dict[str, Any] = {"headers": hdrs}
+        if body is not UNSET:
+            kwargs["content"] = msgspec.json.encode(body)
+            hdrs.setdefault("content-type", "application/json")
+        answer = await self.client.request(method.upper(), path, **kwargs)
+        return answer.status_code, _json_or_text(answer.content)
+
+    async def control(self, method: str, path: str, body: Any, at: str, what: str) -> Any:
+        status, data = await self.request(method, path, body)
+        if status >= 300:
+            message = data.get("message") if isinstance(data, dict) else data
+            raise Failed(Failure(at=at, message=f"{what} failed: {message}",
+                                 expected="2xx", actual=f"{status} {show(data, 160)}"))
+        return data
+
+    # -- steps -----------------------------------------------------------------------------
+
+    async def export(self, step: sm.ExportStep, at: str) -> None:
+        calls: list[Call] = []
+        prefix = urlsplit(self.connection.crmUrl).path
+        exporter = Exporter(
+            self.emulator.db, self.connection, now=self.emulator.clock.now_iso,
+            transport=RecordingTransport(self.transport(), prefix, calls),
+            policy=RetryPolicy(retries=self.connection.retries, **FAST_RETRIES),  # type: ignore[arg-type]
+            journal_limit=self.emulator.settings.journalLimit,
+        )
+        report = await exporter.run()
+        self.calls.extend(calls)
+        self.report = msgspec.to_builtins(report)
+        if step.expect is not UNSET:
+            m = subset(step.expect, self.report)
+            if m:
+                raise _mismatch(f"{at}.expect", m, "export report")
+        if step.expectCalls is not UNSET:
+            check_calls(step.expectCalls, calls, f"{at}.expectCalls")
+
+    async def step(self, step: sm.Step, at: str) -> None:
+        if isinstance(step, sm.ExportStep):
+            await self.export(step, at)
+        elif isinstance(step, sm.CompleteTasksStep):
+            body = {"all": True} if step.ids is None else {"ids": step.ids}
+            await self.control("POST", "/_emulator/tasks/complete", body, at, "completing tasks")
+        elif isinstance(step, sm.CallStep):
+            status, data = await self.request(step.method, step.path, step.body, step.headers)
+            label = f"{step.method.upper()} {step.path}"
+            if step.expectStatus is not None and status != step.expectStatus:
+                raise Failed(Failure(at=f"{at}.expectStatus", message=f"{label}: status",
+                                     expected=str(step.expectStatus), actual=f"{status} {show(data, 160)}"))
+            if step.expectBody is not UNSET:
+                m = subset(step.expectBody, data)
+                if m:
+                    raise _mismatch(f"{at}.expectBody", m, label)
+        elif isinstance(step, sm.CrmSettingsStep):
+            current = await self.control("GET", "/_emulator/crm/settings", UNSET, at, "reading CRM settings")
+            change = msgspec.to_builtins(step)
+            change.pop("step", None)
+            await self.control("PUT", "/_emulator/crm/settings", {**current, **change}, at,
+                               "changing CRM settings")
+        elif isinstance(step, sm.ResetStep):
+            self.emulator.fixtures = self.fixtures  # the first reset seeds from these, not the directory
+            await self.emulator.reset()
+            if self.playback is not None:
+                self.playback.rewind()
+        elif isinstance(step, sm.AdvanceClockStep):
+            body = {"seconds": step.seconds} if step.seconds is not None else {"until": step.until}
+            await self.control("POST", "/_emulator/clock/advance", body, at, "advancing the clock")
+
+    # -- expectations ----------------------------------------------------------------------
+
+    async def expectations(self) -> None:
+        expect = self.scenario.expect
+        if self.playback is not None and self.playback.missing:
+            raise Failed(Failure(at="crm.playback", message="calls without a recorded answer",
+                                 expected="a recorded answer for each call",
+                                 actual=", ".join(self.playback.missing[:8])))
+        if expect.crmCalls is not UNSET:
+            check_calls(expect.crmCalls, self.calls, "expect.crmCalls")
+        if expect.report is not UNSET:
+            if self.report is None:
+                raise Failed(Failure(at="expect.report", message="no export was run",
+                                     expected="an export report", actual="none"))
+            m = subset(expect.report, self.report)
+            if m:
+                raise _mismatch("expect.report", m, "export report")
+        for i, rec in enumerate(expect.platform):
+            at = f"expect.platform[{i}]"
+            status, data = await self.request("GET", rec.path)
+            if status != 200:
+                raise Failed(Failure(at=at, message=f"GET {rec.path}", expected="200",
+                                     actual=f"{status} {show(data, 160)}"))
+            shown = data["data"] if isinstance(data, dict) and "data" in data else data
+            m = subset(rec.fields, shown)
+            if m:
+                raise _mismatch(f"{at}.fields", m, f"GET {rec.path}")
+        for i, crm_rec in enumerate(expect.crm):
+            await self._crm_record(crm_rec, f"expect.crm[{i}]")
+
+    async def _crm_records(self, kind: str) -> list[Any]:
+        found: list[Any] = []
+        page = 1
+        while True:
+            status, data = await self.request("GET", f"/_emulator/crm/{kind}?page={page}&pageSize=100")
+            if status != 200 or not isinstance(data, dict):
+                raise Failed(Failure(at=f"crm {kind}", message="cannot list CRM records",
+                                     expected="200", actual=f"{status} {show(data, 160)}"))
+            items = data.get("data") or []
+            found.extend(items)
+            if len(items) < 100:
+                return found
+            page += 1
+
+    async def _crm_record(self, spec: sm.CrmRecordExpect, at: str) -> None:
+        if spec.crmId is not UNSET:
+            status, data = await self.request("GET", f"/_emulator/crm/{spec.kind}/{spec.crmId}")
+            if status != 200:
+                raise Failed(Failure(at=f"{at}.crmId", message=f"CRM {spec.kind} {spec.crmId}",
+                                     expected="a stored record", actual=f"{status} {show(data, 160)}"))
+            records = [data]
+        else:
+            assert spec.match is not UNSET
+            match = spec.match
+            records = [r for r in await self._crm_records(spec.kind) if subset(match, _flat(r)) is None]
+            if spec.count is not UNSET and len(records) != spec.count:
+                raise Failed(Failure(at=f"{at}.count", message=f"CRM {spec.kind} matching {show(match, 120)}",
+                                     expected=f"{spec.count} records", actual=f"{len(records)} records"))
+            if not records and spec.fields is not UNSET:
+                raise Failed(Failure(at=f"{at}.match", message=f"no CRM {spec.kind} record matches",
+                                     expected=show(match), actual="none"))
+        if spec.fields is not UNSET:
+            m = subset(spec.fields, _flat(records[0]))
+            if m:
+                raise _mismatch(f"{at}.fields", m, f"CRM {spec.kind} record")
+
+
+def _flat(record: Any) -> Any:
+    """A stored contact or company with its stored `fields` lifted beside crmId, externalId..."""
+    if isinstance(record, dict) and isinstance(record.get("fields"), dict):
+        return {**record["fields"], **{k: v for k, v in record.items() if k != "fields"}}
+    return record
+
+
+async def run_scenario(scenario: sm.Scenario, base: Path | None = None) -> ScenarioResult:
+    """Replay one scenario in a fresh emulator; never raises for a scenario's own problems."""
+    t0 = time.perf_counter()
+    file = scenario.source or "<inline>"
+    root = base or (Path(scenario.source).parent if scenario.source else Path.cwd())
+
+    def result(outcome: Outcome, failure: Failure | None = None) -> ScenarioResult:
+        return ScenarioResult(name=scenario.name, file=scenario.source, outcome=outcome,
+                              seconds=round(time.perf_counter() - t0, 3), failure=failure)
+
+    try:
+        fixtures, directory = build_fixtures(scenario, root, file)
+    except sm.ScenarioError as exc:
+        return result("error", Failure(at="fixtures", message=str(exc)))
+    settings = Settings(fixtures=directory)
+    async with embedded_server(settings, fixtures) as platform:
+        assert platform.server_base is not None
+        async with httpx.AsyncClient(base_url=platform.server_base, timeout=30) as client:
+            run = Run(scenario, fixtures, platform.server_base, platform.emulator, client)
+            try:
+                for i, step in enumerate(scenario.steps):
+                    await run.step(step, f"steps[{i}]")
+                await run.expectations()
+            except Failed as exc:
+                return result("fail", exc.failure)
+    return result("pass")
+
+
+async def replay(paths: list[str], on_result: Callable[[ScenarioResult], None] | None = None) -> ReplayResult:
+    """Every scenario file of `paths` (files, or directories searched recursively), in order."""
+    t0 = time.perf_counter()
+    results: list[ScenarioResult] = []
+    for path in sm.scenario_files(paths):
+        try:
+            scenario = sm.load_scenario(path)
+        except sm.ScenarioError as exc:
+            res = ScenarioResult(name=path.stem, file=str(path), outcome="error", seconds=0.0,
+                                 failure=Failure(at="file", message=str(exc)))
+        else:
+            res = await run_scenario(scenario)
+        results.append(res)
+        if on_result:
+            on_result(res)
+    return summarise(results, time.perf_counter() - t0)
+
+
+def summarise(results: list[ScenarioResult], seconds: float) -> ReplayResult:
+    return ReplayResult(
+        results=results, passed=sum(r.outcome == "pass" for r in results),
+        failed=sum(r.outcome == "fail" for r in results),
+        errors=sum(r.outcome == "error" for r in results),
+        seconds=round(seconds or sum(r.seconds for r in results), 3),
+    )
+
+
+def exit_code(result: ReplayResult) -> int:
+    """0 all passed, 2 a file could not be read or built, else 1."""
+    if result.errors:
+        return 2
+    return 1 if result.failed or not result.results else 0
+
+
+def describe(res: ScenarioResult) -> str:
+    """One line per scenario; a failure adds where, why and expected/actual side by side."""
+    label = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[res.outcome]
+    line = f"{label:5} {res.name}  ({res.seconds:.2f} s)"
+    f = res.failure
+    if f is None:
+        return line
+    if res.outcome == "error":
+        return f"{line}\n      {f.message}"
+    lines = [line, f"      at {f.at}: {f.message}"]
+    if f.expected or f.actual:
+        lines += [f"      expected: {f.expected}", f"      actual:   {f.actual}"]
+    return "\n".join(lines)
+
+
+def summary(result: ReplayResult) -> str:
+    total = len(result.results)
+    extra = f", {result.errors} unreadable" if result.errors else ""
+    return f"{result.passed}/{total} scenarios passed, {result.failed} failed{extra} in {result.seconds:.2f} s"
+
