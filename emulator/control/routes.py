@@ -8,6 +8,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from emulator.control import crm, exports, scenarios, snapshots, tasks
+from emulator.control import deliveries
 from emulator.control.schemas import ControlHealth, Counts, FixturesLoaded, ResetOut
 from emulator.errors import BadRequest
 from emulator.fixtures.loader import FixtureError
@@ -68,6 +69,7 @@ routes: list[BaseRoute] = [
     Route("/fixtures", load_fixtures, methods=["POST"]),
     *crm.routes,
     *exports.routes,
+    *deliveries.routes,
     *snapshots.routes,
     *tasks.routes,
     *scenarios.routes,

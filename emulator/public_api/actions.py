@@ -1,4 +1,9 @@
-"""Actions runs: starting one over contacts, and its status (progress comes from the simulation)."""
+"""Actions runs: starting one over contacts, and its status.
+
+A run started here progresses on the virtual clock (simulation/actions_timeline.py): its
+status is computed for the clock's current time on every read. Fixture runs keep the state
+their fixture gives them.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from emulator.errors import BadRequest, NotFound
 from emulator.fixtures.models import StatusCounts
 from emulator.public_api.context import ApiContext
 from emulator.public_api.schemas import ActionsIn, ActionsRunCreated, ActionsRunStatus
+from emulator.simulation.actions_runs import schedule, timeline_of
 from emulator.wire import decode, encode
 
 ENTITY = "CONTACT"
@@ -49,7 +55,9 @@ async def start_run(ctx: ApiContext, body: ActionsIn) -> ActionsRunCreated:
             (ENTITY, encode(body.actions).decode(), encode(body.contactIds).decode(),
              body.webhookUrl, encode(counts).decode(), now),
         )
-        return cursor.lastrowid or 0
+        run_id = cursor.lastrowid or 0
+        schedule(conn, run_id, now)
+        return run_id
 
     run_id = await ctx.store.write(insert)
     return ActionsRunCreated(actionsId=run_id, createdAt=now)
@@ -57,15 +65,21 @@ async def start_run(ctx: ApiContext, body: ActionsIn) -> ActionsRunCreated:
 
 async def run_status(ctx: ApiContext, run_id: int) -> ActionsRunStatus:
     row = await ctx.store.fetchone(
-        "SELECT id, entity, actions, contactIds, overallStatus, statusCounts, createdAt"
-        " FROM actions_runs WHERE id = ?",
+        "SELECT r.id, r.entity, r.actions, r.contactIds, r.overallStatus, r.statusCounts,"
+        " r.createdAt, s.startAt FROM actions_runs r"
+        " LEFT JOIN actions_schedule s ON s.runId = r.id WHERE r.id = ?",
         (run_id,),
     )
     if row is None:
         raise NotFound(f"Actions run {run_id} not found")
     total = len(decode(row[2], list)) * len(decode(row[3], list))
+    status: str = row[4]
     counts: StatusCounts = decode(row[5], StatusCounts)
+    if row[7] is not None:  # progresses on the clock: where it stands now
+        state = timeline_of(row[0], row[7], row[2], row[3]).state(ctx.emulator.clock.now())
+        status, counts = state.overallStatus, state.counts
     return ActionsRunStatus(
-        actionsId=row[0], entity=row[1], overallStatus=row[4], totalActions=total,
-        statusCounts=counts, progress=progress(counts, total), createdAt=row[6],
+        actionsId=row[0], entity=row[1], overallStatus=status,  # type: ignore[arg-type]
+        totalActions=total, statusCounts=counts, progress=progress(counts, total),
+        createdAt=row[6],
     )

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from emulator.public_api.outbound import TIMEOUT_SECONDS, call
+from emulator.public_api.outbound import TIMEOUT_SECONDS, Outcome, call
 from emulator.store.db import Store
 from emulator.wire import Wire, decode, encode
 
@@ -57,19 +57,30 @@ class DeliveryAttempt(Wire):
     createdAt: str
 
 
-async def load_subscription(store: Store, webhook_id: int) -> Subscription | None:
-    row = await store.fetchone(
-        "SELECT id, url, secret, events, campaignIds, customFields, enabled"
-        " FROM webhooks WHERE id = ?",
-        (webhook_id,),
-    )
-    if row is None:
-        return None
+_SUBSCRIPTION_SELECT = (
+    "SELECT id, url, secret, events, campaignIds, customFields, enabled FROM webhooks"
+)
+
+
+def _subscription(row: tuple[Any, ...]) -> Subscription:
     return Subscription(
         id=row[0], url=row[1], secret=row[2], events=decode(row[3], list[str]),
         campaignIds=decode(row[4], list[int]), customFields=decode(row[5], list[str]),
         enabled=bool(row[6]),
     )
+
+
+async def load_subscription(store: Store, webhook_id: int) -> Subscription | None:
+    row = await store.fetchone(f"{_SUBSCRIPTION_SELECT} WHERE id = ?", (webhook_id,))
+    return None if row is None else _subscription(row)
+
+
+def all_subscriptions(conn: sqlite3.Connection) -> dict[int, Subscription]:
+    """Every subscription by id (there are few), on the database thread."""
+    return {
+        sub.id: sub
+        for sub in map(_subscription, conn.execute(f"{_SUBSCRIPTION_SELECT} ORDER BY id"))
+    }
 
 
 def _contact(conn: sqlite3.Connection, contact_id: int, custom: list[str]) -> dict[str, Any] | None:
@@ -117,13 +128,25 @@ async def build_payload(
 ) -> dict[str, Any]:
     """The delivery body of one event about `contact_id` in `campaign_id`."""
 
-    def read(conn: sqlite3.Connection) -> dict[str, Any]:
-        return _payload(
-            event_type, timestamp, _contact(conn, contact_id, sub.customFields),
-            _campaign(conn, campaign_id), fields or {},
-        )
+    return await store.read(lambda conn: event_payload(
+        conn, sub.customFields, event_type, timestamp, contact_id, campaign_id, fields or {}
+    ))
 
-    return await store.read(read)
+
+def event_payload(
+    conn: sqlite3.Connection,
+    custom_fields: list[str],
+    event_type: str,
+    timestamp: str,
+    contact_id: int,
+    campaign_id: int,
+    fields: dict[str, Any],
+) -> dict[str, Any]:
+    """`build_payload` on the database thread (the simulation builds many in one hop)."""
+    return _payload(
+        event_type, timestamp, _contact(conn, contact_id, custom_fields),
+        _campaign(conn, campaign_id), fields,
+    )
 
 
 async def sample_payload(store: Store, sub: Subscription, timestamp: str) -> dict[str, Any]:
@@ -163,6 +186,37 @@ def delivery_headers(sub: Subscription) -> dict[str, str]:
     return headers
 
 
+INSERT_ATTEMPT = (
+    "INSERT INTO webhook_deliveries(webhookId, eventType, payload, statusCode, errorMessage,"
+    " attemptNumber, durationMs, createdAt, nextAttemptAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def attempt_row(
+    webhook_id: int, event_type: str, body: bytes, outcome: Outcome, attempt: int,
+    created: str, retry_at: str | None,
+) -> tuple[Any, ...]:
+    """The parameters of INSERT_ATTEMPT for one attempt (`retry_at` only kept on failure)."""
+    return (
+        webhook_id, event_type, body.decode(), outcome.statusCode, outcome.errorMessage,
+        attempt, outcome.durationMs, created, None if outcome.ok else retry_at,
+    )
+
+
+async def send(
+    sub: Subscription,
+    body: bytes,
+    *,
+    client: httpx.AsyncClient | None = None,
+    timeout: float = TIMEOUT_SECONDS,
+) -> Outcome:
+    """POST an encoded payload to the subscription url once (no log row)."""
+    return await call(
+        "POST", sub.url, headers=delivery_headers(sub), content=body,
+        timeout=timeout, client=client,
+    )
+
+
 async def deliver_once(
     store: Store,
     sub: Subscription,
@@ -181,16 +235,10 @@ async def deliver_once(
     event_type = str(payload.get("eventType", ""))
     body = encode(payload)
     created = now()
-    outcome = await call(
-        "POST", sub.url, headers=delivery_headers(sub), content=body,
-        timeout=timeout, client=client,
-    )
-    retry_at = None if outcome.ok else next_attempt_at
+    outcome = await send(sub, body, client=client, timeout=timeout)
     delivery_id = await store.execute(
-        "INSERT INTO webhook_deliveries(webhookId, eventType, payload, statusCode, errorMessage,"
-        " attemptNumber, durationMs, createdAt, nextAttemptAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (sub.id, event_type, body.decode(), outcome.statusCode, outcome.errorMessage, attempt,
-         outcome.durationMs, created, retry_at),
+        INSERT_ATTEMPT,
+        attempt_row(sub.id, event_type, body, outcome, attempt, created, next_attempt_at),
     )
     return DeliveryAttempt(
         id=delivery_id, webhookId=sub.id, eventType=event_type, attemptNumber=attempt,

@@ -1,0 +1,36 @@
+"""The simulation listener of webhooks and actions runs (registered after each clock advance)."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from emulator.simulation.actions_runs import step_runs
+from emulator.simulation.deliveries import process_due, shared_client
+from emulator.simulation.webhooks import enqueue_events
+from emulator.state import Emulator
+from emulator.wire import now_iso
+
+log = logging.getLogger(__name__)
+LAST_ERROR = "deliveries.lastError"
+
+
+class DeliveryListener:
+    """`await listener(target)`: queue what happened up to `target`, then make every attempt
+    due by then. Errors are logged and kept in meta `deliveries.lastError`, never raised."""
+
+    def __init__(self, emulator: Emulator) -> None:
+        self.emulator = emulator
+        self.made = 0  # attempts made since start (benchmarks read it)
+
+    async def __call__(self, target: datetime) -> None:
+        store = self.emulator.db
+        try:
+            horizon = now_iso(target)
+            await enqueue_events(store, horizon)
+            await step_runs(store, target)
+            async with shared_client() as client:
+                self.made += await process_due(store, horizon, client)
+        except Exception as exc:  # noqa: BLE001 - an advance must never fail because of it
+            log.exception("webhook/actions deliveries up to %s failed", target)
+            await store.set_meta(LAST_ERROR, f"{now_iso(target)}: {type(exc).__name__}: {exc}")

@@ -1,0 +1,99 @@
+"""Webhook events: new rows of `events` become queued deliveries, and manual redelivery.
+
+An event of one of the 8 webhook types goes to every enabled subscription that lists its
+type and whose `campaignIds` are empty or hold the event's campaign: one queued attempt per
+subscription, due at the event's `occurredAt`, with the payload of decisions.md §2 built
+when the event is read. The cursor (meta `webhooks.cursor`, the last event id read) makes
+every event count once, across advances and restarts.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any, get_args
+
+from emulator.errors import NotFound
+from emulator.fixtures.models import WebhookEvent
+from emulator.public_api import webhook_delivery as delivery
+from emulator.simulation.deliveries import QUEUE_INSERT, WEBHOOK
+from emulator.store.db import Store
+from emulator.wire import decode, encode
+
+WEBHOOK_EVENTS = frozenset(get_args(WebhookEvent))
+CURSOR = "webhooks.cursor"
+_CHUNK = 5_000
+
+
+def _cursor(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (CURSOR,)).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def _enqueue_chunk(conn: sqlite3.Connection, horizon: str) -> bool:
+    """Queue the deliveries of up to one chunk of new events; True when more may follow."""
+    cursor = _cursor(conn)
+    rows = conn.execute(
+        "SELECT id, type, contactId, campaignId, occurredAt, data FROM events"
+        " WHERE id > ? ORDER BY id LIMIT ?",
+        (cursor, _CHUNK),
+    ).fetchall()
+    subs = [s for s in delivery.all_subscriptions(conn).values() if s.enabled]
+    queued: list[tuple[Any, ...]] = []
+    last = cursor
+    for event_id, kind, contact_id, campaign_id, occurred, data in rows:
+        if occurred > horizon:  # not happened yet: wait for the clock
+            break
+        last = event_id
+        if kind not in WEBHOOK_EVENTS:
+            continue
+        fields: dict[str, Any] | None = None
+        for sub in subs:
+            if kind not in sub.events or (sub.campaignIds and campaign_id not in sub.campaignIds):
+                continue
+            if fields is None:
+                fields = decode(data or "{}")
+            payload = delivery.event_payload(
+                conn, sub.customFields, kind, occurred, contact_id, campaign_id, fields
+            )
+            queued.append((occurred, WEBHOOK, event_id, sub.id, 1, kind, None,
+                           encode(payload).decode()))
+    conn.executemany(QUEUE_INSERT, queued)
+    if last != cursor:
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (CURSOR, str(last)),
+        )
+    return len(rows) == _CHUNK and last == rows[-1][0]
+
+
+async def enqueue_events(store: Store, horizon: str) -> None:
+    """Queue a delivery per matching subscription for every new event up to `horizon`."""
+    while await store.write(lambda conn: _enqueue_chunk(conn, horizon)):
+        pass
+
+
+async def redeliver(
+    store: Store, delivery_id: int, now: Callable[[], str]
+) -> delivery.DeliveryAttempt:
+    """Send the payload of logged attempt `delivery_id` once more, now, as a new attempt.
+
+    The new attempt's number follows the highest one of the same payload to the same
+    subscription; a failure is logged but not retried (a manual resend is one attempt).
+    """
+    row = await store.fetchone(
+        "SELECT webhookId, payload FROM webhook_deliveries WHERE id = ?", (delivery_id,)
+    )
+    if row is None:
+        raise NotFound(f"Delivery {delivery_id} not found")
+    webhook_id, payload = row
+    sub = await delivery.load_subscription(store, webhook_id)
+    if sub is None:
+        raise NotFound(f"Webhook {webhook_id} of delivery {delivery_id} no longer exists")
+    last = await store.fetchone(
+        "SELECT MAX(attemptNumber) FROM webhook_deliveries WHERE webhookId = ? AND payload = ?",
+        (webhook_id, payload),
+    )
+    attempt = int(last[0] if last and last[0] is not None else 0) + 1
+    return await delivery.deliver_once(store, sub, decode(payload), attempt, now)
