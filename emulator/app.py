@@ -24,6 +24,7 @@ from emulator.http import json_response
 from emulator.openapi import build_document
 from emulator.public_api.context import ApiContext
 from emulator.public_api.routes import routes as public_routes
+from emulator.simulation.autosync import AutoSync
 from emulator.settings import Settings
 from emulator.state import Emulator
 
@@ -84,4 +85,5 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
     )
     app.state.emulator = emulator
     app.state.public_api = ApiContext(emulator)
+    app.state.autosync = AutoSync(emulator, app)
     return app

@@ -9,6 +9,7 @@ from starlette.routing import BaseRoute, Route
 
 from emulator.control import crm, exports, scenarios, snapshots, tasks
 from emulator.control import deliveries
+from emulator.control import autosync
 from emulator.control.schemas import ControlHealth, Counts, FixturesLoaded, ResetOut
 from emulator.errors import BadRequest
 from emulator.fixtures.loader import FixtureError
@@ -69,6 +70,7 @@ routes: list[BaseRoute] = [
     Route("/fixtures", load_fixtures, methods=["POST"]),
     *crm.routes,
     *exports.routes,
+    *autosync.routes,
     *deliveries.routes,
     *snapshots.routes,
     *tasks.routes,
