@@ -13,7 +13,9 @@ many, and attempts of one window are sent concurrently.
 from __future__ import annotations
 
 import asyncio
+import functools
 import sqlite3
+import ssl
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any, NamedTuple
@@ -53,10 +55,21 @@ class Due(NamedTuple):
     payload: str
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """Loading the CA bundle takes ~0.1 s: once per process, not once per client."""
+    return httpx.create_ssl_context()
+
+
 def shared_client() -> httpx.AsyncClient:
     """One client for a whole pass: its pool keeps connections to the receivers open."""
     limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
-    return httpx.AsyncClient(timeout=TIMEOUT_SECONDS, limits=limits)
+    return httpx.AsyncClient(timeout=TIMEOUT_SECONDS, limits=limits, verify=_tls())
+
+
+async def any_due(store: Store, horizon: str) -> bool:
+    row = await store.fetchone("SELECT MIN(dueAt) FROM delivery_queue")
+    return row is not None and row[0] is not None and row[0] <= horizon
 
 
 def _take(
