@@ -1,9 +1,10 @@
 """Subset matching of expected JSON values against actual ones, with the first difference.
 
 An expected object matches when each of its keys matches (extra actual keys are fine); an
-expected list matches when its items match actual items in the same order (a subsequence).
+expected list matches when each of its items matches a different actual item (in any order;
+extra actual items are fine; use {"$len": n} beside it to pin the size).
 Operators, as a one-key object: {"$absent": true} (key not there), {"$any": true} (there,
-any value), {"$len": n} (a list or text of n items).
+any value), {"$len": n} (a list or text of n items), {"$contains": "text"} (a text holding it).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def _join(path: str, key: str | int) -> str:
 def _operator(expected: Any) -> str | None:
     if isinstance(expected, dict) and len(expected) == 1:
         (key,) = expected
-        if key in ("$absent", "$any", "$len"):
+        if key in ("$absent", "$any", "$len", "$contains"):
             return key
     return None
 
@@ -67,6 +68,10 @@ def subset(expected: Any, actual: Any, path: str = "") -> Mismatch | None:
             size = len(actual) if isinstance(actual, (list, str, dict)) else actual
             return Mismatch(path, f"length {n}", f"length {size}")
         return None
+    if op == "$contains":
+        text = expected["$contains"]
+        ok = isinstance(actual, str) and isinstance(text, str) and text in actual
+        return None if ok else Mismatch(path, f"a text containing {text!r}", actual)
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
             return Mismatch(path, expected, actual, "not an object")
@@ -78,20 +83,21 @@ def subset(expected: Any, actual: Any, path: str = "") -> Mismatch | None:
     if isinstance(expected, list):
         if not isinstance(actual, list):
             return Mismatch(path, expected, actual, "not a list")
-        j = 0
+        used: set[int] = set()
         for i, item in enumerate(expected):
             first: Mismatch | None = None
-            scanned = 0
-            while j < len(actual):
-                found = subset(item, actual[j], _join(path, j))
-                j += 1
+            for j, candidate in enumerate(actual):
+                if j in used:
+                    continue
+                found = subset(item, candidate, _join(path, j))
                 if found is None:
+                    used.add(j)
                     break
-                first, scanned = first or found, scanned + 1
+                first = first or found
             else:
-                if first is not None and scanned == 1:  # one candidate: its own difference
+                if first is not None and len(actual) == 1:  # one candidate: its own difference
                     return first
-                return Mismatch(_join(path, i), item, actual, "no matching item (in order)")
+                return Mismatch(_join(path, i), item, actual, "no matching item")
         return None
     if isinstance(expected, bool) or isinstance(actual, bool):
         same = type(expected) is type(actual) and expected == actual

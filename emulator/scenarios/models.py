@@ -3,7 +3,8 @@
 One file holds one scenario: the fixtures to start from, the CRM the exporter talks to, the
 connection settings, an ordered list of steps and the expectations checked after the last step.
 Subset matching everywhere: an expected object matches when each of its keys matches; an
-expected list matches when its items match actual items in the same order (a subsequence).
+expected list matches when each of its items matches a different actual item (any order).
+CRM calls are the exception: they are matched in order (emulator/scenarios/match.py).
 """
 
 from __future__ import annotations

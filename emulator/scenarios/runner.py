@@ -176,7 +176,10 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         call = Call(method=request.method, path=path, status=None, request=_json_or_text(body))
         self.calls.append(call)
         response = await self.inner.handle_async_request(request)
-        raw = b"".join([chunk async for chunk in response.aiter_raw()])
+        try:
+            raw = b"".join([chunk async for chunk in response.aiter_raw()])
+        except httpx.StreamConsumed:  # a response built in memory (playback)
+            raw = response.content
         await response.aclose()
         call.status, call.response = response.status_code, _json_or_text(raw)
         return httpx.Response(
