@@ -139,6 +139,22 @@ class Batch(msgspec.Struct):
     completions: bool  # completed tasks whose completion the CRM has not seen
 
 
+def has_work(conn: sqlite3.Connection) -> bool:
+    """Whether a push has anything to do: events after the cursor, pending records in the CRM,
+    or completions to send. A read, so an idle tick writes nothing (caches stay valid)."""
+    cursor = int(_meta(conn, "autosync.cursor") or 0)
+    return conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM events WHERE id > ?)"
+        " OR EXISTS (SELECT 1 FROM autosync_pending p JOIN contacts c ON c.id = p.id"
+        "  WHERE p.kind = 'contacts' AND c.contactCRMId IS NOT NULL)"
+        " OR EXISTS (SELECT 1 FROM autosync_pending p JOIN companies co ON co.id = p.id"
+        "  WHERE p.kind = 'companies' AND co.companyCRMId IS NOT NULL)"
+        " OR EXISTS (SELECT 1 FROM platform_tasks WHERE completed = 1 AND crmCompleted = 0"
+        "  AND crmTaskId IS NOT NULL)",
+        (cursor,),
+    ).fetchone()[0] == 1
+
+
 def collect(conn: sqlite3.Connection) -> Batch:
     """Move the events after the cursor into `autosync_pending` (their contacts and those
     contacts' companies), advance the cursor, and answer what a push would cover."""
@@ -242,7 +258,7 @@ class AutoSync:
         async with self._lock:
             db = self.emulator.db
             conn = await db.read(rec.read_connection)
-            if conn is None or not (conn.autoSync or force):
+            if conn is None or not (conn.autoSync or force) or not await db.read(has_work):
                 return None
             batch = await db.write(collect)
             if not (batch.contacts or batch.companies or batch.completions):

@@ -65,7 +65,9 @@ async def test_off_by_default_and_nothing_to_push(app: Starlette, client: httpx.
     await set_autosync(client)
     await autosync_of(app)(TARGET)  # on: the event kept waiting is pushed now
     assert len(await crm_all(client, "activities")) == before + 1
-    await autosync_of(app)(TARGET)  # nothing new: no push at all
+    version = emulator_of(app).db.version
+    await autosync_of(app)(TARGET)  # nothing new: no push at all, not even a write
+    assert emulator_of(app).db.version == version
     state = (await client.get("/_emulator/autosync")).json()
     assert state["enabled"] is True and state["pushes"] == 1 and state["pending"] == 0
 
