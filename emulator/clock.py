@@ -1,23 +1,79 @@
-"""The emulator's clock: every timestamp the emulator writes comes from here."""
+"""The emulator's virtual clock: every timestamp the emulator writes comes from here.
+
+Time is frozen by default: it only moves when the simulation advances it (POST
+/_emulator/clock/advance). With `--clock realtime[:SPEED]` it also moves by itself, SPEED
+virtual seconds per wall second; the app's ticker then runs the simulation up to `now()`.
+"""
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta, timezone
 
-from emulator.wire import now_iso
+from emulator.wire import now_iso, parse_iso
+
+
+def wall_now() -> datetime:
+    """The wall time, cut to the millisecond like every stored timestamp."""
+    return parse_iso(now_iso())
+
+
+def parse_clock(text: str) -> float | None:
+    """`frozen` -> None; `realtime` -> 1.0; `realtime:SPEED` -> SPEED (> 0)."""
+    mode, _, figure = text.strip().lower().partition(":")
+    if mode == "frozen" and not figure:
+        return None
+    if mode != "realtime":
+        raise ValueError(f"--clock: unknown mode {mode!r} (frozen, realtime[:SPEED])")
+    if not figure:
+        return 1.0
+    try:
+        speed = float(figure)
+    except ValueError:
+        raise ValueError(f"--clock: bad speed {figure!r}") from None
+    if not 0 < speed < float("inf"):
+        raise ValueError("--clock: the speed must be a positive number")
+    return speed
 
 
 class Clock:
-    """Wall-clock time shifted by an offset that `advance` grows (virtual time)."""
+    """Virtual time: a moment plus, in realtime mode, the wall seconds since it times `speed`."""
 
-    def __init__(self) -> None:
-        self._offset = timedelta(0)
+    def __init__(self, start: datetime | None = None, speed: float | None = None) -> None:
+        self.start = start or wall_now()
+        self.speed = speed
+        self._at = self.start
+        self._wall = time.monotonic()
+
+    @property
+    def mode(self) -> str:
+        return "frozen" if self.speed is None else "realtime"
 
     def now(self) -> datetime:
-        return datetime.now(timezone.utc) + self._offset
+        if self.speed is None:
+            return self._at
+        elapsed = (time.monotonic() - self._wall) * self.speed
+        # whole milliseconds: what is stored must read back as the same moment
+        return self._at + timedelta(milliseconds=int(elapsed * 1000))
 
     def now_iso(self) -> str:
         return now_iso(self.now())
 
+    def set(self, moment: datetime) -> None:
+        """Jump to `moment` (backwards too: reset and restore use it)."""
+        moment = moment.astimezone(timezone.utc)
+        self._at = moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+        self._wall = time.monotonic()
+
+    def move_to(self, moment: datetime) -> None:
+        """Forward only: a realtime clock that is already past `moment` keeps running."""
+        if moment > self.now():
+            self.set(moment)
+
     def advance(self, seconds: float) -> None:
-        self._offset += timedelta(seconds=seconds)
+        self.set(self.now() + timedelta(seconds=seconds))
+
+    def restart(self, start: datetime, current: datetime | None = None) -> None:
+        """A new start (fixtures, reset) and the current time (a kept database)."""
+        self.start = start
+        self.set(current or start)

@@ -1,0 +1,339 @@
+"""What one event changes, for simulated and injected events alike (runs on the db thread).
+
+A `Batch` lives for one write transaction: it hands out message, conversation and task ids
+itself (so an event can name its message before anything is written), buffers every row and
+writes them with a few executemany calls in `flush`. Event ids follow insertion order, which
+is time order because callers emit in time order.
+
+Event `data` keys: "step" (sequence step index or null), "channel", "sequenceIndex" (the
+message's <n>), "messageId", "customMessage" + "subject" + "sentAt" (sends), "acceptedAt",
+"content" + "subject" + "repliedAt" + "inReplyTo" (replies), "openedAt"/"clickedAt" + "url",
+"visitedAt" + "profileUrl", "likedAt" + "postUrl", "taskId" + "subject" + "taskType" +
+"dueDate" (TASK_CREATED), "finishedAt" (SEQUENCE_FINISHED).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import Any
+
+import msgspec
+
+from emulator.exporter.plan import ENGAGEMENT_ORDER
+from emulator.simulation.timeline import CHANNELS, DAY_MS, Plan, iso
+
+SEQUENCE_ORDER = {"Not Started": 0, "Ongoing": 1, "Finished": 2, "Replied": 3}
+_NUMBER = re.compile(r"\((\d+)/\d+\)")
+SENT_EVENTS = {
+    "CONNECTION_REQUEST": "CONNECTION_REQUEST_SENT",
+    "NETWORK_MESSAGE": "NETWORK_MESSAGE_SENT",
+    "INMAIL": "INMAIL_SENT",
+    "EMAIL": "EMAIL_SENT",
+}
+REPLY_TEXTS = (
+    "Thanks for reaching out, happy to chat next week.",
+    "Not a priority for us right now, maybe next quarter.",
+    "Interesting. Can you send more details?",
+    "Please talk to my colleague who owns this topic.",
+    "Sure, send me a few time slots.",
+)
+_encode = msgspec.json.Encoder().encode
+
+
+def engagement_rank(status: str) -> tuple[int, int]:
+    """Position of an engagement value in the spec's order (then its message number)."""
+    for i, prefix in enumerate(ENGAGEMENT_ORDER):
+        if status.startswith(prefix):
+            m = _NUMBER.search(status)
+            return i, int(m.group(1)) if m else 0
+    return -1, 0
+
+
+class Member:
+    """The campaign_members row of one member while a batch changes it."""
+
+    __slots__ = (
+        "campaign_id", "contact_id", "step_index", "sequence_status", "engagement", "opens",
+        "clicks", "replies", "next_ms", "first_name", "company", "profile_url", "items",
+    )
+
+    def __init__(self, row: tuple[Any, ...]) -> None:
+        (self.campaign_id, self.contact_id, self.step_index, self.sequence_status,
+         self.engagement, self.opens, self.clicks, self.replies) = row[:8]
+        self.next_ms: int | None = None
+        self.first_name: str | None = None
+        self.company: str | None = None
+        self.profile_url: str | None = None
+        self.items: list[Any] = []
+
+    def engage(self, status: str) -> None:
+        if engagement_rank(status) > engagement_rank(self.engagement):
+            self.engagement = status
+
+    def progress(self, status: str) -> None:
+        if SEQUENCE_ORDER.get(status, -1) > SEQUENCE_ORDER.get(self.sequence_status, -1):
+            self.sequence_status = status
+
+    def row(self) -> tuple[Any, ...]:
+        return (
+            self.step_index, self.sequence_status, self.engagement, self.opens, self.clicks,
+            self.replies, None if self.next_ms is None else iso(self.next_ms), self.campaign_id,
+            self.contact_id,
+        )
+
+
+def render(text: str | None, member: Member) -> str | None:
+    if not text:
+        return None
+    return text.replace("{{firstName}}", member.first_name or "there").replace(
+        "{{companyName}}", member.company or "your team"
+    )
+
+
+class Batch:
+    """Buffered effects of the events of one transaction."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.next_message = _next_id(conn, "messages")
+        self.next_conversation = _next_id(conn, "conversations")
+        self.next_task = _next_id(conn, "platform_tasks")
+        self.conversations: dict[tuple[int, int], int] = {}
+        self.sent: dict[tuple[int, int, int], int] = {}  # (conversation, n, 0) -> message id
+        self.events: list[tuple[Any, ...]] = []
+        self.messages: list[tuple[Any, ...]] = []
+        self.new_conversations: list[tuple[int, int, int, int]] = []
+        self.tasks: list[tuple[Any, ...]] = []
+        self.counts: dict[int, list[Any]] = {}  # message id -> [views, clicks, updatedAt]
+        self.contacts: dict[int, str] = {}
+        self.members: dict[tuple[int, int], Member] = {}
+        self.touched: set[int] = set()
+        self.by_type: dict[str, int] = {}
+
+    def load_conversations(self, campaign_ids: list[int]) -> None:
+        """Known conversations of these campaigns (lowest id per contact and campaign)."""
+        if not campaign_ids:
+            return
+        marks = ",".join("?" * len(campaign_ids))
+        for cid, contact, campaign in self.conn.execute(
+            f"SELECT id, contactId, campaignId FROM conversations WHERE campaignId IN ({marks})"
+            " ORDER BY id DESC", campaign_ids,
+        ):
+            self.conversations[(contact, campaign)] = cid
+
+    def conversation(self, member: Member, plan: Plan) -> int:
+        key = (member.contact_id, member.campaign_id)
+        cid = self.conversations.get(key)
+        if cid is None:
+            row = self.conn.execute(
+                "SELECT MIN(id) FROM conversations WHERE contactId = ? AND campaignId = ?", key
+            ).fetchone()
+            cid = row[0] if row and row[0] is not None else None
+            if cid is None:
+                cid = self.next_conversation
+                self.next_conversation += 1
+                self.new_conversations.append((cid, member.contact_id, member.campaign_id,
+                                               plan.identity_id))
+            self.conversations[key] = cid
+        return cid
+
+    def sent_message(self, conversation: int, number: int) -> int | None:
+        """The outbound message numbered `number` in a conversation (0: the latest one)."""
+        found = self.sent.get((conversation, number, 0))
+        if found is not None:
+            return found
+        if number:
+            row = self.conn.execute(
+                "SELECT MAX(id) FROM messages WHERE conversationId = ? AND sequenceIndex = ?"
+                " AND isContactSender = 0", (conversation, number),
+            ).fetchone()
+        else:
+            row = self.conn.execute(
+                "SELECT MAX(id) FROM messages WHERE conversationId = ? AND isContactSender = 0",
+                (conversation,),
+            ).fetchone()
+        return row[0] if row else None
+
+    def message(
+        self, conversation: int, ms: int, mtype: str, inbound: bool, content: str | None,
+        subject: str | None, number: int | None,
+    ) -> int:
+        mid = self.next_message
+        self.next_message += 1
+        at = iso(ms)
+        self.messages.append((mid, conversation, content, subject, mtype, int(inbound),
+                              int(not inbound), number, at, at))
+        if not inbound and number:
+            self.sent[(conversation, number, 0)] = mid
+        return mid
+
+    def count(self, message_id: int, ms: int, views: int, clicks: int) -> None:
+        entry = self.counts.setdefault(message_id, [0, 0, ""])
+        entry[0] += views
+        entry[1] += clicks
+        entry[2] = iso(ms)
+
+    def event(
+        self, etype: str, member: Member, ms: int, message_id: int | None, data: dict[str, Any]
+    ) -> None:
+        at = iso(ms)
+        self.events.append((etype, member.contact_id, member.campaign_id, message_id, at,
+                            _encode(data).decode()))
+        self.contacts[member.contact_id] = at
+        self.members[(member.campaign_id, member.contact_id)] = member
+        self.touched.add(member.campaign_id)
+        self.by_type[etype] = self.by_type.get(etype, 0) + 1
+
+    def task(self, member: Member, plan: Plan, step: int, ms: int) -> tuple[int, str, str | None]:
+        """The platform task of a TASK step, keyed like exporter.records.ensure_platform_tasks."""
+        spec = plan.steps[step]
+        subject = spec.taskSubject or f"{spec.taskType or 'Task'}: {plan.name}"
+        row = self.conn.execute(
+            "SELECT id FROM platform_tasks WHERE contactId = ? AND campaignId = ? AND stepIndex = ?",
+            (member.contact_id, member.campaign_id, step),
+        ).fetchone()
+        if row is not None:
+            return row[0], subject, spec.taskType
+        tid = self.next_task
+        self.next_task += 1
+        self.tasks.append((tid, member.contact_id, member.campaign_id, step, subject,
+                           spec.taskType, iso(ms + DAY_MS)))
+        return tid, subject, spec.taskType
+
+    def flush(self) -> None:
+        conn = self.conn
+        conn.executemany("INSERT INTO conversations VALUES (?, ?, ?, ?)", self.new_conversations)
+        conn.executemany(
+            "INSERT INTO messages(id, conversationId, content, subject, type, isContactSender,"
+            " isAutosent, sequenceIndex, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            self.messages,
+        )
+        conn.executemany(
+            "UPDATE messages SET viewCount = viewCount + ?, clickCount = clickCount + ?,"
+            " updatedAt = max(updatedAt, ?) WHERE id = ?",
+            [(v, c, at, mid) for mid, (v, c, at) in self.counts.items()],
+        )
+        conn.executemany(
+            "INSERT INTO platform_tasks(id, contactId, campaignId, stepIndex, subject, type, dueDate)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)", self.tasks,
+        )
+        conn.executemany(
+            "INSERT INTO events(type, contactId, campaignId, messageId, occurredAt, data)"
+            " VALUES (?, ?, ?, ?, ?, ?)", self.events,
+        )
+        conn.executemany(
+            "UPDATE campaign_members SET stepIndex = ?, sequenceStatus = ?, engagementStatus = ?,"
+            " opens = ?, clicks = ?, replies = ?, nextActionAt = ? WHERE campaignId = ? AND contactId = ?",
+            [m.row() for m in self.members.values()],
+        )
+        conn.executemany(
+            "UPDATE contacts SET updatedAt = max(updatedAt, ?) WHERE id = ?",
+            [(at, cid) for cid, at in self.contacts.items()],
+        )
+
+
+def _next_id(conn: sqlite3.Connection, table: str) -> int:
+    row = conn.execute(f"SELECT MAX(id) FROM {table}").fetchone()
+    return (row[0] or 0) + 1
+
+
+# ---------------------------------------------------------------------------------------------
+# The effects of each kind of event
+
+
+def send(batch: Batch, plan: Plan, member: Member, ms: int, mtype: str, step: int | None,
+         number: int, content: str | None, subject: str | None) -> None:
+    """A connection request, network message, InMail or email goes out."""
+    conv = batch.conversation(member, plan)
+    mid = batch.message(conv, ms, mtype, False, content, subject, number)
+    channel = CHANNELS[mtype]
+    member.progress("Ongoing")
+    if mtype == "CONNECTION_REQUEST":
+        member.engage("Connection Request Sent")
+    else:
+        total = max(plan.message_count, number)
+        member.engage(f"Message Sent ({number}/{total}) - {channel}")
+    data: dict[str, Any] = {"step": step, "channel": channel, "sequenceIndex": number,
+                            "messageId": mid, "customMessage": content, "sentAt": iso(ms)}
+    if subject is not None:
+        data["subject"] = subject
+    batch.event(SENT_EVENTS[mtype], member, ms, mid, data)
+
+
+def accept(batch: Batch, plan: Plan, member: Member, ms: int, step: int | None) -> None:
+    conv = batch.conversation(member, plan)
+    mid = batch.message(conv, ms, "CONNECTION_REQUEST", True, None, None, None)
+    member.engage("Connection Accepted")
+    batch.event("CONNECTION_REQUEST_ACCEPTED", member, ms, mid,
+                {"step": step, "channel": "NETWORK", "messageId": mid, "acceptedAt": iso(ms)})
+
+
+def reply(batch: Batch, plan: Plan, member: Member, ms: int, step: int | None, mtype: str,
+          number: int, content: str | None, subject: str | None) -> None:
+    """The contact answers message `number` (its channel `mtype`): the sequence stops."""
+    conv = batch.conversation(member, plan)
+    answered = batch.sent_message(conv, number)
+    if content is None:
+        content = REPLY_TEXTS[(member.contact_id + (step or 0)) % len(REPLY_TEXTS)]
+    if subject is None and mtype in ("EMAIL", "INMAIL"):
+        subject = "Re: your note"
+    mid = batch.message(conv, ms, mtype, True, content, subject, None)
+    channel = CHANNELS[mtype]
+    member.replies += 1
+    member.engage(f"Message Replied ({number}/{max(plan.message_count, number)}) - {channel}")
+    member.progress("Replied")
+    member.next_ms = None
+    data: dict[str, Any] = {"step": step, "channel": channel, "sequenceIndex": number,
+                            "messageId": mid, "content": content, "repliedAt": iso(ms),
+                            "inReplyTo": answered}
+    if subject is not None:
+        data["subject"] = subject
+    batch.event("MESSAGE_REPLIED", member, ms, mid, data)
+
+
+def open_or_click(batch: Batch, plan: Plan, member: Member, ms: int, step: int | None,
+                  number: int, click: bool) -> None:
+    conv = batch.conversation(member, plan)
+    mid = batch.sent_message(conv, number)
+    if mid is not None:
+        batch.count(mid, ms, 0 if click else 1, 1 if click else 0)
+    if click:
+        member.clicks += 1
+        batch.event("LINK_CLICKED", member, ms, mid, {
+            "step": step, "channel": "EMAIL", "messageId": mid, "clickedAt": iso(ms),
+            "url": f"https://links.outreach-demo.com/c/{plan.id}/{member.contact_id}/{number}",
+        })
+    else:
+        member.opens += 1
+        batch.event("EMAIL_OPENED", member, ms, mid, {
+            "step": step, "channel": "EMAIL", "messageId": mid, "openedAt": iso(ms),
+        })
+
+
+def touch(batch: Batch, plan: Plan, member: Member, ms: int, step: int | None, etype: str) -> None:
+    """A profile visit or a post like: an event, no message."""
+    member.progress("Ongoing")
+    if etype == "PROFILE_VISITED":
+        data = {"step": step, "channel": "NETWORK", "visitedAt": iso(ms),
+                "profileUrl": member.profile_url}
+    else:
+        data = {"step": step, "channel": "NETWORK", "likedAt": iso(ms),
+                "postUrl": f"https://www.network.com/feed/update/{plan.id}-{member.contact_id}"}
+    batch.event(etype, member, ms, None, data)
+
+
+def create_task(batch: Batch, plan: Plan, member: Member, ms: int, step: int) -> None:
+    member.progress("Ongoing")
+    tid, subject, ttype = batch.task(member, plan, step, ms)
+    batch.event("TASK_CREATED", member, ms, None, {
+        "step": step, "taskId": tid, "subject": subject, "taskType": ttype,
+        "dueDate": iso(ms + DAY_MS),
+    })
+
+
+def finish(batch: Batch, plan: Plan, member: Member, ms: int) -> None:
+    member.step_index = len(plan.steps)
+    member.progress("Finished")
+    member.next_ms = None
+    batch.event("SEQUENCE_FINISHED", member, ms, None, {"finishedAt": iso(ms)})

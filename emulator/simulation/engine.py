@@ -1,0 +1,444 @@
+"""The campaign simulation: members of ACTIVE campaigns walk their sequences as the clock moves.
+
+`advance_to(target)` processes every item due at or before `target` in global time order
+(ties: campaign id, contact id, the member's own order) in chunks of at most CHUNK_MS of
+virtual time, each one store.write, then moves the clock and awaits the listeners.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any, Literal
+
+from emulator.simulation import effects as fx
+from emulator.simulation.timeline import (
+    ACCEPTED, CLICKED, DAY_MS, FINISHED, OPENED, REPLIED, STEP, Item, Plan, from_ms, iso,
+    parse_ms, timeline, to_ms,
+)
+from emulator.state import Emulator
+from emulator.wire import Wire, parse_iso
+
+log = logging.getLogger(__name__)
+
+CHUNK_MS = DAY_MS
+Listener = Callable[[datetime], Awaitable[None]]
+
+WEBHOOK_EVENTS = (
+    "CONNECTION_REQUEST_SENT", "CONNECTION_REQUEST_ACCEPTED", "NETWORK_MESSAGE_SENT",
+    "EMAIL_SENT", "INMAIL_SENT", "MESSAGE_REPLIED", "POST_LIKED", "PROFILE_VISITED",
+)
+OTHER_EVENTS = ("EMAIL_OPENED", "LINK_CLICKED", "TASK_CREATED", "SEQUENCE_FINISHED")
+
+
+class AdvanceResult(Wire):
+    """What one advance did: the clock before and after, the events it added."""
+
+    previous: str
+    now: str
+    events: int = 0
+    eventsByType: dict[str, int] = {}
+    completedCampaigns: list[int] = []
+
+
+class SimulationError(Exception):
+    """A start, stop or injection that cannot happen: `status` says which HTTP answer fits."""
+
+    def __init__(self, status: int, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.field = status, message, field
+
+
+InjectableType = Literal[
+    "CONNECTION_REQUEST_SENT", "CONNECTION_REQUEST_ACCEPTED", "NETWORK_MESSAGE_SENT",
+    "EMAIL_SENT", "INMAIL_SENT", "MESSAGE_REPLIED", "POST_LIKED", "PROFILE_VISITED",
+    "EMAIL_OPENED", "LINK_CLICKED",
+]
+
+
+class Injected(Wire):
+    """An explicit event (POST /_emulator/events); `time` defaults to the clock's now."""
+
+    campaignId: int
+    contactId: int
+    type: InjectableType
+    content: str | None = None
+    subject: str | None = None
+    # MESSAGE_REPLIED: the channel answered (default: that of the latest message sent)
+    channel: Literal["NETWORK_MESSAGE", "INMAIL", "EMAIL"] | None = None
+    time: str | None = None
+
+
+class InjectedOut(Wire):
+    id: int
+    type: str
+    contactId: int
+    campaignId: int
+    messageId: int | None
+    occurredAt: str
+
+
+def load_plans(conn: sqlite3.Connection, where: str = "", params: tuple[Any, ...] = ()) -> dict[int, Plan]:
+    return {
+        row[0]: Plan.from_row(*row)
+        for row in conn.execute(
+            "SELECT id, name, status, senderIdentityId, seed, sequence, outcomeRates"
+            f" FROM campaigns {where}", params,
+        )
+    }
+
+
+def schedule(conn: sqlite3.Connection, plan: Plan, anchor_ms: int) -> int:
+    """Give every not-yet-scheduled member of `plan` without a conversation in it a timeline
+    from `anchor_ms` (fixture histories are left as they are); answers how many.
+
+    Runs at seeding time too, with the indexes dropped: hence sets, not NOT EXISTS."""
+    taken = {c for (c,) in conn.execute(
+        "SELECT contactId FROM simulation_members WHERE campaignId = ?", (plan.id,))}
+    taken.update(c for (c,) in conn.execute(
+        "SELECT contactId FROM conversations WHERE campaignId = ?", (plan.id,)))
+    ids = [c for (c,) in conn.execute(
+        "SELECT contactId FROM campaign_members WHERE campaignId = ?"
+        " AND sequenceStatus = 'Not Started' ORDER BY contactId", (plan.id,)) if c not in taken]
+    anchor = iso(anchor_ms)
+    # A fresh member's first item is step 0 (or, for an empty sequence, finishing at once).
+    first = iso(anchor_ms + (plan.steps[0].delaySeconds * 1000 if plan.steps else 0))
+    conn.executemany(
+        "INSERT INTO simulation_members(campaignId, contactId, anchorAt, firstStep) VALUES (?, ?, ?, 0)",
+        [(plan.id, cid, anchor) for cid in ids],
+    )
+    conn.executemany(
+        "UPDATE campaign_members SET nextActionAt = ? WHERE campaignId = ? AND contactId = ?",
+        [(first, plan.id, cid) for cid in ids],
+    )
+    return len(ids)
+
+
+def complete_finished(conn: sqlite3.Connection, campaign_ids: set[int]) -> list[int]:
+    """ACTIVE campaigns among these with no member left to move become COMPLETED."""
+    done = []
+    for cid in sorted(campaign_ids):
+        busy = conn.execute(
+            "SELECT 1 FROM campaign_members WHERE campaignId = ? AND nextActionAt IS NOT NULL LIMIT 1",
+            (cid,),
+        ).fetchone()
+        if busy is None:
+            cur = conn.execute(
+                "UPDATE campaigns SET status = 'COMPLETED' WHERE id = ? AND status = 'ACTIVE'", (cid,)
+            )
+            if cur.rowcount:
+                done.append(cid)
+    return done
+
+
+class Simulation:
+    """Owns advancing the clock; `listeners` run after each advance (webhooks, auto-sync...)."""
+
+    def __init__(self, emulator: Emulator) -> None:
+        self.emulator = emulator
+        self.listeners: list[Listener] = []
+        self._lock = asyncio.Lock()
+        self._generation = 0
+        # (campaign, contact) -> (fingerprint, anchor, first step, items): timelines are pure
+        self._timelines: dict[tuple[int, int], tuple[Any, int, int, list[Item]]] = {}
+        emulator.on_reset.append(self._forget)
+
+    def _forget(self) -> None:
+        self._generation += 1
+        self._timelines.clear()
+
+    # -----------------------------------------------------------------------------------------
+    async def advance_to(self, target: datetime) -> AdvanceResult:
+        """Run every campaign item due at or before `target`, move the clock there, then await
+        each listener with `target` (a listener's error is logged, never raised)."""
+        async with self._lock:
+            clock = self.emulator.clock
+            previous = clock.now()
+            target = max(target, previous)
+            result = AdvanceResult(previous=iso(to_ms(previous)), now=iso(to_ms(target)),
+                                   eventsByType={}, completedCampaigns=[])
+            generation = self._generation
+            target_ms = to_ms(target)
+            while self._generation == generation:
+                start_ms = to_ms(clock.now())
+                first = await self.emulator.db.read(_first_due)
+                if first is None:
+                    start_ms = target_ms  # nothing scheduled: one write moves the clock
+                elif first > start_ms:
+                    start_ms = min(first, target_ms)  # nothing due before: skip the empty span
+                end_ms = min(target_ms, start_ms + CHUNK_MS)
+                await self.emulator.db.write(lambda conn: self._chunk(conn, end_ms, result))
+                clock.move_to(from_ms(end_ms))
+                if end_ms >= target_ms:
+                    break
+            await self._notify(target)
+            return result
+
+    async def run_realtime(self, every: float = 0.5) -> None:
+        """`--clock realtime`: run the simulation up to the moving clock every `every` wall s."""
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self.advance_to(self.emulator.clock.now())
+            except Exception:  # keep ticking: one bad tick must not stop time
+                log.exception("realtime simulation tick failed")
+
+    async def _notify(self, target: datetime) -> None:
+        for listener in list(self.listeners):
+            try:
+                await listener(target)
+            except Exception:  # a listener records its own errors; this only keeps advancing
+                log.exception("simulation listener %r failed", listener)
+
+    def _chunk(self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult) -> None:
+        """Process every item due at or before `end_ms`; runs inside one write transaction."""
+        plans = load_plans(conn, "WHERE status = 'ACTIVE'")
+        batch = fx.Batch(conn)
+        rows = conn.execute(
+            "SELECT m.campaignId, m.contactId, m.stepIndex, m.sequenceStatus, m.engagementStatus,"
+            " m.opens, m.clicks, m.replies, m.nextActionAt, s.anchorAt, s.firstStep,"
+            " c.firstName, co.name, c.networkProfileUrl"
+            " FROM campaign_members m JOIN campaigns ca ON ca.id = m.campaignId"
+            " JOIN simulation_members s ON s.campaignId = m.campaignId AND s.contactId = m.contactId"
+            " LEFT JOIN contacts c ON c.id = m.contactId LEFT JOIN companies co ON co.id = c.companyId"
+            " WHERE m.nextActionAt IS NOT NULL AND m.nextActionAt <= ? AND ca.status = 'ACTIVE'",
+            (iso(end_ms),),
+        ).fetchall()
+        due: list[tuple[int, int, int, int, Any, fx.Member]] = []
+        for row in rows:
+            plan = plans[row[0]]
+            member = fx.Member(row)
+            member.first_name, member.company, member.profile_url = row[11], row[12], row[13]
+            items = self._timeline(plan, member.contact_id, parse_ms(row[9]), row[10])
+            start = parse_ms(row[8])
+            member.next_ms = None
+            for item in items:
+                if item[0] < start:
+                    continue
+                if item[0] > end_ms:
+                    member.next_ms = item[0]
+                    break
+                due.append((item[0], member.campaign_id, member.contact_id, item[1], item, member))
+            batch.members[(member.campaign_id, member.contact_id)] = member
+        due.sort(key=lambda d: d[:4])
+        batch.load_conversations(sorted({d[1] for d in due}))
+        for ms, _cid, _contact, _order, item, member in due:
+            apply_item(batch, plans[member.campaign_id], member, item, ms)
+        batch.flush()
+        result.completedCampaigns.extend(complete_finished(conn, batch.touched))
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES ('clock', ?)"
+            " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (iso(end_ms),),
+        )
+        result.events += len(batch.events)
+        for etype, n in batch.by_type.items():
+            result.eventsByType[etype] = result.eventsByType.get(etype, 0) + n
+
+    def _timeline(self, plan: Plan, contact_id: int, anchor_ms: int, first_step: int) -> list[Item]:
+        key = (plan.id, contact_id)
+        cached = self._timelines.get(key)
+        if cached is not None and cached[:3] == (plan.fingerprint, anchor_ms, first_step):
+            return cached[3]
+        items = timeline(plan, contact_id, anchor_ms, first_step)
+        self._timelines[key] = (plan.fingerprint, anchor_ms, first_step, items)
+        return items
+
+    # -----------------------------------------------------------------------------------------
+    async def start_campaign(self, campaign_id: int) -> tuple[str, int]:
+        """DRAFT or PENDING -> ACTIVE: schedule fresh members (from now) or resume a stopped
+        campaign (its pending steps shift by the pause); items due now run at once."""
+        async with self._lock:
+            now_ms = to_ms(self.emulator.clock.now())
+            status, scheduled = await self.emulator.db.write(
+                lambda conn: self._start(conn, campaign_id, now_ms)
+            )
+        if status == "ACTIVE":
+            await self.advance_to(from_ms(now_ms))
+            row = await self.emulator.db.fetchone(
+                "SELECT status FROM campaigns WHERE id = ?", (campaign_id,)
+            )
+            status = row[0] if row else status
+        return status, scheduled
+
+    def _start(self, conn: sqlite3.Connection, campaign_id: int, now_ms: int) -> tuple[str, int]:
+        plan = load_plans(conn, "WHERE id = ?", (campaign_id,)).get(campaign_id)
+        if plan is None:
+            raise SimulationError(404, f"Campaign {campaign_id} not found")
+        if plan.status not in ("DRAFT", "PENDING"):
+            raise SimulationError(409, f"Campaign {campaign_id} is {plan.status}: only a DRAFT or"
+                                  " PENDING campaign can start")
+        paused = conn.execute(
+            "SELECT pausedAt FROM simulation_campaigns WHERE campaignId = ?", (campaign_id,)
+        ).fetchone()
+        if paused is not None and paused[0] is not None:
+            shift = now_ms - parse_ms(paused[0])
+            rows = conn.execute(
+                "SELECT s.contactId, s.anchorAt, m.nextActionAt FROM simulation_members s"
+                " JOIN campaign_members m ON m.campaignId = s.campaignId AND m.contactId = s.contactId"
+                " WHERE s.campaignId = ?", (campaign_id,),
+            ).fetchall()
+            conn.executemany(
+                "UPDATE simulation_members SET anchorAt = ? WHERE campaignId = ? AND contactId = ?",
+                [(iso(parse_ms(a) + shift), campaign_id, c) for c, a, _ in rows],
+            )
+            conn.executemany(
+                "UPDATE campaign_members SET nextActionAt = ? WHERE campaignId = ? AND contactId = ?",
+                [(iso(parse_ms(n) + shift), campaign_id, c) for c, _, n in rows if n is not None],
+            )
+        conn.execute(
+            "INSERT INTO simulation_campaigns(campaignId, pausedAt) VALUES (?, NULL)"
+            " ON CONFLICT(campaignId) DO UPDATE SET pausedAt = NULL", (campaign_id,),
+        )
+        scheduled = schedule(conn, plan, now_ms)
+        conn.execute("UPDATE campaigns SET status = 'ACTIVE' WHERE id = ?", (campaign_id,))
+        complete_finished(conn, {campaign_id})
+        return "ACTIVE", scheduled
+
+    async def stop_campaign(self, campaign_id: int) -> str:
+        """ACTIVE -> PENDING: members keep their place; start resumes them."""
+        async with self._lock:
+            now = self.emulator.clock.now_iso()
+
+            def stop(conn: sqlite3.Connection) -> str:
+                row = conn.execute("SELECT status FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+                if row is None:
+                    raise SimulationError(404, f"Campaign {campaign_id} not found")
+                if row[0] != "ACTIVE":
+                    raise SimulationError(409, f"Campaign {campaign_id} is {row[0]}: only an ACTIVE"
+                                          " campaign can stop")
+                conn.execute("UPDATE campaigns SET status = 'PENDING' WHERE id = ?", (campaign_id,))
+                conn.execute(
+                    "INSERT INTO simulation_campaigns(campaignId, pausedAt) VALUES (?, ?)"
+                    " ON CONFLICT(campaignId) DO UPDATE SET pausedAt = excluded.pausedAt",
+                    (campaign_id, now),
+                )
+                return "PENDING"
+
+            return await self.emulator.db.write(stop)
+
+    # -----------------------------------------------------------------------------------------
+    async def inject(self, event: Injected) -> InjectedOut:
+        """One explicit event with the effects of a simulated one; `time` (default now) may be
+        later than now (the clock advances to it first), never earlier."""
+        now = self.emulator.clock.now()
+        at = now
+        if event.time is not None:
+            try:
+                at = parse_iso(event.time)
+            except ValueError:
+                raise SimulationError(400, "time: not an ISO 8601 timestamp", "time") from None
+            if to_ms(at) < to_ms(now):
+                raise SimulationError(400, f"time is before the clock ({iso(to_ms(now))})", "time")
+            await self.advance_to(at)
+        async with self._lock:
+            ms = to_ms(self.emulator.clock.now())
+            out = await self.emulator.db.write(lambda conn: _inject(conn, event, ms))
+        await self._notify(from_ms(ms))
+        return out
+
+
+def _first_due(conn: sqlite3.Connection) -> int | None:
+    row = conn.execute(
+        "SELECT MIN(m.nextActionAt) FROM campaign_members m JOIN campaigns ca ON ca.id = m.campaignId"
+        " WHERE m.nextActionAt IS NOT NULL AND ca.status = 'ACTIVE'"
+    ).fetchone()
+    return parse_ms(row[0]) if row and row[0] else None
+
+
+def apply_item(batch: fx.Batch, plan: Plan, member: fx.Member, item: Item, ms: int) -> None:
+    """The effects of one timeline item."""
+    kind, step = item[2], item[3]
+    if kind == FINISHED:
+        fx.finish(batch, plan, member, ms)
+        return
+    spec = plan.steps[step]
+    number = plan.numbers[step]
+    if kind == STEP:
+        member.step_index = max(member.step_index, step + 1)
+        if spec.type in fx.SENT_EVENTS:
+            fx.send(batch, plan, member, ms, spec.type, step, number, fx.render(spec.content, member),
+                    fx.render(spec.subject, member))
+        elif spec.type == "PROFILE_VISIT":
+            fx.touch(batch, plan, member, ms, step, "PROFILE_VISITED")
+        elif spec.type == "POST_LIKE":
+            fx.touch(batch, plan, member, ms, step, "POST_LIKED")
+        elif spec.type == "TASK":
+            fx.create_task(batch, plan, member, ms, step)
+    elif kind == ACCEPTED:
+        fx.accept(batch, plan, member, ms, step)
+    elif kind in (OPENED, CLICKED):
+        fx.open_or_click(batch, plan, member, ms, step, number, kind == CLICKED)
+    elif kind == REPLIED:
+        fx.reply(batch, plan, member, ms, step, spec.type, number, None, None)
+
+
+def _inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
+    plan = load_plans(conn, "WHERE id = ?", (event.campaignId,)).get(event.campaignId)
+    if plan is None:
+        raise SimulationError(404, f"Campaign {event.campaignId} not found", "campaignId")
+    row = conn.execute(
+        "SELECT m.campaignId, m.contactId, m.stepIndex, m.sequenceStatus, m.engagementStatus,"
+        " m.opens, m.clicks, m.replies, m.nextActionAt, c.firstName, co.name, c.networkProfileUrl"
+        " FROM campaign_members m LEFT JOIN contacts c ON c.id = m.contactId"
+        " LEFT JOIN companies co ON co.id = c.companyId WHERE m.campaignId = ? AND m.contactId = ?",
+        (event.campaignId, event.contactId),
+    ).fetchone()
+    if row is None:
+        raise SimulationError(
+            404, f"Contact {event.contactId} is not a member of campaign {event.campaignId}",
+            "contactId",
+        )
+    member = fx.Member(row)
+    member.next_ms = parse_ms(row[8]) if row[8] else None
+    member.first_name, member.company, member.profile_url = row[9], row[10], row[11]
+    batch = fx.Batch(conn)
+    conv_row = conn.execute(
+        "SELECT MIN(id) FROM conversations WHERE contactId = ? AND campaignId = ?",
+        (event.contactId, event.campaignId),
+    ).fetchone()
+    last = None
+    if conv_row and conv_row[0] is not None:
+        last = conn.execute(
+            "SELECT type, sequenceIndex FROM messages WHERE conversationId = ? AND isContactSender = 0"
+            " AND type != 'CONNECTION_REQUEST' ORDER BY id DESC LIMIT 1", (conv_row[0],),
+        ).fetchone()
+        sent = conn.execute(
+            "SELECT COALESCE(MAX(sequenceIndex), 0) FROM messages WHERE conversationId = ?"
+            " AND isContactSender = 0", (conv_row[0],),
+        ).fetchone()[0]
+    else:
+        sent = 0
+    etype = event.type
+    content = event.content
+    if etype in ("CONNECTION_REQUEST_SENT", "NETWORK_MESSAGE_SENT", "INMAIL_SENT", "EMAIL_SENT"):
+        mtype = etype.removesuffix("_SENT")
+        fx.send(batch, plan, member, ms, mtype, None, sent + 1, content, event.subject)
+    elif etype == "CONNECTION_REQUEST_ACCEPTED":
+        fx.accept(batch, plan, member, ms, None)
+    elif etype == "MESSAGE_REPLIED":
+        mtype = event.channel or (last[0] if last else "NETWORK_MESSAGE")
+        number = last[1] if last and last[1] else max(sent, 1)
+        fx.reply(batch, plan, member, ms, None, mtype, number, content, event.subject)
+    elif etype in ("EMAIL_OPENED", "LINK_CLICKED"):
+        email = None
+        if conv_row and conv_row[0] is not None:
+            email = conn.execute(
+                "SELECT sequenceIndex FROM messages WHERE conversationId = ? AND isContactSender = 0"
+                " AND type = 'EMAIL' ORDER BY id DESC LIMIT 1", (conv_row[0],),
+            ).fetchone()
+        if email is None:
+            raise SimulationError(
+                409, f"Contact {event.contactId} was sent no email in campaign {event.campaignId}",
+                "type",
+            )
+        fx.open_or_click(batch, plan, member, ms, None, email[0] or 0, etype == "LINK_CLICKED")
+    else:
+        fx.touch(batch, plan, member, ms, None, etype)
+    batch.flush()
+    complete_finished(conn, batch.touched)
+    eid, mid = conn.execute("SELECT id, messageId FROM events ORDER BY id DESC LIMIT 1").fetchone()
+    return InjectedOut(id=eid, type=etype, contactId=event.contactId, campaignId=event.campaignId,
+                       messageId=mid, occurredAt=iso(ms))

@@ -1,0 +1,17 @@
+"""Seeder: members of the fixtures' ACTIVE campaigns start their sequences at the clock start."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from emulator.fixtures.models import FixtureSet
+from emulator.simulation.engine import load_plans, schedule
+from emulator.simulation.timeline import parse_ms, to_ms
+from emulator.clock import wall_now
+
+
+def seed(conn: sqlite3.Connection, fx: FixtureSet) -> None:
+    """Runs after the platform seeder (it reads the campaigns and members it wrote)."""
+    anchor = parse_ms(fx.clockStart) if fx.clockStart else to_ms(wall_now())
+    for plan in load_plans(conn, "WHERE status = 'ACTIVE'").values():
+        schedule(conn, plan, anchor)

@@ -1,0 +1,173 @@
+"""A campaign member's future as a pure function: the determinism of the whole simulation.
+
+Every outcome (acceptance, reply, open, click) and its delay is drawn from a hash of
+(campaign seed, contact id, step index, outcome kind), never from a shared random stream, so
+the items of a member do not depend on which other members exist or on how a time span is
+split into advances. Outcomes of a step happen before the next step runs (within the gap to
+it, or within TAIL_MS after the last step), so engagement moves forward by construction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import msgspec
+
+DAY_MS = 86_400_000
+TAIL_MS = 3 * DAY_MS  # how long the last step's outcomes may take; then the sequence finishes
+MESSAGE_STEPS = frozenset({"CONNECTION_REQUEST", "NETWORK_MESSAGE", "INMAIL", "EMAIL"})
+# Channel names inside "Message Sent (<n>/<m>) - <CHANNEL>".
+CHANNELS = {
+    "CONNECTION_REQUEST": "NETWORK",
+    "NETWORK_MESSAGE": "NETWORK",
+    "INMAIL": "INMAIL",
+    "EMAIL": "EMAIL",
+}
+
+# Item kinds, in the order they are created for one step (ties at one time keep this order).
+STEP, ACCEPTED, OPENED, CLICKED, REPLIED, FINISHED = range(6)
+
+# (time in ms since the epoch, creation order within the member, kind, step index)
+Item = tuple[int, int, int, int]
+
+
+def draw(seed: int, contact_id: int, step: int, kind: str) -> float:
+    """A number in [0, 1) fixed by its four inputs."""
+    digest = hashlib.blake2b(
+        f"{seed}|{contact_id}|{step}|{kind}".encode(), digest_size=8
+    ).digest()
+    return int.from_bytes(digest, "big") / 18_446_744_073_709_551_616
+
+
+class _Step(msgspec.Struct):
+    type: str
+    delaySeconds: int = 0
+    subject: str | None = None
+    content: str | None = None
+    taskSubject: str | None = None
+    taskType: str | None = None
+
+
+class _Rates(msgspec.Struct):
+    acceptance: float = 0.4
+    reply: float = 0.15
+    open: float = 0.5
+    click: float = 0.1
+
+
+_steps = msgspec.json.Decoder(list[_Step])
+_rates = msgspec.json.Decoder(_Rates)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the simulation needs from one campaign row."""
+
+    id: int
+    name: str
+    status: str
+    identity_id: int
+    seed: int
+    steps: tuple[_Step, ...]
+    rates: _Rates
+    # 1-based number of each message step among the message steps (0 for the others)
+    numbers: tuple[int, ...]
+    message_count: int
+    fingerprint: tuple[Any, ...]
+
+    @classmethod
+    def from_row(
+        cls, cid: int, name: str, status: str, identity: int, seed: int, sequence: str, rates: str
+    ) -> Plan:
+        steps = tuple(_steps.decode(sequence or "[]"))
+        numbers, n = [], 0
+        for s in steps:
+            if s.type in MESSAGE_STEPS:
+                n += 1
+                numbers.append(n)
+            else:
+                numbers.append(0)
+        return cls(
+            id=cid, name=name, status=status, identity_id=identity, seed=seed, steps=steps,
+            rates=_rates.decode(rates or "{}"), numbers=tuple(numbers), message_count=n,
+            fingerprint=(sequence, rates, seed),
+        )
+
+
+def timeline(plan: Plan, contact_id: int, anchor_ms: int, first_step: int) -> list[Item]:
+    """Every item of one member from `first_step` on, in time order; a reply ends it."""
+    steps, seed, rates = plan.steps, plan.seed, plan.rates
+    items: list[Item] = []
+    order = 0
+    t = anchor_ms
+    has_request = any(s.type == "CONNECTION_REQUEST" for s in steps[:first_step])
+    connected = False
+    replied_at: tuple[int, int] | None = None
+    for i in range(first_step, len(steps)):
+        step = steps[i]
+        t += step.delaySeconds * 1000
+        gap = steps[i + 1].delaySeconds * 1000 if i + 1 < len(steps) else TAIL_MS
+        if step.type == "NETWORK_MESSAGE" and has_request and not connected:
+            continue  # one cannot message a contact who did not accept the connection request
+        items.append((t, order, STEP, i))
+        order += 1
+        if step.type == "CONNECTION_REQUEST":
+            has_request = True
+            if draw(seed, contact_id, i, "accept") < rates.acceptance:
+                connected = True
+                items.append((t + int(draw(seed, contact_id, i, "accept.at") * gap), order, ACCEPTED, i))
+                order += 1
+            continue
+        if step.type not in MESSAGE_STEPS:
+            continue
+        if step.type == "EMAIL" and draw(seed, contact_id, i, "open") < rates.open:
+            opened = t + int(draw(seed, contact_id, i, "open.at") * gap)
+            items.append((opened, order, OPENED, i))
+            order += 1
+            if draw(seed, contact_id, i, "click") < rates.click:
+                clicked = opened + int(draw(seed, contact_id, i, "click.at") * (t + gap - opened))
+                items.append((clicked, order, CLICKED, i))
+                order += 1
+        if draw(seed, contact_id, i, "reply") < rates.reply:
+            at = t + int(draw(seed, contact_id, i, "reply.at") * gap)
+            items.append((at, order, REPLIED, i))
+            replied_at = (at, order)
+            break
+    items.sort()
+    if replied_at is not None:
+        return [item for item in items if item[:2] <= replied_at]
+    end = items[-1][0] if items else anchor_ms
+    items.append((end, order, FINISHED, len(steps)))
+    return items
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_days: dict[int, str] = {}
+
+
+def to_ms(moment: datetime) -> int:
+    return (moment - _EPOCH) // timedelta(milliseconds=1)
+
+
+def from_ms(ms: int) -> datetime:
+    return _EPOCH + timedelta(milliseconds=ms)
+
+
+def iso(ms: int) -> str:
+    """The stored timestamp form of `ms`, like wire.now_iso but without a datetime per call."""
+    day, rest = divmod(ms, DAY_MS)
+    prefix = _days.get(day)
+    if prefix is None:
+        prefix = _days[day] = (_EPOCH + timedelta(days=day)).strftime("%Y-%m-%dT")
+    hour, rest = divmod(rest, 3_600_000)
+    minute, rest = divmod(rest, 60_000)
+    second, milli = divmod(rest, 1000)
+    return f"{prefix}{hour:02d}:{minute:02d}:{second:02d}.{milli:03d}Z"
+
+
+def parse_ms(text: str) -> int:
+    """Milliseconds of a stored timestamp ("YYYY-MM-DDTHH:MM:SS.mmmZ")."""
+    return to_ms(datetime.fromisoformat(text.replace("Z", "+00:00")))

@@ -1,0 +1,18 @@
+-- Campaign simulation (emulator/simulation/): where each scheduled member's timeline starts.
+-- A member's whole future is a pure function of (campaign sequence, rates, seed, contact,
+-- anchorAt, firstStep); campaign_members.nextActionAt is the time of its next unprocessed item.
+CREATE TABLE IF NOT EXISTS simulation_members (
+    campaignId INTEGER NOT NULL,
+    contactId INTEGER NOT NULL,
+    anchorAt TEXT NOT NULL,              -- step `firstStep` runs at anchorAt + its delaySeconds
+    firstStep INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (campaignId, contactId)
+);
+-- A stopped (paused) campaign: start shifts its members' timelines by the pause.
+CREATE TABLE IF NOT EXISTS simulation_campaigns (
+    campaignId INTEGER PRIMARY KEY,
+    pausedAt TEXT
+);
+CREATE INDEX IF NOT EXISTS campaign_members_next ON campaign_members(nextActionAt)
+    WHERE nextActionAt IS NOT NULL;
+CREATE INDEX IF NOT EXISTS events_campaign ON events(campaignId, id);
