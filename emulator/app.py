@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,6 +27,8 @@ from emulator.openapi import build_document
 from emulator.public_api.context import ApiContext
 from emulator.public_api.routes import routes as public_routes
 from emulator.simulation.autosync import AutoSync
+from emulator.simulation.engine import Simulation
+from emulator.simulation.seed import seed as seed_simulation
 from emulator.settings import Settings
 from emulator.state import Emulator
 
@@ -51,14 +55,25 @@ async def internal_error(request: Request, exc: Exception) -> Response:
 
 def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = None) -> Starlette:
     """The whole emulator; `fixtures` skips re-reading a directory the caller already loaded."""
-    emulator = Emulator(settings or Settings(), seeders=[seed_platform, seed_crm], fixtures=fixtures)
+    emulator = Emulator(
+        settings or Settings(), seeders=[seed_platform, seed_simulation, seed_crm], fixtures=fixtures
+    )
+
+    simulation = Simulation(emulator)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await emulator.start()
+        ticker = None
+        if emulator.settings.clockSpeed is not None:  # --clock realtime[:SPEED]
+            ticker = asyncio.create_task(simulation.run_realtime())
         try:
             yield
         finally:
+            if ticker is not None:
+                ticker.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await ticker
             await emulator.close()
 
     document: dict[str, object] = {}
@@ -84,6 +99,7 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
         lifespan=lifespan,
     )
     app.state.emulator = emulator
+    app.state.simulation = simulation
     app.state.public_api = ApiContext(emulator)
     app.state.autosync = AutoSync(emulator, app)
     return app

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from emulator import export_command
 from emulator.scenarios import command as replay_command
+from emulator.clock import parse_clock
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.settings import RateLimit, Settings
 
@@ -15,6 +16,13 @@ from emulator.settings import RateLimit, Settings
 def _rate_limit(text: str) -> RateLimit:
     try:
         return RateLimit.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _clock(text: str) -> float | None:
+    try:
+        return parse_clock(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -39,6 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_rate_limit,
         default=RateLimit(),
         help="contact (default: GET /v1/contact/{id}), all, off, or SCOPE:N[/SECONDS]",
+    )
+    serve.add_argument(
+        "--clock",
+        type=_clock,
+        default=None,
+        help="frozen (default: time moves only through POST /_emulator/clock/advance) or "
+        "realtime[:SPEED] (SPEED virtual seconds per wall second)",
     )
     serve.add_argument(
         "--journal-size", type=_positive, default=Settings().journalLimit, metavar="N",
@@ -70,6 +85,7 @@ def serve(args: argparse.Namespace) -> int:
     settings = Settings(
         host=args.host, port=args.port, fixtures=args.fixtures, db=args.db, rateLimit=args.rate_limit,
         journalLimit=args.journal_size,
+        clockSpeed=args.clock,
     )
     state = f"state in {args.db}" if args.db else "state in memory"
     print(

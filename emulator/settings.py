@@ -45,3 +45,4 @@ class Settings(Wire):
     db: str | None = None
     rateLimit: RateLimit = RateLimit()
     journalLimit: int = 100_000  # rows kept in export_journal; the oldest go first
+    clockSpeed: float | None = None  # None: frozen; else virtual seconds per wall second

@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from emulator.clock import Clock
+from emulator.clock import Clock, wall_now
 from emulator.fixtures.loader import load_fixture_dir
 from emulator.fixtures.models import FixtureSet
 from emulator.settings import Settings
 from emulator.store.db import Store, bulk_load, open_sync
+from emulator.wire import now_iso, parse_iso
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,8 @@ class Emulator:
     ) -> None:
         self.settings = settings
         self.seeders = seeders
-        self.clock = Clock()
+        # One clock object for the app's life: reset rewinds it, never replaces it.
+        self.clock = Clock(speed=settings.clockSpeed)
         self.fixtures_dir = str(Path(settings.fixtures).resolve())
         self.fixtures: FixtureSet | None = fixtures
         self.store: Store | None = None
@@ -68,9 +70,12 @@ class Emulator:
         if await self.store.get_meta("fixtures") is None:
             if self.fixtures is None:
                 self.fixtures = load_fixture_dir(self.fixtures_dir)
+            if self.fixtures.clockStart is None:
+                self.fixtures.clockStart = now_iso(self.clock.start)
             await self.store.write(self._seed_into)
         else:
             log.info("kept the state stored in %s", self.settings.db)
+        await self.load_clock()
         # The decoded records are in the store now; holding them would double the memory.
         self.fixtures = None
 
@@ -92,6 +97,18 @@ class Emulator:
         conn.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('fixtures', ?)", (self.fixtures_dir,)
         )
+        start = fixtures.clockStart or now_iso(self.clock.start)
+        conn.executemany(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+            [("clock.start", start), ("clock", start)],
+        )
+
+    async def load_clock(self) -> None:
+        """Set the clock from the stored `clock.start` and `clock` (after a start, reset or
+        restore of a whole database image); a database without them starts at the wall time."""
+        start, current = await self.db.get_meta("clock.start"), await self.db.get_meta("clock")
+        begin = parse_iso(start) if start else wall_now()
+        self.clock.restart(begin, parse_iso(current) if current else begin)
 
     async def reset(self) -> None:
         """Put every table back to the fixture directory's records.
@@ -102,6 +119,8 @@ class Emulator:
         if self._pristine is None:
             if self.fixtures is None:
                 self.fixtures = load_fixture_dir(self.fixtures_dir)
+            if self.fixtures.clockStart is None:  # the same start as before, not a new wall time
+                self.fixtures.clockStart = now_iso(self.clock.start)
             pristine = open_sync(None)
             try:
                 pristine.execute("BEGIN")
@@ -112,7 +131,7 @@ class Emulator:
                 pristine.close()
                 self.fixtures = None
         await self.db.restore(self._pristine)
-        self.clock = Clock()
+        await self.load_clock()
         for hook in self.on_reset:
             hook()
 
@@ -137,6 +156,8 @@ class Emulator:
     async def load_fixtures(self, directory: str) -> None:
         """Validate another fixture directory, then reset onto it (nothing changes if invalid)."""
         fixtures = load_fixture_dir(directory)
+        if fixtures.clockStart is None:
+            fixtures.clockStart = now_iso(wall_now())
         self.fixtures, self.fixtures_dir = fixtures, str(Path(directory).resolve())
         self._pristine = None
         await self.reset()

@@ -24,6 +24,8 @@ from emulator.fixtures import models as m
 from emulator.wire import now_iso
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
+# The virtual clock starts after every generated timestamp (fixed: runs are reproducible).
+CLOCK_START = "2026-11-02T09:00:00.000Z"
 SPAN = (datetime(2026, 10, 31, 23, 0, tzinfo=UTC) - START).total_seconds()
 HOUR, DAY = 3600, 86400
 DELAYS = [4 * HOUR, 12 * HOUR, DAY, 2 * DAY, 3 * DAY, 5 * DAY, 7 * DAY]
@@ -574,6 +576,7 @@ class Generator:
             "actions_runs.json": self.actions_runs(),
             "connection.json": self.connection(),
             "crm.json": self.crm(contacts, companies),
+            "clock.json": m.ClockFile(start=CLOCK_START),
         }
 
 

@@ -7,9 +7,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from emulator.control import crm, exports, scenarios, snapshots, tasks
-from emulator.control import deliveries
+from emulator.control import clock, crm, exports, scenarios, snapshots, tasks
 from emulator.control import autosync
+from emulator.control import deliveries
 from emulator.control.schemas import ControlHealth, Counts, FixturesLoaded, ResetOut
 from emulator.errors import BadRequest
 from emulator.fixtures.loader import FixtureError
@@ -70,8 +70,9 @@ routes: list[BaseRoute] = [
     Route("/fixtures", load_fixtures, methods=["POST"]),
     *crm.routes,
     *exports.routes,
-    *autosync.routes,
+    *clock.routes,
     *deliveries.routes,
+    *autosync.routes,
     *snapshots.routes,
     *tasks.routes,
     *scenarios.routes,

@@ -47,7 +47,7 @@ def _records(
 def seed(conn: sqlite3.Connection, fx: FixtureSet) -> None:
     """Settings, users, companies, contacts, and the contact-company links `companyCrmId` names."""
     crm = fx.crm
-    now = now_iso()
+    now = fx.clockStart or now_iso()  # the emulator sets clockStart: the clock's start
     conn.execute("INSERT OR REPLACE INTO crm_settings(id, settings) VALUES (1, ?)", (dumps(crm.settings),))
     conn.executemany(
         "INSERT INTO crm_users(id, name, email) VALUES (?, ?, ?)",
