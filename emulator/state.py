@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import copy
 import logging
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,8 @@ class StateImage:
     """The whole state at one instant: the database bytes, the clock and in-memory parts."""
 
     image: bytes
-    clock: Clock
+    clock_start: datetime
+    clock_now: datetime
     parts: dict[str, Any]
 
 
@@ -139,14 +140,14 @@ class Emulator:
         """The whole state as a StateImage (the database is serialized in one db-thread hop)."""
         image = await self.db.serialize()
         parts = {name: part.save() for name, part in self.snapshot_parts.items()}
-        return StateImage(image, copy.deepcopy(self.clock), parts)
+        return StateImage(image, self.clock.start, self.clock.now(), parts)
 
     async def restore_image(self, state: StateImage) -> None:
         """Put back a captured state: database, clock, then caches dropped and parts reloaded
         (a part registered after the capture keeps the fresh state its reset hook gave it)."""
         await self.db.restore(state.image)
-        # Into the same object: whoever holds the clock (the simulation) sees the restored time.
-        self.clock.__dict__.update(copy.deepcopy(state.clock.__dict__))
+        # The same clock object, set back (a realtime clock runs on from the saved moment).
+        self.clock.restart(state.clock_start, state.clock_now)
         for hook in self.on_reset:
             hook()
         for name, value in state.parts.items():

@@ -10,7 +10,6 @@ import pytest
 from starlette.applications import Starlette
 
 from emulator.control.snapshots import MAX_SNAPSHOTS
-from emulator.wire import parse_iso
 from tests.conftest import ALL, CRM_KEY
 
 pytestmark = pytest.mark.anyio
@@ -18,10 +17,6 @@ pytestmark = pytest.mark.anyio
 
 async def crm_contacts(client: httpx.AsyncClient) -> int:
     return int((await client.get("/_emulator/crm/contacts")).json()["meta"]["total"])
-
-
-def seconds_between(a: str, b: str) -> float:
-    return abs((parse_iso(a) - parse_iso(b)).total_seconds())
 
 
 async def platform_contacts(client: httpx.AsyncClient) -> int:
@@ -36,38 +31,43 @@ async def take(client: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
     return r.json()  # type: ignore[no-any-return]
 
 
-async def test_restore_puts_back_platform_crm_and_clock(
-    client: httpx.AsyncClient, app: Starlette
-) -> None:
+async def events(client: httpx.AsyncClient) -> list[dict[str, Any]]:
+    return (await client.get("/_emulator/events", params={"limit": 1000})).json()["data"]  # type: ignore[no-any-return]
+
+
+async def test_restore_puts_back_platform_crm_clock_and_events(client: httpx.AsyncClient) -> None:
     before_crm, before_platform = await crm_contacts(client), await platform_contacts(client)
-    before_now = (await client.get("/_emulator/health")).json()["now"]
+    before_now = (await client.get("/_emulator/clock")).json()["now"]
+    before_events = await events(client)
     snap = await take(client, label="clean")
-    assert snap["bytes"] > 100_000 and snap["label"] == "clean"
-    assert seconds_between(snap["createdAt"], before_now) < 5
+    assert snap["bytes"] > 100_000 and snap["label"] == "clean" and snap["createdAt"] == before_now
     assert (await client.get(f"/_emulator/snapshots/{snap['id']}")).json() == snap
 
-    # Change every part: a CRM record, a platform record, the clock.
+    # Change every part: a CRM record, a platform record, the clock and what the simulation did.
     made = await client.post(
         "/crm/contacts", headers=CRM_KEY, json={"contacts": [{"externalId": "x", "email": "n@x.test"}]}
     )
     assert made.status_code < 300, made.text
     created = await client.post("/v1/contact", headers=ALL, json={"firstName": "New"})
     assert created.status_code == 201, created.text
-    app.state.emulator.clock.advance(3600)
+    moved = await client.post("/_emulator/clock/advance", json={"seconds": 3 * 86400})
+    assert moved.status_code == 200, moved.text
     assert await crm_contacts(client) == before_crm + 1
     assert await platform_contacts(client) == before_platform + 1
-    assert seconds_between((await client.get("/_emulator/health")).json()["now"], before_now) > 3000
+    after_events = await events(client)
 
     r = await client.post(f"/_emulator/snapshots/{snap['id']}/restore")
     assert r.status_code == 200, r.text
-    # The clock is back (frozen: exactly; wall-clock based: give or take the test's run time).
-    assert seconds_between(r.json()["now"], before_now) < 5 and r.json()["durationMs"] < 1000
+    assert r.json()["now"] == before_now and r.json()["durationMs"] < 1000
+    assert (await client.get("/_emulator/clock")).json()["now"] == before_now
     assert await crm_contacts(client) == before_crm
     assert await platform_contacts(client) == before_platform
-    # A snapshot can be restored again and again.
-    app.state.emulator.clock.advance(3600)
+    assert await events(client) == before_events
+    # The same advance from the restored state does the same again (the state is whole).
+    await client.post("/_emulator/clock/advance", json={"seconds": 3 * 86400})
+    assert await events(client) == after_events
     again = await client.post(f"/_emulator/snapshots/{snap['id']}/restore")
-    assert seconds_between(again.json()["now"], before_now) < 5
+    assert again.json()["now"] == before_now
 
 
 async def test_fault_call_counts_travel_with_the_snapshot(client: httpx.AsyncClient) -> None:
