@@ -102,4 +102,5 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
     app.state.simulation = simulation
     app.state.public_api = ApiContext(emulator)
     app.state.autosync = AutoSync(emulator, app)
+    simulation.listeners.append(app.state.autosync)  # CRM auto-sync after each advance
     return app

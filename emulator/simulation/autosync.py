@@ -139,9 +139,17 @@ class Batch(msgspec.Struct):
     completions: bool  # completed tasks whose completion the CRM has not seen
 
 
+# Tasks the CRM has not seen although their contact is there (a TASK step, or a task added
+# through the control API, which makes no event).
+_UNSENT_TASKS = (
+    "SELECT t.contactId FROM platform_tasks t JOIN contacts c ON c.id = t.contactId"
+    " WHERE t.crmTaskId IS NULL AND c.contactCRMId IS NOT NULL"
+)
+
+
 def has_work(conn: sqlite3.Connection) -> bool:
     """Whether a push has anything to do: events after the cursor, pending records in the CRM,
-    or completions to send. A read, so an idle tick writes nothing (caches stay valid)."""
+    tasks or completions to send. A read, so an idle tick writes nothing (caches stay valid)."""
     cursor = int(_meta(conn, "autosync.cursor") or 0)
     return conn.execute(
         "SELECT EXISTS (SELECT 1 FROM events WHERE id > ?)"
@@ -150,14 +158,15 @@ def has_work(conn: sqlite3.Connection) -> bool:
         " OR EXISTS (SELECT 1 FROM autosync_pending p JOIN companies co ON co.id = p.id"
         "  WHERE p.kind = 'companies' AND co.companyCRMId IS NOT NULL)"
         " OR EXISTS (SELECT 1 FROM platform_tasks WHERE completed = 1 AND crmCompleted = 0"
-        "  AND crmTaskId IS NOT NULL)",
+        f"  AND crmTaskId IS NOT NULL) OR EXISTS ({_UNSENT_TASKS})",
         (cursor,),
     ).fetchone()[0] == 1
 
 
 def collect(conn: sqlite3.Connection) -> Batch:
     """Move the events after the cursor into `autosync_pending` (their contacts and those
-    contacts' companies), advance the cursor, and answer what a push would cover."""
+    contacts' companies) and the contacts of unsent tasks, advance the cursor, and answer what
+    a push would cover."""
     cursor = int(_meta(conn, "autosync.cursor") or 0)
     last = conn.execute("SELECT max(id) FROM events").fetchone()[0]
     if last is not None and last > cursor:
@@ -173,6 +182,10 @@ def collect(conn: sqlite3.Connection) -> Batch:
             (cursor, last),
         )
         _set_meta(conn, "autosync.cursor", str(last))
+    conn.execute(
+        "INSERT OR IGNORE INTO autosync_pending(kind, id)"
+        f" SELECT DISTINCT 'contacts', contactId FROM ({_UNSENT_TASKS})"
+    )
     contacts = [r[0] for r in conn.execute(
         "SELECT p.id FROM autosync_pending p JOIN contacts c ON c.id = p.id"
         " WHERE p.kind = 'contacts' AND c.contactCRMId IS NOT NULL ORDER BY p.id")]

@@ -152,6 +152,18 @@ async def test_tasks_created_then_completed(app: Starlette, client: httpx.AsyncC
     assert len(await crm_all(client, "tasks")) == before + 1
 
 
+async def test_task_added_without_an_event_is_sent(app: Starlette, client: httpx.AsyncClient) -> None:
+    contacts = await ready(app, client)
+    before = len(await crm_all(client, "tasks"))
+    added = await client.post("/_emulator/tasks", json={"contactId": contacts[5], "campaignId": SYNCED})
+    assert added.status_code == 201, added.text
+    await autosync_of(app)(TARGET)
+    tasks = await crm_all(client, "tasks")
+    assert len(tasks) == before + 1
+    listed = (await client.get("/_emulator/tasks", params={"contactId": contacts[5]})).json()["data"]
+    assert [t["crmTaskId"] for t in listed if t["id"] == added.json()["id"]] == [tasks[-1]["id"]]
+
+
 async def test_records_not_in_the_crm_wait(app: Starlette, client: httpx.AsyncClient) -> None:
     contacts = await ready(app, client)
     outsider = contacts[4]
