@@ -1,0 +1,225 @@
+"""pytest plugin (entry point `pytest11`): a real emulator for a test suite.
+
+    def test_contacts_are_listed(emulator):
+        r = emulator.client.get("/v1/contacts", headers={"x-api-key": "demo-all"})
+        assert r.status_code == 200
+
+`emulator_server` (session scope) starts `emulator serve` once, as a process on a free
+loopback port, and stops it at the end; `emulator` (function scope) resets it before the test
+and hands out its URL, an httpx client and helpers. Nothing is autouse: a suite that never
+asks for these fixtures never starts a server.
+
+Options: `--emulator-fixtures DIR` (or ini `emulator_fixtures`), `--emulator-url URL` (or env
+EMULATOR_URL: use an emulator that is already running, e.g. a CI background step) and
+`--emulator-serve-args "..."` (more `emulator serve` flags, e.g. "--clock realtime").
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:  # httpx loads only when a test asks for the emulator
+    import httpx
+
+START_TIMEOUT = 30.0
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("emulator", "outreach platform emulator")
+    group.addoption(
+        "--emulator-fixtures", default=None, metavar="DIR",
+        help="fixture directory the emulator serves (default: its bundled fixtures/default)",
+    )
+    group.addoption(
+        "--emulator-url", default=None, metavar="URL",
+        help="use the emulator already running at URL instead of starting one "
+        "(default: $EMULATOR_URL if set)",
+    )
+    group.addoption(
+        "--emulator-serve-args", default="", metavar="ARGS",
+        help='more flags for `emulator serve`, e.g. "--clock realtime --journal-size 1000"',
+    )
+    parser.addini("emulator_fixtures", "fixture directory the emulator serves (relative: to rootdir)")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class EmulatorServer:
+    """One `emulator serve` process (or an emulator somebody else runs, when `process` is None)."""
+
+    def __init__(self, url: str, process: subprocess.Popen[bytes] | None = None) -> None:
+        self.url = url.rstrip("/")
+        self.process = process
+
+    @classmethod
+    def start(cls, args: list[str], timeout: float = START_TIMEOUT) -> EmulatorServer:
+        """`emulator serve ARGS` on a free port; answers once /_emulator/health says 200."""
+        import httpx
+
+        port = free_port()
+        log = tempfile.TemporaryFile()
+        command = [sys.executable, "-m", "emulator", "serve", "--port", str(port), *args]
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                if process.poll() is not None:
+                    log.seek(0)
+                    output = log.read().decode(errors="replace")
+                    raise RuntimeError(f"emulator serve exited {process.returncode}:\n{output}")
+                try:
+                    if httpx.get(f"{url}/_emulator/health", timeout=1).status_code == 200:
+                        return cls(url, process)
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"emulator serve did not answer on {url} in {timeout:.0f} s")
+                time.sleep(0.05)
+        except BaseException:
+            cls(url, process).stop()
+            raise
+        finally:
+            log.close()  # the process keeps its own handle; nothing reads it after start-up
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def _checked(response: httpx.Response) -> httpx.Response:
+    if response.status_code >= 400:
+        raise AssertionError(
+            f"{response.request.method} {response.request.url.path} answered "
+            f"{response.status_code}: {response.text}"
+        )
+    return response
+
+
+class Emulator:
+    """What a test gets: the URL, an httpx client on it, and helpers for the control API."""
+
+    def __init__(self, server: EmulatorServer, client: httpx.Client) -> None:
+        self.server = server
+        self.url = server.url
+        self.client = client
+        self._v1: dict[str, httpx.Client] = {}
+
+    def _ok(self, response: httpx.Response) -> Any:
+        """The JSON body of a control call; an error answer fails the test with its body."""
+        return _checked(response).json()
+
+    def v1(self, api_key: str = "demo-all") -> httpx.Client:
+        """A client of /v1 with an API key (the default fixtures' demo-all key by default);
+        one per key, closed after the test."""
+        import httpx
+
+        if api_key not in self._v1:
+            self._v1[api_key] = httpx.Client(
+                base_url=f"{self.url}/v1", headers={"x-api-key": api_key}, timeout=30
+            )
+        return self._v1[api_key]
+
+    def close(self) -> None:
+        for client in self._v1.values():
+            client.close()
+        self._v1.clear()
+
+    def reset(self) -> None:
+        self._ok(self.client.post("/_emulator/reset"))
+
+    def now(self) -> str:
+        """The emulator's (virtual) time."""
+        return str(self._ok(self.client.get("/_emulator/health"))["now"])
+
+    def advance(self, seconds: float | None = None, *, until: str | None = None) -> Any:
+        """Move the virtual clock (and the simulation) forward; answers the new events."""
+        body = {"until": until} if until is not None else {"seconds": seconds}
+        return self._ok(self.client.post("/_emulator/clock/advance", json=body))
+
+    def snapshot(self, label: str | None = None) -> str:
+        """Save the whole state; answers the snapshot id."""
+        return str(self._ok(self.client.post("/_emulator/snapshots", json={"label": label}))["id"])
+
+    def restore(self, snapshot_id: str) -> None:
+        self._ok(self.client.post(f"/_emulator/snapshots/{snapshot_id}/restore"))
+
+    def journal(self, **filters: str) -> list[dict[str, Any]]:
+        """Every CRM exchange of the exporter, oldest first (filters: method, path, exportId)."""
+        import json
+
+        r = _checked(self.client.get("/_emulator/journal.jsonl", params=filters))
+        return [json.loads(line) for line in r.text.splitlines()]
+
+    def export(self, timeout: float = 60.0) -> dict[str, Any]:
+        """Run an export to the configured CRM and answer its finished report."""
+        started = self._ok(self.client.post("/_emulator/exports"))
+        deadline = time.monotonic() + timeout
+        while True:
+            report: dict[str, Any] = self._ok(self.client.get(f"/_emulator/exports/{started['id']}"))
+            if report["status"] != "running":
+                return report
+            if time.monotonic() > deadline:
+                raise AssertionError(f"export {started['id']} still running after {timeout:.0f} s")
+            time.sleep(0.02)
+
+
+def _fixtures(config: pytest.Config) -> str | None:
+    option = config.getoption("emulator_fixtures")
+    if option:
+        return str(Path(config.invocation_params.dir, option).resolve())
+    ini = config.getini("emulator_fixtures")
+    return str(Path(config.rootpath, ini).resolve()) if ini else None
+
+
+@pytest.fixture(scope="session")
+def emulator_server(pytestconfig: pytest.Config) -> Iterator[EmulatorServer]:
+    """A running emulator for the whole session: started here unless --emulator-url is given."""
+    url = pytestconfig.getoption("emulator_url") or os.environ.get("EMULATOR_URL")
+    if url:
+        yield EmulatorServer(url)
+        return
+    args = shlex.split(pytestconfig.getoption("emulator_serve_args") or "")
+    fixtures = _fixtures(pytestconfig)
+    if fixtures:
+        args = ["--fixtures", fixtures, *args]
+    server = EmulatorServer.start(args)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def emulator(emulator_server: EmulatorServer) -> Iterator[Emulator]:
+    """The session's emulator, reset to its fixtures before this test."""
+    import httpx
+
+    with httpx.Client(base_url=emulator_server.url, timeout=30) as client:
+        handle = Emulator(emulator_server, client)
+        try:
+            handle.reset()
+            yield handle
+        finally:
+            handle.close()

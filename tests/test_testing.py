@@ -1,0 +1,75 @@
+"""The pytest plugin `emulator.testing`: a user's suite, run by pytester, exactly as the README shows."""
+
+from __future__ import annotations
+
+import re
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.processes import ROOT, emulator_process
+
+pytest_plugins = ["pytester"]
+# Each run is a fresh interpreter, as a user's; hypothesis's plugin is left out only because
+# importing it costs a second per run.
+QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+
+
+def readme_example() -> str:
+    """The Python example of the README's "Use it in your tests" section."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Use it in your tests", 1)[1].split("\n## ", 1)[0]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match is not None, "the README section lost its example"
+    return match.group(1)
+
+
+def test_registered_as_a_pytest11_entry_point() -> None:
+    assert "emulator.testing" in {ep.value for ep in entry_points(group="pytest11")}
+
+
+def test_the_readme_example_passes_against_a_real_server(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_outreach=readme_example())
+    # A second module: the server starts once for the whole session, not per module.
+    pytester.makepyfile(test_more="""
+        def test_same_server(emulator, emulator_server):
+            assert emulator.url == emulator_server.url and emulator_server.process is not None
+            assert emulator.client.get("/_emulator/health").json()["status"] == "ok"
+    """)
+    # A fresh interpreter, as a user's run: the plugin comes from the entry point alone.
+    result = pytester.runpytest_subprocess(*QUIET, "-W", "error")
+    result.assert_outcomes(passed=5)
+
+
+def test_options_url_fixtures_and_failures(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    pytester.makepyfile(test_user="""
+        import pytest
+
+        def test_uses_the_running_server(emulator, emulator_server):
+            assert emulator_server.process is None  # nothing started: --emulator-url given
+            assert emulator.now()
+
+        def test_a_failing_control_call_names_the_route(emulator):
+            with pytest.raises(AssertionError, match="/_emulator/snapshots/nope/restore answered 404"):
+                emulator.restore("nope")
+
+        def test_no_server_for_tests_that_do_not_ask():
+            pass
+
+        def test_reset_before_the_test(emulator):
+            assert emulator.v1().get("/contacts", params={"search": "Left"}).json()["data"] == []
+    """)
+    with emulator_process() as base:
+        # Left over from before the session: the plugin resets before each test.
+        made = httpx.post(f"{base}/v1/contact", json={"firstName": "Left"}, headers={"x-api-key": "demo-all"})
+        assert made.status_code == 201
+        result = pytester.runpytest_subprocess(*QUIET, f"--emulator-url={base}")
+        result.assert_outcomes(passed=4)
+    # A fixture directory that does not load: the session says why, it does not hang.
+    (tmp_path / "contacts.json").write_text("[{}]")
+    pytester.makepyfile(test_broken="def test_x(emulator):\n    pass\n")
+    broken = pytester.runpytest_subprocess(*QUIET, f"--emulator-fixtures={tmp_path}", "test_broken.py")
+    broken.assert_outcomes(errors=1)
+    broken.stdout.fnmatch_lines(["*emulator serve exited 2*", "*contacts.json*"])
