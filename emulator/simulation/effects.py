@@ -41,13 +41,22 @@ REPLY_TEXTS = (
 _encode = msgspec.json.Encoder().encode
 
 
+_ranks: dict[str, tuple[int, int]] = {}
+
+
 def engagement_rank(status: str) -> tuple[int, int]:
     """Position of an engagement value in the spec's order (then its message number)."""
-    for i, prefix in enumerate(ENGAGEMENT_ORDER):
-        if status.startswith(prefix):
-            m = _NUMBER.search(status)
-            return i, int(m.group(1)) if m else 0
-    return -1, 0
+    rank = _ranks.get(status)
+    if rank is None:
+        rank = (-1, 0)
+        for i, prefix in enumerate(ENGAGEMENT_ORDER):
+            if status.startswith(prefix):
+                m = _NUMBER.search(status)
+                rank = (i, int(m.group(1)) if m else 0)
+                break
+        if len(_ranks) < 10_000:
+            _ranks[status] = rank
+    return rank
 
 
 class Member:
@@ -91,15 +100,25 @@ def render(text: str | None, member: Member) -> str | None:
     )
 
 
+class Known:
+    """Conversation ids by (contact, campaign), shared by the chunks of one advance (the
+    simulation is the only writer of conversations while it holds its lock)."""
+
+    def __init__(self) -> None:
+        self.conversations: dict[tuple[int, int], int] = {}
+        self.campaigns: set[int] = set()
+
+
 class Batch:
     """Buffered effects of the events of one transaction."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, known: Known | None = None) -> None:
         self.conn = conn
+        self.known = known or Known()
         self.next_message = _next_id(conn, "messages")
         self.next_conversation = _next_id(conn, "conversations")
         self.next_task = _next_id(conn, "platform_tasks")
-        self.conversations: dict[tuple[int, int], int] = {}
+        self.conversations = self.known.conversations
         self.sent: dict[tuple[int, int, int], int] = {}  # (conversation, n, 0) -> message id
         self.events: list[tuple[Any, ...]] = []
         self.messages: list[tuple[Any, ...]] = []
@@ -113,8 +132,10 @@ class Batch:
 
     def load_conversations(self, campaign_ids: list[int]) -> None:
         """Known conversations of these campaigns (lowest id per contact and campaign)."""
+        campaign_ids = [c for c in campaign_ids if c not in self.known.campaigns]
         if not campaign_ids:
             return
+        self.known.campaigns.update(campaign_ids)
         marks = ",".join("?" * len(campaign_ids))
         for cid, contact, campaign in self.conn.execute(
             f"SELECT id, contactId, campaignId FROM conversations WHERE campaignId IN ({marks})"
@@ -125,7 +146,13 @@ class Batch:
     def conversation(self, member: Member, plan: Plan) -> int:
         key = (member.contact_id, member.campaign_id)
         cid = self.conversations.get(key)
-        if cid is None:
+        if cid is None and member.campaign_id in self.known.campaigns:
+            cid = self.next_conversation  # all of its campaign's conversations are known
+            self.next_conversation += 1
+            self.new_conversations.append((cid, member.contact_id, member.campaign_id,
+                                           plan.identity_id))
+            self.conversations[key] = cid
+        elif cid is None:
             row = self.conn.execute(
                 "SELECT MIN(id) FROM conversations WHERE contactId = ? AND campaignId = ?", key
             ).fetchone()
@@ -156,28 +183,26 @@ class Batch:
         return row[0] if row else None
 
     def message(
-        self, conversation: int, ms: int, mtype: str, inbound: bool, content: str | None,
+        self, conversation: int, at: str, mtype: str, inbound: bool, content: str | None,
         subject: str | None, number: int | None,
     ) -> int:
         mid = self.next_message
         self.next_message += 1
-        at = iso(ms)
         self.messages.append((mid, conversation, content, subject, mtype, int(inbound),
                               int(not inbound), number, at, at))
         if not inbound and number:
             self.sent[(conversation, number, 0)] = mid
         return mid
 
-    def count(self, message_id: int, ms: int, views: int, clicks: int) -> None:
+    def count(self, message_id: int, at: str, views: int, clicks: int) -> None:
         entry = self.counts.setdefault(message_id, [0, 0, ""])
         entry[0] += views
         entry[1] += clicks
-        entry[2] = iso(ms)
+        entry[2] = at
 
     def event(
-        self, etype: str, member: Member, ms: int, message_id: int | None, data: dict[str, Any]
+        self, etype: str, member: Member, at: str, message_id: int | None, data: dict[str, Any]
     ) -> None:
-        at = iso(ms)
         self.events.append((etype, member.contact_id, member.campaign_id, message_id, at,
                             _encode(data).decode()))
         self.contacts[member.contact_id] = at
@@ -225,11 +250,11 @@ class Batch:
         conn.executemany(
             "UPDATE campaign_members SET stepIndex = ?, sequenceStatus = ?, engagementStatus = ?,"
             " opens = ?, clicks = ?, replies = ?, nextActionAt = ? WHERE campaignId = ? AND contactId = ?",
-            [m.row() for m in self.members.values()],
+            [self.members[key].row() for key in sorted(self.members)],
         )
         conn.executemany(
             "UPDATE contacts SET updatedAt = max(updatedAt, ?) WHERE id = ?",
-            [(at, cid) for cid, at in self.contacts.items()],
+            [(self.contacts[cid], cid) for cid in sorted(self.contacts)],
         )
 
 
@@ -242,11 +267,11 @@ def _next_id(conn: sqlite3.Connection, table: str) -> int:
 # The effects of each kind of event
 
 
-def send(batch: Batch, plan: Plan, member: Member, ms: int, mtype: str, step: int | None,
+def send(batch: Batch, plan: Plan, member: Member, ms: int, at: str, mtype: str, step: int | None,
          number: int, content: str | None, subject: str | None) -> None:
     """A connection request, network message, InMail or email goes out."""
     conv = batch.conversation(member, plan)
-    mid = batch.message(conv, ms, mtype, False, content, subject, number)
+    mid = batch.message(conv, at, mtype, False, content, subject, number)
     channel = CHANNELS[mtype]
     member.progress("Ongoing")
     if mtype == "CONNECTION_REQUEST":
@@ -255,21 +280,21 @@ def send(batch: Batch, plan: Plan, member: Member, ms: int, mtype: str, step: in
         total = max(plan.message_count, number)
         member.engage(f"Message Sent ({number}/{total}) - {channel}")
     data: dict[str, Any] = {"step": step, "channel": channel, "sequenceIndex": number,
-                            "messageId": mid, "customMessage": content, "sentAt": iso(ms)}
+                            "messageId": mid, "customMessage": content, "sentAt": at}
     if subject is not None:
         data["subject"] = subject
-    batch.event(SENT_EVENTS[mtype], member, ms, mid, data)
+    batch.event(SENT_EVENTS[mtype], member, at, mid, data)
 
 
-def accept(batch: Batch, plan: Plan, member: Member, ms: int, step: int | None) -> None:
+def accept(batch: Batch, plan: Plan, member: Member, ms: int, at: str, step: int | None) -> None:
     conv = batch.conversation(member, plan)
-    mid = batch.message(conv, ms, "CONNECTION_REQUEST", True, None, None, None)
+    mid = batch.message(conv, at, "CONNECTION_REQUEST", True, None, None, None)
     member.engage("Connection Accepted")
-    batch.event("CONNECTION_REQUEST_ACCEPTED", member, ms, mid,
-                {"step": step, "channel": "NETWORK", "messageId": mid, "acceptedAt": iso(ms)})
+    batch.event("CONNECTION_REQUEST_ACCEPTED", member, at, mid,
+                {"step": step, "channel": "NETWORK", "messageId": mid, "acceptedAt": at})
 
 
-def reply(batch: Batch, plan: Plan, member: Member, ms: int, step: int | None, mtype: str,
+def reply(batch: Batch, plan: Plan, member: Member, ms: int, at: str, step: int | None, mtype: str,
           number: int, content: str | None, subject: str | None) -> None:
     """The contact answers message `number` (its channel `mtype`): the sequence stops."""
     conv = batch.conversation(member, plan)
@@ -278,62 +303,62 @@ def reply(batch: Batch, plan: Plan, member: Member, ms: int, step: int | None, m
         content = REPLY_TEXTS[(member.contact_id + (step or 0)) % len(REPLY_TEXTS)]
     if subject is None and mtype in ("EMAIL", "INMAIL"):
         subject = "Re: your note"
-    mid = batch.message(conv, ms, mtype, True, content, subject, None)
+    mid = batch.message(conv, at, mtype, True, content, subject, None)
     channel = CHANNELS[mtype]
     member.replies += 1
     member.engage(f"Message Replied ({number}/{max(plan.message_count, number)}) - {channel}")
     member.progress("Replied")
     member.next_ms = None
     data: dict[str, Any] = {"step": step, "channel": channel, "sequenceIndex": number,
-                            "messageId": mid, "content": content, "repliedAt": iso(ms),
+                            "messageId": mid, "content": content, "repliedAt": at,
                             "inReplyTo": answered}
     if subject is not None:
         data["subject"] = subject
-    batch.event("MESSAGE_REPLIED", member, ms, mid, data)
+    batch.event("MESSAGE_REPLIED", member, at, mid, data)
 
 
-def open_or_click(batch: Batch, plan: Plan, member: Member, ms: int, step: int | None,
+def open_or_click(batch: Batch, plan: Plan, member: Member, ms: int, at: str, step: int | None,
                   number: int, click: bool) -> None:
     conv = batch.conversation(member, plan)
     mid = batch.sent_message(conv, number)
     if mid is not None:
-        batch.count(mid, ms, 0 if click else 1, 1 if click else 0)
+        batch.count(mid, at, 0 if click else 1, 1 if click else 0)
     if click:
         member.clicks += 1
-        batch.event("LINK_CLICKED", member, ms, mid, {
-            "step": step, "channel": "EMAIL", "messageId": mid, "clickedAt": iso(ms),
+        batch.event("LINK_CLICKED", member, at, mid, {
+            "step": step, "channel": "EMAIL", "messageId": mid, "clickedAt": at,
             "url": f"https://links.outreach-demo.com/c/{plan.id}/{member.contact_id}/{number}",
         })
     else:
         member.opens += 1
-        batch.event("EMAIL_OPENED", member, ms, mid, {
-            "step": step, "channel": "EMAIL", "messageId": mid, "openedAt": iso(ms),
+        batch.event("EMAIL_OPENED", member, at, mid, {
+            "step": step, "channel": "EMAIL", "messageId": mid, "openedAt": at,
         })
 
 
-def touch(batch: Batch, plan: Plan, member: Member, ms: int, step: int | None, etype: str) -> None:
+def touch(batch: Batch, plan: Plan, member: Member, ms: int, at: str, step: int | None, etype: str) -> None:
     """A profile visit or a post like: an event, no message."""
     member.progress("Ongoing")
     if etype == "PROFILE_VISITED":
-        data = {"step": step, "channel": "NETWORK", "visitedAt": iso(ms),
+        data = {"step": step, "channel": "NETWORK", "visitedAt": at,
                 "profileUrl": member.profile_url}
     else:
-        data = {"step": step, "channel": "NETWORK", "likedAt": iso(ms),
+        data = {"step": step, "channel": "NETWORK", "likedAt": at,
                 "postUrl": f"https://www.network.com/feed/update/{plan.id}-{member.contact_id}"}
-    batch.event(etype, member, ms, None, data)
+    batch.event(etype, member, at, None, data)
 
 
-def create_task(batch: Batch, plan: Plan, member: Member, ms: int, step: int) -> None:
+def create_task(batch: Batch, plan: Plan, member: Member, ms: int, at: str, step: int) -> None:
     member.progress("Ongoing")
     tid, subject, ttype = batch.task(member, plan, step, ms)
-    batch.event("TASK_CREATED", member, ms, None, {
+    batch.event("TASK_CREATED", member, at, None, {
         "step": step, "taskId": tid, "subject": subject, "taskType": ttype,
         "dueDate": iso(ms + DAY_MS),
     })
 
 
-def finish(batch: Batch, plan: Plan, member: Member, ms: int) -> None:
+def finish(batch: Batch, plan: Plan, member: Member, ms: int, at: str) -> None:
     member.step_index = len(plan.steps)
     member.progress("Finished")
     member.next_ms = None
-    batch.event("SEQUENCE_FINISHED", member, ms, None, {"finishedAt": iso(ms)})
+    batch.event("SEQUENCE_FINISHED", member, at, None, {"finishedAt": at})

@@ -24,7 +24,7 @@ from emulator.wire import Wire, parse_iso
 
 log = logging.getLogger(__name__)
 
-CHUNK_MS = DAY_MS
+CHUNK_MS = 7 * DAY_MS  # one write per simulated week at most: other requests get a turn
 Listener = Callable[[datetime], Awaitable[None]]
 
 WEBHOOK_EVENTS = (
@@ -143,7 +143,8 @@ class Simulation:
         self._lock = asyncio.Lock()
         self._generation = 0
         # (campaign, contact) -> (fingerprint, anchor, first step, items): timelines are pure
-        self._timelines: dict[tuple[int, int], tuple[Any, int, int, list[Item]]] = {}
+        # (items with their stored timestamps: comparing text is cheaper than parsing it)
+        self._timelines: dict[tuple[int, int], tuple[Any, str, int, list[tuple[Item, str]]]] = {}
         emulator.on_reset.append(self._forget)
 
     def _forget(self) -> None:
@@ -162,6 +163,7 @@ class Simulation:
                                    eventsByType={}, completedCampaigns=[])
             generation = self._generation
             target_ms = to_ms(target)
+            known = fx.Known()
             while self._generation == generation:
                 start_ms = to_ms(clock.now())
                 first = await self.emulator.db.read(_first_due)
@@ -170,7 +172,9 @@ class Simulation:
                 elif first > start_ms:
                     start_ms = min(first, target_ms)  # nothing due before: skip the empty span
                 end_ms = min(target_ms, start_ms + CHUNK_MS)
-                await self.emulator.db.write(lambda conn: self._chunk(conn, end_ms, result))
+                await self.emulator.db.write(
+                    lambda conn: self._chunk(conn, end_ms, result, known)
+                )
                 clock.move_to(from_ms(end_ms))
                 if end_ms >= target_ms:
                     break
@@ -193,40 +197,46 @@ class Simulation:
             except Exception:  # a listener records its own errors; this only keeps advancing
                 log.exception("simulation listener %r failed", listener)
 
-    def _chunk(self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult) -> None:
+    def _chunk(
+        self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult, known: fx.Known
+    ) -> None:
         """Process every item due at or before `end_ms`; runs inside one write transaction."""
         plans = load_plans(conn, "WHERE status = 'ACTIVE'")
-        batch = fx.Batch(conn)
+        batch = fx.Batch(conn, known)
+        # Members first (the nextActionAt index), campaign status checked here: a join on
+        # campaigns lets SQLite walk every member of the active campaigns instead.
         rows = conn.execute(
             "SELECT m.campaignId, m.contactId, m.stepIndex, m.sequenceStatus, m.engagementStatus,"
             " m.opens, m.clicks, m.replies, m.nextActionAt, s.anchorAt, s.firstStep,"
             " c.firstName, co.name, c.networkProfileUrl"
-            " FROM campaign_members m JOIN campaigns ca ON ca.id = m.campaignId"
+            " FROM campaign_members m"
             " JOIN simulation_members s ON s.campaignId = m.campaignId AND s.contactId = m.contactId"
             " LEFT JOIN contacts c ON c.id = m.contactId LEFT JOIN companies co ON co.id = c.companyId"
-            " WHERE m.nextActionAt IS NOT NULL AND m.nextActionAt <= ? AND ca.status = 'ACTIVE'",
+            " WHERE m.nextActionAt IS NOT NULL AND m.nextActionAt <= ?",
             (iso(end_ms),),
         ).fetchall()
-        due: list[tuple[int, int, int, int, Any, fx.Member]] = []
+        due: list[tuple[int, int, int, int, Item, str, fx.Member]] = []
         for row in rows:
-            plan = plans[row[0]]
+            plan = plans.get(row[0])
+            if plan is None:  # a stopped campaign keeps its members' places
+                continue
             member = fx.Member(row)
             member.first_name, member.company, member.profile_url = row[11], row[12], row[13]
-            items = self._timeline(plan, member.contact_id, parse_ms(row[9]), row[10])
-            start = parse_ms(row[8])
+            items = self._timeline(plan, member.contact_id, row[9], row[10])
+            start = row[8]
             member.next_ms = None
-            for item in items:
-                if item[0] < start:
+            for item, at in items:
+                if at < start:
                     continue
                 if item[0] > end_ms:
                     member.next_ms = item[0]
                     break
-                due.append((item[0], member.campaign_id, member.contact_id, item[1], item, member))
+                due.append((item[0], member.campaign_id, member.contact_id, item[1], item, at, member))
             batch.members[(member.campaign_id, member.contact_id)] = member
         due.sort(key=lambda d: d[:4])
         batch.load_conversations(sorted({d[1] for d in due}))
-        for ms, _cid, _contact, _order, item, member in due:
-            apply_item(batch, plans[member.campaign_id], member, item, ms)
+        for ms, _cid, _contact, _order, item, at, member in due:
+            apply_item(batch, plans[member.campaign_id], member, item, ms, at)
         batch.flush()
         result.completedCampaigns.extend(complete_finished(conn, batch.touched))
         conn.execute(
@@ -237,13 +247,18 @@ class Simulation:
         for etype, n in batch.by_type.items():
             result.eventsByType[etype] = result.eventsByType.get(etype, 0) + n
 
-    def _timeline(self, plan: Plan, contact_id: int, anchor_ms: int, first_step: int) -> list[Item]:
+    def _timeline(
+        self, plan: Plan, contact_id: int, anchor: str, first_step: int
+    ) -> list[tuple[Item, str]]:
         key = (plan.id, contact_id)
         cached = self._timelines.get(key)
-        if cached is not None and cached[:3] == (plan.fingerprint, anchor_ms, first_step):
+        if (
+            cached is not None and cached[1] == anchor and cached[2] == first_step
+            and cached[0] == plan.fingerprint
+        ):
             return cached[3]
-        items = timeline(plan, contact_id, anchor_ms, first_step)
-        self._timelines[key] = (plan.fingerprint, anchor_ms, first_step, items)
+        items = [(item, iso(item[0])) for item in timeline(plan, contact_id, parse_ms(anchor), first_step)]
+        self._timelines[key] = (plan.fingerprint, anchor, first_step, items)
         return items
 
     # -----------------------------------------------------------------------------------------
@@ -348,31 +363,33 @@ def _first_due(conn: sqlite3.Connection) -> int | None:
     return parse_ms(row[0]) if row and row[0] else None
 
 
-def apply_item(batch: fx.Batch, plan: Plan, member: fx.Member, item: Item, ms: int) -> None:
-    """The effects of one timeline item."""
+def apply_item(
+    batch: fx.Batch, plan: Plan, member: fx.Member, item: Item, ms: int, at: str
+) -> None:
+    """The effects of one timeline item (`at`: its time as stored)."""
     kind, step = item[2], item[3]
     if kind == FINISHED:
-        fx.finish(batch, plan, member, ms)
+        fx.finish(batch, plan, member, ms, at)
         return
     spec = plan.steps[step]
     number = plan.numbers[step]
     if kind == STEP:
         member.step_index = max(member.step_index, step + 1)
         if spec.type in fx.SENT_EVENTS:
-            fx.send(batch, plan, member, ms, spec.type, step, number, fx.render(spec.content, member),
+            fx.send(batch, plan, member, ms, at, spec.type, step, number, fx.render(spec.content, member),
                     fx.render(spec.subject, member))
         elif spec.type == "PROFILE_VISIT":
-            fx.touch(batch, plan, member, ms, step, "PROFILE_VISITED")
+            fx.touch(batch, plan, member, ms, at, step, "PROFILE_VISITED")
         elif spec.type == "POST_LIKE":
-            fx.touch(batch, plan, member, ms, step, "POST_LIKED")
+            fx.touch(batch, plan, member, ms, at, step, "POST_LIKED")
         elif spec.type == "TASK":
-            fx.create_task(batch, plan, member, ms, step)
+            fx.create_task(batch, plan, member, ms, at, step)
     elif kind == ACCEPTED:
-        fx.accept(batch, plan, member, ms, step)
+        fx.accept(batch, plan, member, ms, at, step)
     elif kind in (OPENED, CLICKED):
-        fx.open_or_click(batch, plan, member, ms, step, number, kind == CLICKED)
+        fx.open_or_click(batch, plan, member, ms, at, step, number, kind == CLICKED)
     elif kind == REPLIED:
-        fx.reply(batch, plan, member, ms, step, spec.type, number, None, None)
+        fx.reply(batch, plan, member, ms, at, step, spec.type, number, None, None)
 
 
 def _inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
@@ -395,6 +412,7 @@ def _inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
     member.next_ms = parse_ms(row[8]) if row[8] else None
     member.first_name, member.company, member.profile_url = row[9], row[10], row[11]
     batch = fx.Batch(conn)
+    at = iso(ms)
     conv_row = conn.execute(
         "SELECT MIN(id) FROM conversations WHERE contactId = ? AND campaignId = ?",
         (event.contactId, event.campaignId),
@@ -415,13 +433,13 @@ def _inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
     content = event.content
     if etype in ("CONNECTION_REQUEST_SENT", "NETWORK_MESSAGE_SENT", "INMAIL_SENT", "EMAIL_SENT"):
         mtype = etype.removesuffix("_SENT")
-        fx.send(batch, plan, member, ms, mtype, None, sent + 1, content, event.subject)
+        fx.send(batch, plan, member, ms, at, mtype, None, sent + 1, content, event.subject)
     elif etype == "CONNECTION_REQUEST_ACCEPTED":
-        fx.accept(batch, plan, member, ms, None)
+        fx.accept(batch, plan, member, ms, at, None)
     elif etype == "MESSAGE_REPLIED":
         mtype = event.channel or (last[0] if last else "NETWORK_MESSAGE")
         number = last[1] if last and last[1] else max(sent, 1)
-        fx.reply(batch, plan, member, ms, None, mtype, number, content, event.subject)
+        fx.reply(batch, plan, member, ms, at, None, mtype, number, content, event.subject)
     elif etype in ("EMAIL_OPENED", "LINK_CLICKED"):
         email = None
         if conv_row and conv_row[0] is not None:
@@ -434,9 +452,9 @@ def _inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
                 409, f"Contact {event.contactId} was sent no email in campaign {event.campaignId}",
                 "type",
             )
-        fx.open_or_click(batch, plan, member, ms, None, email[0] or 0, etype == "LINK_CLICKED")
+        fx.open_or_click(batch, plan, member, ms, at, None, email[0] or 0, etype == "LINK_CLICKED")
     else:
-        fx.touch(batch, plan, member, ms, None, etype)
+        fx.touch(batch, plan, member, ms, at, None, etype)
     batch.flush()
     complete_finished(conn, batch.touched)
     eid, mid = conn.execute("SELECT id, messageId FROM events ORDER BY id DESC LIMIT 1").fetchone()

@@ -15,4 +15,5 @@ CREATE TABLE IF NOT EXISTS simulation_campaigns (
 );
 CREATE INDEX IF NOT EXISTS campaign_members_next ON campaign_members(nextActionAt)
     WHERE nextActionAt IS NOT NULL;
-CREATE INDEX IF NOT EXISTS events_campaign ON events(campaignId, id);
+-- TASK steps look their task up by this key (so does exporter.records.ensure_platform_tasks).
+CREATE INDEX IF NOT EXISTS platform_tasks_step ON platform_tasks(contactId, campaignId, stepIndex);
