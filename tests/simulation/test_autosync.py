@@ -243,3 +243,59 @@ async def test_each_message_one_activity_whatever_the_pushes(
     assert {str(i): logged[str(i)] for i in sent} == {str(i): 1 for i in sent}
     assert max(logged.values(), default=1) == 1
     assert (await client.get("/_emulator/autosync")).json()["pending"] == 0
+
+
+def engagement_now(conn: Any, ids: list[int], mapping: dict[str, str]) -> dict[str, dict[str, str]]:
+    """The platform's current engagement of contacts, under the CRM field names (crmId -> fields)."""
+    from emulator.exporter import plan as p
+    from emulator.exporter import records as rec
+
+    rows = rec.read_engagement(conn, "contacts", 0, len(ids) + 1, ids)
+    return {crm: {mapping[k]: v for k, v in p.engagement_values("contacts", m, log).items() if k in mapping}
+            for _, crm, m, log in rows}
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cuts=st.lists(st.integers(1, 3 * 86400 - 1), max_size=4, unique=True))
+async def test_any_split_of_the_clock_pushes_the_same(
+    app: Starlette, client: httpx.AsyncClient, cuts: list[int]
+) -> None:
+    """Three simulated days advanced in any number of steps: each message of a synced campaign
+    is one activity, and every contact with events carries its current engagement in the CRM."""
+    if not hasattr(app.state, "snapshot"):
+        await ready(app, client)
+        app.state.snapshot = (await client.post("/_emulator/snapshots", json={})).json()["id"]
+        app.state.activities = len(await crm_all(client, "activities"))
+    else:
+        restored = await client.post(f"/_emulator/snapshots/{app.state.snapshot}/restore")
+        assert restored.status_code == 200, restored.text
+    first = (await client.get("/_emulator/events", params={"limit": 1})).json()["data"]
+    previous = 0
+    for cut in [*sorted(cuts), 3 * 86400]:
+        answer = await client.post("/_emulator/clock/advance", json={"seconds": cut - previous})
+        assert answer.status_code == 200, answer.text
+        previous = cut
+    events: list[dict[str, Any]] = []
+    after = first[0]["id"] - 1 if first else 0
+    while True:
+        page = (await client.get("/_emulator/events", params={"afterId": after, "limit": 1000})).json()
+        events += page["data"]
+        if page["nextAfterId"] is None:
+            break
+        after = page["nextAfterId"]
+    made = {"CONNECTION_REQUEST_SENT", "CONNECTION_REQUEST_ACCEPTED", "NETWORK_MESSAGE_SENT",
+            "EMAIL_SENT", "INMAIL_SENT", "MESSAGE_REPLIED"}
+    synced = await emulator_of(app).db.fetchall("SELECT id FROM campaigns WHERE messageSync = 1")
+    expected = {str(e["messageId"]) for e in events
+                if e["type"] in made and e["campaignId"] in {r[0] for r in synced}}
+    activities = (await crm_all(client, "activities"))[app.state.activities:]
+    logged = Counter(a["metadata"]["messageId"] for a in activities)
+    assert set(logged) == expected and set(logged.values()) <= {1}
+    # Engagement: what the CRM holds is what the platform shows now.
+    touched = sorted({e["contactId"] for e in events})
+    conn = (await client.get("/_emulator/connection")).json()
+    mapping = conn["engagementFields"]["contacts"]
+    want = await emulator_of(app).db.read(lambda c: engagement_now(c, touched, mapping))
+    held = {c["crmId"]: c["fields"] for c in await crm_all(client, "contacts")}
+    for crm_id, fields in want.items():
+        assert {k: held[crm_id].get(k) for k in fields} == fields, crm_id
