@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from emulator.errors import NotFound
-from emulator.http import json_response
+from emulator.errors import BadRequest, NotFound
+from emulator.exporter import records as rec
+from emulator.http import decode_body, json_response
 from emulator.openapi import operation
 from emulator.simulation.autosync import AutoSync, AutoSyncState
+from emulator.wire import Wire
+
+
+class AutoSyncSwitch(Wire):
+    enabled: bool
 
 
 def _autosync(request: Request) -> AutoSync:
@@ -22,6 +31,27 @@ def _autosync(request: Request) -> AutoSync:
 )
 async def get_autosync(request: Request) -> Response:
     return json_response(await _autosync(request).state())
+
+
+@operation(
+    "Turn auto-sync on or off (the connection's `autoSync`, the rest of it unchanged)",
+    AutoSyncState, body=AutoSyncSwitch, errors=(400, (404, "No CRM connection configured")),
+    security=None,
+)
+async def switch(request: Request) -> Response:
+    body = await decode_body(request, AutoSyncSwitch, BadRequest.field)
+    autosync = _autosync(request)
+
+    def write(conn: Any) -> bool:
+        current = rec.read_connection(conn)
+        if current is None:
+            return False
+        rec.write_connection(conn, msgspec.structs.replace(current, autoSync=body.enabled))
+        return True
+
+    if not await autosync.emulator.db.write(write):
+        raise NotFound("no CRM connection configured: PUT /_emulator/connection first")
+    return json_response(await autosync.state())
 
 
 @operation(
@@ -39,5 +69,6 @@ async def push_now(request: Request) -> Response:
 
 routes: list[BaseRoute] = [
     Route("/autosync", get_autosync, methods=["GET"]),
+    Route("/autosync", switch, methods=["PUT"]),
     Route("/autosync/push", push_now, methods=["POST"]),
 ]

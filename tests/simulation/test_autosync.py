@@ -206,13 +206,20 @@ async def test_failing_crm_keeps_everything_for_the_next_push(app: Starlette, cl
     assert crm_task is not None and crm_task[0]
 
 
-async def test_push_control_route(client: httpx.AsyncClient) -> None:
+async def test_control_routes(client: httpx.AsyncClient) -> None:
     answer = await client.post("/_emulator/autosync/push")
     assert answer.status_code == 200  # fixtures carry a connection: pushing nothing is fine
     assert answer.json()["pushes"] == 0
+    on = await client.put("/_emulator/autosync", json={"enabled": True})
+    assert on.status_code == 200 and on.json()["enabled"] is True
+    conn = (await client.get("/_emulator/connection")).json()
+    assert conn["autoSync"] is True and conn["engagementFields"]["contacts"]  # the rest kept
+    for bad in ({}, {"enabled": "yes"}, [], None):
+        refused = await client.put("/_emulator/autosync", json=bad)
+        assert refused.status_code == 400 and refused.json()["status"] == "error"
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     plan=st.lists(
         st.tuples(st.lists(st.integers(0, 7), max_size=4), st.sampled_from([None, 500, 503, "drop"])),
