@@ -27,6 +27,7 @@ from emulator.openapi import build_document
 from emulator.public_api.context import ApiContext
 from emulator.public_api.routes import routes as public_routes
 from emulator.simulation.autosync import AutoSync
+from emulator.simulation.dispatch import DeliveryListener
 from emulator.simulation.engine import Simulation
 from emulator.simulation.seed import seed as seed_simulation
 from emulator.settings import Settings
@@ -103,4 +104,6 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
     app.state.public_api = ApiContext(emulator)
     app.state.autosync = AutoSync(emulator, app)
     simulation.listeners.append(app.state.autosync)  # CRM auto-sync after each advance
+    app.state.deliveries = DeliveryListener(emulator)
+    simulation.listeners.append(app.state.deliveries)  # webhooks and actions runs
     return app

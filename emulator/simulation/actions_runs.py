@@ -26,7 +26,8 @@ def schedule(conn: sqlite3.Connection, run_id: int, start: str) -> None:
 
 
 def timeline_of(run_id: int, start: str, actions: str, contact_ids: str) -> Timeline:
-    types = [a.get("type", "") for a in decode(actions, list[dict[str, Any]])]
+    entries: list[dict[str, Any]] = decode(actions, list[dict[str, Any]])
+    types = [str(entry.get("type", "")) for entry in entries]
     return Timeline(run_id, parse_iso(start), decode(contact_ids, list[int]), types)
 
 

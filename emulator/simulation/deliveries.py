@@ -4,18 +4,20 @@ Every queued attempt has a due time; `process_due` makes all attempts due at or 
 horizon, stamps each log row with its due time (not the wall clock) and queues the retry of a
 failed one 30 s, 5 min and 50 min after it (4 attempts in all, decisions.md §2).
 
-Determinism: attempts are taken in key order (dueAt, kind, sourceId, targetId) in windows
-shorter than the first backoff, so a retry is never due before an attempt of the window that
-caused it. Log ids therefore follow the key order whether the clock moved in one step or in
-many, and attempts of one window are sent concurrently.
+Determinism: attempts launch in key order (dueAt, kind, sourceId, targetId), concurrently
+only while no attempt in flight could fail into a retry due before the next one (see
+`_Pass`); results are logged in launch order. Log ids therefore follow the key order
+whether the clock moved in one step or in many.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import heapq
 import sqlite3
 import ssl
+from collections import deque
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any, NamedTuple
@@ -72,22 +74,24 @@ async def any_due(store: Store, horizon: str) -> bool:
     return row is not None and row[0] is not None and row[0] <= horizon
 
 
-def _take(
-    conn: sqlite3.Connection, horizon: str
+Key = tuple[str, int, int, int]
+
+
+def _load(
+    conn: sqlite3.Connection, horizon: str, after: Key | None
 ) -> tuple[list[Due], dict[int, delivery.Subscription]]:
-    first = conn.execute("SELECT MIN(dueAt) FROM delivery_queue").fetchone()[0]
-    if first is None or first > horizon:
-        return [], {}
-    # Strictly before first + 30 s: no retry made in this window can be due inside it.
-    window_end = now_iso(parse_iso(first) + RETRY_AFTER[0] - timedelta(milliseconds=1))
-    rows = conn.execute(
+    """The next BATCH queued attempts due by `horizon`, in key order, after key `after`."""
+    sql = (
         "SELECT dueAt, kind, sourceId, targetId, attempt, eventType, url, payload"
-        " FROM delivery_queue WHERE dueAt <= ? ORDER BY dueAt, kind, sourceId, targetId"
-        " LIMIT ?",
-        (min(horizon, window_end), BATCH),
-    ).fetchall()
-    subs = delivery.all_subscriptions(conn) if any(r[1] == WEBHOOK for r in rows) else {}
-    return [Due(*row) for row in rows], subs
+        " FROM delivery_queue WHERE dueAt <= ?"
+    )
+    params: list[Any] = [horizon]
+    if after is not None:
+        sql += " AND (dueAt, kind, sourceId, targetId) > (?, ?, ?, ?)"
+        params.extend(after)
+    sql += " ORDER BY dueAt, kind, sourceId, targetId LIMIT ?"
+    rows = conn.execute(sql, (*params, BATCH)).fetchall()
+    return [Due(*row) for row in rows], delivery.all_subscriptions(conn)
 
 
 async def _attempt(
@@ -109,25 +113,17 @@ async def _attempt(
         return await call("POST", item.url, headers=_JSON_HEADERS, content=body, client=client)
 
 
-def _record(
-    conn: sqlite3.Connection, batch: Sequence[Due], outcomes: Sequence[Outcome | None]
-) -> int:
-    """Log every attempt in key order, queue the retries, drop the batch from the queue."""
-    conn.executemany(
-        "DELETE FROM delivery_queue WHERE dueAt = ? AND kind = ? AND sourceId = ?"
-        " AND targetId = ?",
-        [item[:4] for item in batch],
-    )
+Done = tuple[Due, Outcome | None, Due | None]  # an attempt, its outcome, its retry
+
+
+def _record(conn: sqlite3.Connection, done: Sequence[Done]) -> int:
+    """Log attempts in the order given, queue their retries, drop them from the queue."""
     hook_rows: list[tuple[Any, ...]] = []
     run_rows: list[tuple[Any, ...]] = []
-    retries: list[tuple[Any, ...]] = []
-    for item, outcome in zip(batch, outcomes, strict=True):
+    for item, outcome, retry in done:
         if outcome is None:
             continue
-        retry_at = None
-        if not outcome.ok and item.attempt < ATTEMPTS:
-            retry_at = now_iso(parse_iso(item.dueAt) + RETRY_AFTER[item.attempt - 1])
-            retries.append((retry_at, *item[1:4], item.attempt + 1, *item[5:]))
+        retry_at = None if retry is None else retry.dueAt
         if item.kind == WEBHOOK:
             hook_rows.append(delivery.attempt_row(
                 item.targetId, item.eventType, item.payload.encode(), outcome, item.attempt,
@@ -139,13 +135,19 @@ def _record(
                 outcome.statusCode, outcome.errorMessage, item.attempt, outcome.durationMs,
                 item.dueAt,
             ))
+    # Retries first: one made and consumed within `done` is then deleted with the rest.
+    conn.executemany(QUEUE_INSERT, [retry for _, _, retry in done if retry is not None])
+    conn.executemany(
+        "DELETE FROM delivery_queue WHERE dueAt = ? AND kind = ? AND sourceId = ?"
+        " AND targetId = ?",
+        [item[:4] for item, _, _ in done],
+    )
     conn.executemany(delivery.INSERT_ATTEMPT, hook_rows)
     conn.executemany(
         "INSERT INTO actions_deliveries(runId, contactId, url, payload, statusCode, errorMessage,"
         " attemptNumber, durationMs, createdAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         run_rows,
     )
-    conn.executemany(QUEUE_INSERT, retries)
     return len(hook_rows) + len(run_rows)
 
 
@@ -154,13 +156,91 @@ def _contact_of(payload: str) -> int:
     return int(data["data"]["contactId"])
 
 
+def _retry(item: Due, outcome: Outcome | None) -> Due | None:
+    if outcome is None or outcome.ok or item.attempt >= ATTEMPTS:
+        return None
+    due = now_iso(parse_iso(item.dueAt) + RETRY_AFTER[item.attempt - 1])
+    return item._replace(dueAt=due, attempt=item.attempt + 1)
+
+
+class _Pass:
+    """One `process_due`: attempts launch in key order, up to CONCURRENCY at once, as long as
+    no attempt still in flight could fail into a retry due before the next one (a retry comes
+    >= 30 s after its attempt). So the launch order, and the log order, is the order of the
+    keys of all attempts, however the clock was stepped; results are written in that order."""
+
+    def __init__(self, store: Store, horizon: str, client: httpx.AsyncClient) -> None:
+        self.store, self.horizon, self.client = store, horizon, client
+        self.heap: list[Due] = []
+        self.seen: set[Key] = set()  # keys already in the heap or launched in this pass
+        self.loaded: Key | None = None  # the last key read from the queue table
+        self.exhausted = False
+        self.subs: dict[int, delivery.Subscription] = {}
+        self.flight: deque[tuple[Due, asyncio.Task[Outcome | None]]] = deque()
+        self.done: list[Done] = []
+        self.made = 0
+
+    async def _load(self) -> None:
+        rows, self.subs = await self.store.read(
+            lambda conn: _load(conn, self.horizon, self.loaded)
+        )
+        if len(rows) < BATCH:
+            self.exhausted = True
+        if rows:
+            self.loaded = rows[-1][:4]
+        for row in rows:
+            if row[:4] not in self.seen:  # a retry this pass already holds
+                self.seen.add(row[:4])
+                heapq.heappush(self.heap, row)
+
+    async def _next(self) -> Due | None:
+        """The attempt to launch now, if one may launch."""
+        if not self.exhausted and (not self.heap or self.loaded is None
+                                   or self.heap[0][:4] > self.loaded):
+            await self._load()
+        if not self.heap:
+            return None
+        if self.flight:
+            oldest = parse_iso(self.flight[0][0].dueAt)
+            if self.heap[0].dueAt >= now_iso(oldest + RETRY_AFTER[0]):
+                return None
+        return heapq.heappop(self.heap)
+
+    def _collect(self) -> None:
+        """Take finished attempts in launch order; queue their retries due in this pass."""
+        while self.flight and self.flight[0][1].done():
+            item, task = self.flight.popleft()
+            outcome = task.result()
+            retry = _retry(item, outcome)
+            if retry is not None and retry.dueAt <= self.horizon:
+                self.seen.add(retry[:4])
+                heapq.heappush(self.heap, retry)
+            self.done.append((item, outcome, retry))
+
+    async def _flush(self) -> None:
+        if self.done:
+            done, self.done = self.done, []
+            self.made += await self.store.write(lambda conn: _record(conn, done))
+
+    async def run(self) -> int:
+        gate = asyncio.Semaphore(CONCURRENCY)
+        while True:
+            while len(self.flight) < 4 * CONCURRENCY and (item := await self._next()):
+                task = asyncio.ensure_future(_attempt(item, self.subs, self.client, gate))
+                self.flight.append((item, task))
+            if not self.flight:
+                break
+            await asyncio.wait(
+                [task for _, task in self.flight if not task.done()] or [self.flight[0][1]],
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            self._collect()
+            if len(self.done) >= 500:
+                await self._flush()
+        await self._flush()
+        return self.made
+
+
 async def process_due(store: Store, horizon: str, client: httpx.AsyncClient) -> int:
     """Make every attempt due at or before `horizon`; answers how many were made."""
-    made = 0
-    gate = asyncio.Semaphore(CONCURRENCY)
-    while True:
-        batch, subs = await store.read(lambda conn: _take(conn, horizon))
-        if not batch:
-            return made
-        outcomes = await asyncio.gather(*(_attempt(i, subs, client, gate) for i in batch))
-        made += await store.write(lambda conn: _record(conn, batch, outcomes))
+    return await _Pass(store, horizon, client).run()

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -20,10 +20,10 @@ from emulator.wire import now_iso
 from tests.conftest import ALL
 from tests.servers import serve_app
 
-T0 = datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 SECRET = "whsec-simulation-1234"
 
-# (body, how many times this exact body came before) -> status to answer
+# (body, how many times this body came before to the same path) -> status to answer
 Policy = Callable[[bytes, int], int]
 
 
@@ -57,9 +57,9 @@ class Got:
 @dataclass
 class Scripted:
     url: str = ""
-    policy: Policy = field(default=always(200))
+    policy: Policy = field(default=lambda body, seen: 200)
     received: list[Got] = field(default_factory=list)
-    seen: dict[bytes, int] = field(default_factory=dict)
+    seen: dict[tuple[str, bytes], int] = field(default_factory=dict)  # per (path, body)
 
     def clear(self) -> None:
         self.received.clear()
@@ -67,17 +67,18 @@ class Scripted:
 
 
 @contextmanager
-def scripted_receiver(policy: Policy = always(200)) -> Iterator[Scripted]:
+def scripted_receiver(policy: Policy | None = None) -> Iterator[Scripted]:
     """A loopback receiver whose answer to each request the policy decides."""
-    receiver = Scripted(policy=policy)
+    receiver = Scripted(policy=policy or always(200))
 
     async def answer(request: Request) -> Response:
         body = await request.body()
         receiver.received.append(Got(
             request.url.path, {k.lower(): v for k, v in request.headers.items()}, body,
         ))
-        seen = receiver.seen.get(body, 0)
-        receiver.seen[body] = seen + 1
+        key = (request.url.path, body)
+        seen = receiver.seen.get(key, 0)
+        receiver.seen[key] = seen + 1
         return Response(b"{}", receiver.policy(body, seen), media_type="application/json")
 
     app = Starlette(routes=[Route("/{path:path}", answer, methods=["POST"])])

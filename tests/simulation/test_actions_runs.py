@@ -8,7 +8,7 @@ from datetime import timedelta
 import httpx
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.applications import Starlette
 

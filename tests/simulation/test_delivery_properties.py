@@ -17,7 +17,13 @@ from starlette.applications import Starlette
 from emulator.simulation.dispatch import DeliveryListener
 from emulator.simulation.webhooks import WEBHOOK_EVENTS
 from tests.simulation.delivery_harness import (
-    Scripted, at, by_hash, drop_fixture_webhooks, iso, scripted_receiver, subscribe,
+    Scripted,
+    at,
+    by_hash,
+    drop_fixture_webhooks,
+    iso,
+    scripted_receiver,
+    subscribe,
 )
 
 pytestmark = pytest.mark.anyio

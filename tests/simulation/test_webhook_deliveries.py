@@ -17,7 +17,14 @@ from emulator.simulation.dispatch import DeliveryListener
 from tests.conftest import ALL
 from tests.public_api.paging import fixtures
 from tests.simulation.delivery_harness import (
-    SECRET, always, at, drop_fixture_webhooks, fail_first, iso, logs, scripted_receiver,
+    SECRET,
+    always,
+    at,
+    drop_fixture_webhooks,
+    fail_first,
+    iso,
+    logs,
+    scripted_receiver,
     subscribe,
 )
 
