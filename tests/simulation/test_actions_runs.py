@@ -92,3 +92,23 @@ async def test_a_run_sends_one_completion_per_contact_with_retries(
     assert attempts == [(3, 1, 500), (1, 1, 500), (2, 1, 500), (3, 2, 200), (1, 2, 200),
                         (2, 2, 200)]
     assert (await client.get("/_emulator/actions/999999/deliveries")).status_code == 404
+
+
+async def test_status_follows_the_virtual_clock(client: httpx.AsyncClient) -> None:
+    started = await client.post("/v1/actions", headers=ALL, json={
+        "actions": [{"type": "VERIFY_LEAD_EMAIL"}], "contactIds": list(range(1, 21)),
+    })
+    run_id = started.json()["data"]["actionsId"]
+    seen = []
+    for step in (0, 6, 5, 5, 3, 10, 60):  # seconds: QUEUED .. PENDING .. PROCESSING .. end
+        response = await client.post("/_emulator/clock/advance", json={"seconds": step})
+        assert response.status_code == 200, response.text
+        status = (await client.get(f"/v1/actions/{run_id}/status", headers=ALL)).json()["data"]
+        counts = status["statusCounts"]
+        assert sum(counts.values()) == status["totalActions"] == 20
+        done = counts["completed"] + counts["failed"]
+        assert status["progress"] == pytest.approx(done / 20 * 100, abs=0.01)
+        seen.append((status["overallStatus"], done))
+    assert [s for s, _ in seen[:4]] == ["QUEUED", "PENDING", "PROCESSING", "PROCESSING"]
+    assert seen[3][1] == 2 and seen[4][1] == 5  # t0 + 16 s: two contacts ended; + 19 s: five
+    assert seen[-1][0] in ("COMPLETED", "PARTIAL", "FAILED") and seen[-1][1] == 20
