@@ -1,0 +1,59 @@
+"""Helpers of the campaign simulation tests: small fixture sets and whole-state dumps."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Every table an event writes to, with what identifies a row (ids are part of the dump:
+# the same story must also hand out the same ids).
+DUMPS = {
+    "events": "SELECT id, type, contactId, campaignId, messageId, occurredAt, data FROM events",
+    "messages": "SELECT id, conversationId, content, subject, type, isContactSender, sequenceIndex,"
+                " createdAt, updatedAt, viewCount, clickCount FROM messages",
+    "conversations": "SELECT * FROM conversations",
+    "members": "SELECT campaignId, contactId, stepIndex, sequenceStatus, engagementStatus,"
+               " nextActionAt, opens, clicks, replies FROM campaign_members",
+    "contacts": "SELECT id, updatedAt FROM contacts",
+    "tasks": "SELECT id, contactId, campaignId, stepIndex, subject, type, dueDate FROM platform_tasks",
+    "campaigns": "SELECT id, status FROM campaigns",
+}
+
+
+def small_fixtures(out: Path, contacts: int = 24, campaigns: int = 3, seed: int = 5) -> Path:
+    """A generated set whose campaigns are all ACTIVE and carry no fixture conversations
+    (so every member is simulated from the clock start), without webhooks or actions runs."""
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "generate_fixtures.py"), "--contacts", str(contacts),
+         "--companies", "4", "--campaigns", str(campaigns), "--seed", str(seed), "--out", str(out)],
+        check=True, capture_output=True, cwd=ROOT,
+    )
+    rows = json.loads((out / "campaigns.json").read_text())
+    for row in rows:
+        row["status"] = "ACTIVE"
+    (out / "campaigns.json").write_text(json.dumps(rows))
+    # no webhook subscriptions nor actions runs: the listeners have nothing to deliver
+    for name in ("conversations.json", "webhooks.json", "actions_runs.json"):
+        (out / name).write_text("[]")
+    return out
+
+
+def reseed(directory: Path, seed: int) -> None:
+    """Give every campaign of a fixture directory another outcome seed."""
+    path = directory / "campaigns.json"
+    rows = json.loads(path.read_text())
+    for i, row in enumerate(rows):
+        row["seed"] = seed * 31 + i
+    path.write_text(json.dumps(rows))
+
+
+async def dump(app: Starlette) -> dict[str, list[tuple[Any, ...]]]:
+    db = app.state.emulator.db
+    return {name: await db.fetchall(sql + " ORDER BY 1, 2") for name, sql in DUMPS.items()}
