@@ -8,6 +8,7 @@ from pathlib import Path
 
 from emulator import export_command
 from emulator.scenarios import command as replay_command
+from emulator.scenarios import record as record_command
 from emulator.clock import parse_clock
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.settings import RateLimit, Settings
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
     export_command.add_parser(sub)
     replay_command.add_parser(sub)
+    record_command.add_parser(sub)
     return parser
 
 
@@ -110,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         return export_command.main(args)
     if args.command == "replay":
         return replay_command.main(args)
+    if args.command == "record":
+        return record_command.main(args)
     return 2
 
 

@@ -29,23 +29,28 @@ if TYPE_CHECKING:  # the exporter (httpx) loads only when `export` runs: `serve`
     from emulator.store.db import Store
 
 
+def add_connection_flags(parser: argparse.ArgumentParser) -> None:
+    """The CRM and platform flags `connection_for` reads (shared with `emulator record`)."""
+    parser.add_argument("--api-key", help="API key sent to the CRM")
+    parser.add_argument("--api-key-header", help="header carrying the key (default X-API-Key)")
+    parser.add_argument("--fixtures", help="platform fixture directory (default: fixtures/default)")
+    parser.add_argument("--owner-id", help="CRM user id sent as ownerId")
+    tls = parser.add_mutually_exclusive_group()
+    tls.add_argument("--ca-file", help="CA bundle that signs the CRM's certificate")
+    tls.add_argument("--insecure", action="store_true", help="do not verify the CRM's certificate")
+    parser.add_argument("--batch-size", type=int, help="records per request (1-100)")
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     export = sub.add_parser("export", help="export contacts and companies to a CRM and report")
     export.add_argument("--crm-url", help="the CRM's base URL (default: the embedded /crm)")
-    export.add_argument("--api-key", help="API key sent to the CRM")
-    export.add_argument("--api-key-header", help="header carrying the key (default X-API-Key)")
-    export.add_argument("--fixtures", help="platform fixture directory (default: fixtures/default)")
+    add_connection_flags(export)
     export.add_argument(
         "--db", help="SQLite file with the platform state, kept after the run (seeded from "
         "--fixtures when new)"
     )
     export.add_argument("--report", help="write the JSON report to FILE")
     export.add_argument("--junit", help="write JUnit XML (one test case per contract check)")
-    export.add_argument("--owner-id", help="CRM user id sent as ownerId")
-    tls = export.add_mutually_exclusive_group()
-    tls.add_argument("--ca-file", help="CA bundle that signs the CRM's certificate")
-    tls.add_argument("--insecure", action="store_true", help="do not verify the CRM's certificate")
-    export.add_argument("--batch-size", type=int, help="records per request (1-100)")
     export.add_argument("--json", action="store_true", help="print the JSON report to stdout")
 
 

@@ -68,6 +68,10 @@ class PlaybackAnswer(WireOmit):
     body: Any | UnsetType = UNSET  # JSON body (null is a JSON null)
     text: str | None = None  # raw, non-JSON body
     headers: dict[str, str] = {}
+    # The JSON request body this answer was given to (`emulator record` writes it): a request
+    # with an equal body takes this answer first, so concurrent or retried calls to one path
+    # get their own answers whatever order they arrive in; other requests take the next in line.
+    request: Any | UnsetType = UNSET
 
 
 class ScenarioCrm(CrmSeed):

@@ -191,6 +191,20 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         await self.inner.aclose()
 
 
+def _take(queue: deque[sm.PlaybackAnswer], sent: bytes) -> sm.PlaybackAnswer:
+    """The first answer recorded for an equal request body, else the next in line."""
+    if any(a.request is not UNSET for a in queue):
+        try:
+            body = msgspec.json.decode(sent) if sent else None
+        except msgspec.DecodeError:
+            body = UNSET
+        for i, answer in enumerate(queue):
+            if answer.request is not UNSET and answer.request == body:
+                del queue[i]
+                return answer
+    return queue.popleft()
+
+
 class PlaybackTransport(httpx.AsyncBaseTransport):
     """Answers from recorded answers, in order per (method, path)."""
 
@@ -205,14 +219,14 @@ class PlaybackTransport(httpx.AsyncBaseTransport):
             self.queues[(answer.method.upper(), answer.path)].append(answer)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        await request.aread()
+        sent = await request.aread()
         key = (request.method.upper(), request.url.path)
         queue = self.queues.get(key)
         if not queue:
             self.missing.append(f"{key[0]} {key[1]}")
             return httpx.Response(500, json={"error": "no_recording",
                                              "message": f"no recorded answer left for {key[0]} {key[1]}"})
-        answer = queue.popleft()
+        answer = _take(queue, sent)
         headers = dict(answer.headers)
         if answer.body is not UNSET:
             headers.setdefault("content-type", "application/json")

@@ -1,0 +1,243 @@
+"""`emulator record --crm-url URL --out FILE`: export to a real CRM, keep what it answered.
+
+The export runs as `emulator export` does against an external CRM (the platform from
+--fixtures, the flags laid over its connection). A transport under the exporter's client
+keeps every exchange in full (no journal body cap). The file written is a scenario whose
+CRM is a `playback` of those answers, in the order they were asked per (method, path), and
+whose expectations are that run's: the exact CRM call sequence (method, path, status) and
+the report's status, exit code, per-phase counts, checks and failed records. `emulator
+replay FILE` then shows the same run anywhere, without the CRM.
+
+The CRM's API key never reaches the file: it is not written in the connection and every
+occurrence in a recorded body is replaced by "***".
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import httpx
+import msgspec
+
+from emulator import export_command
+from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
+from emulator.fixtures.models import FixtureSet
+from emulator.settings import Settings
+
+if TYPE_CHECKING:
+    from emulator.exporter.report import Report
+
+REDACTED = "***"
+# Answer headers a playback needs to behave the same (the exporter reads Retry-After).
+KEPT_HEADERS = ("retry-after", "content-type")
+# Connection fields a replay has no use for: where the CRM was, its key, its TLS.
+NOT_RECORDED = ("crmUrl", "apiKey", "caFile", "verify")
+REPORT_PHASE_FIELDS = ("sent", "created", "updated", "unchanged", "failed", "skipped", "requests")
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    record = sub.add_parser(
+        "record",
+        help="export to a real CRM and write a scenario that plays its answers back",
+    )
+    record.add_argument("--crm-url", required=True, help="the CRM's base URL (http:// or https://)")
+    record.add_argument("--out", required=True, metavar="FILE", help="scenario file to write (.json)")
+    record.add_argument("--name", help="scenario name (default: the file name without .json)")
+    export_command.add_connection_flags(record)
+
+
+@dataclass
+class Exchange:
+    """One CRM exchange: its slot is taken when the request goes out (the order a playback
+    answers in), the answer is filled in when it comes back (None: no answer)."""
+
+    method: str
+    path: str
+    request: Any = None  # the JSON body sent (None: none, or not JSON)
+    answer: dict[str, Any] | None = None
+
+
+class RecordingTransport(httpx.AsyncBaseTransport):
+    """Passes requests on and keeps every answer in full."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, prefix: str, secret: str) -> None:
+        self.inner, self.prefix = inner, prefix.rstrip("/")
+        self.secret = secret.encode() if secret else b""
+        self.exchanges: list[Exchange] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if self.prefix and path.startswith(self.prefix):
+            path = path[len(self.prefix):] or "/"
+        exchange = Exchange(request.method.upper(), path, self.request_body(await request.aread()))
+        self.exchanges.append(exchange)
+        response = await self.inner.handle_async_request(request)
+        try:
+            raw = b"".join([chunk async for chunk in response.aiter_raw()])
+            body = _decoded(response, raw)
+        except httpx.StreamConsumed:  # an answer built in memory (tests, mock transports)
+            raw = body = response.content
+        await response.aclose()
+        # Playback keeps the decoded body (gzip or not, the same JSON).
+        exchange.answer = self.answer(response.status_code, response.headers, body)
+        return httpx.Response(
+            response.status_code, headers=response.headers, stream=httpx.ByteStream(raw),
+            extensions=response.extensions, request=request,
+        )
+
+    def redact(self, raw: bytes) -> bytes:
+        return raw.replace(self.secret, REDACTED.encode()) if self.secret else raw
+
+    def request_body(self, raw: bytes) -> Any:
+        try:
+            return msgspec.json.decode(self.redact(raw)) if raw else None
+        except msgspec.DecodeError:
+            return None
+
+    def answer(self, status: int, headers: httpx.Headers, raw: bytes) -> dict[str, Any]:
+        raw = self.redact(raw)
+        answer: dict[str, Any] = {"status": status}
+        kept = {k: headers[k] for k in KEPT_HEADERS if k in headers}
+        try:
+            if not raw:
+                raise msgspec.DecodeError("empty")  # kept as text: "" is not JSON
+            answer["body"] = msgspec.json.decode(raw)
+            kept.pop("content-type", None)  # a JSON body gets application/json on playback
+        except msgspec.DecodeError:
+            answer["text"] = raw.decode("utf-8", "replace")
+        if kept:
+            answer["headers"] = kept
+        return answer
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def _decoded(response: httpx.Response, raw: bytes) -> bytes:
+    """The body without its content-encoding (what the exporter's client reads)."""
+    if not response.headers.get("content-encoding"):
+        return raw
+    copy = httpx.Response(response.status_code, headers=response.headers, content=raw)
+    return copy.read()
+
+
+def expected_report(report: Report) -> dict[str, Any]:
+    """The parts of a report a replay must reproduce (no times, ids or URLs)."""
+    data = msgspec.to_builtins(report)
+    return {
+        "status": data["status"],
+        "exitCode": data["exitCode"],
+        "phases": {
+            name: {k: stats[k] for k in REPORT_PHASE_FIELDS} for name, stats in data["phases"].items()
+        },
+        "checks": {
+            name: {k: check[k] for k in ("calls", "violations", "warnings")}
+            for name, check in data["checks"].items()
+        },
+        "failed": data["failed"],
+    }
+
+
+def playback(e: Exchange) -> dict[str, Any]:
+    """One PlaybackAnswer: the request body is kept so that a replay gives each request the
+    answer its twin got, whatever order concurrent calls and retries arrive in."""
+    answer = {"method": e.method, "path": e.path, **(e.answer or {})}
+    if e.request is not None:
+        answer["request"] = e.request
+    return answer
+
+
+def scenario(
+    name: str, crm_url: str, report: Report, exchanges: list[Exchange],
+    connection: dict[str, Any], fixtures_dir: str | None,
+) -> dict[str, Any]:
+    answered = [e for e in exchanges if e.answer is not None]
+    lost = len(exchanges) - len(answered)
+    note = f"; {lost} exchanges got no answer and are not played back" if lost else ""
+    return {
+        "name": name,
+        "description": (
+            f"Recorded by `emulator record` from {crm_url} at {report.startedAt}: "
+            f"{len(answered)} CRM answers played back in order per method and path{note}."
+        ),
+        "fixtures": {"directory": fixtures_dir} if fixtures_dir else {},
+        "crm": {"playback": [playback(e) for e in answered]},
+        "connection": connection,
+        "steps": [{"step": "export"}],
+        "expect": {
+            "crmCalls": {
+                "exact": True,
+                "calls": [
+                    {"method": e.method, "path": e.path, "status": (e.answer or {})["status"]}
+                    for e in answered
+                ],
+            },
+            "report": expected_report(report),
+        },
+    }
+
+
+async def _record(args: argparse.Namespace, fixtures: FixtureSet) -> tuple[Report, dict[str, Any]]:
+    from emulator.exporter import records as rec
+    from emulator.exporter.client import tls_verify
+    from emulator.exporter.run import Exporter
+
+    settings = Settings(fixtures=args.fixtures or str(DEFAULT_FIXTURES))
+    async with export_command.platform_only(settings, fixtures) as platform:
+        stored = await platform.store.read(rec.read_connection)
+        conn = export_command.connection_for(args, stored, None)
+        inner = httpx.AsyncHTTPTransport(verify=tls_verify(conn.verify, conn.caFile))
+        recorder = RecordingTransport(inner, urlsplit(conn.crmUrl).path, conn.apiKey)
+        report = await Exporter(
+            platform.store, conn, now=platform.emulator.clock.now_iso, transport=recorder,
+            journal_limit=settings.journalLimit,
+        ).run()
+    connection = {k: v for k, v in msgspec.to_builtins(conn).items() if k not in NOT_RECORDED}
+    out = Path(args.out)
+    fixtures_dir = None
+    if args.fixtures:  # relative to the scenario file, as the runner reads it
+        target = Path(args.fixtures).resolve()
+        try:
+            fixtures_dir = str(target.relative_to(out.resolve().parent))
+        except ValueError:
+            fixtures_dir = str(target)
+    name = args.name or out.name.removesuffix(".json")
+    return report, scenario(name, conn.crmUrl, report, recorder.exchanges, connection, fixtures_dir)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Exit 0 once the scenario is written (whatever the export found), 2 when no run happened."""
+    if not args.crm_url.startswith(("http://", "https://")):
+        print("emulator record: --crm-url must be an http:// or https:// URL", file=sys.stderr)
+        return 2
+    if args.batch_size is not None and not 1 <= args.batch_size <= 100:
+        print("emulator record: --batch-size must be between 1 and 100", file=sys.stderr)
+        return 2
+    try:
+        fixtures = load_fixture_dir(args.fixtures or DEFAULT_FIXTURES)
+    except FixtureError as exc:
+        print(f"emulator record: fixture error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        report, data = asyncio.run(_record(args, fixtures))
+    except (ValueError, OSError, RuntimeError) as exc:
+        print(f"emulator record: {exc}", file=sys.stderr)
+        return 2
+    from emulator.exporter.report import summary
+
+    text = msgspec.json.format(msgspec.json.encode(data), indent=2)
+    try:
+        Path(args.out).write_bytes(text + b"\n")
+    except OSError as exc:
+        print(f"emulator record: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
+        return 2
+    print(summary(report))
+    answers = len(data["crm"]["playback"])
+    print(f"recorded {answers} CRM answers into {args.out} (replay: emulator replay {args.out})")
+    return 0
