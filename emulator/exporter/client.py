@@ -112,6 +112,7 @@ def retry_after_seconds(value: str | None) -> float | None:
     except ValueError:
         pass
     try:
+        # a real CRM's HTTP-date is wall time: the virtual clock does not apply here
         return parsedate_to_datetime(value).timestamp() - time.time()
     except (TypeError, ValueError):
         return None

@@ -52,6 +52,8 @@ class RateLimiter:
 
     def check(self, key: str) -> dict[str, str]:
         """Count one request; answer the X-RateLimit headers or raise RateLimited."""
+        # Wall (monotonic) time on purpose, not the virtual clock: the limit protects the
+        # server per real minute, and a frozen clock would never let the window roll.
         now = time.monotonic()
         window, limit = self.config.windowSeconds, self.config.limit
         hits = self._hits.setdefault(key, deque())

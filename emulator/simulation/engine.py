@@ -175,10 +175,13 @@ class Simulation:
                 await self.emulator.db.write(
                     lambda conn: self._chunk(conn, end_ms, result, known)
                 )
+                if self._generation != generation:
+                    break  # reset or restored meanwhile: that state's clock stands
                 clock.move_to(from_ms(end_ms))
                 if end_ms >= target_ms:
                     break
-            await self._notify(target)
+            if self._generation == generation:
+                await self._notify(target)
             return result
 
     async def run_realtime(self, every: float = 0.5) -> None:
