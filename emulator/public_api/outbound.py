@@ -54,10 +54,13 @@ async def call(
         detail = str(exc) or type(exc).__name__
         return Outcome(ok=False, statusCode=None, durationMs=elapsed(),
                        errorMessage=f"request failed: {detail}")
-    status = response.status_code
+    return answered(response.status_code, response.text, elapsed())
+
+
+def answered(status: int, body: str, duration_ms: int) -> Outcome:
+    """The outcome of a call the target answered: ok on 2xx, else the status and a body excerpt."""
     ok = 200 <= status < 300
-    body = response.text
     return Outcome(
-        ok=ok, statusCode=status, durationMs=elapsed(), body=body,
+        ok=ok, statusCode=status, durationMs=duration_ms, body=body,
         errorMessage=None if ok else f"HTTP {status}: {body[:_BODY_EXCERPT]}".rstrip(": "),
     )

@@ -20,12 +20,13 @@ import ssl
 from collections import deque
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self
 
 import httpx
 
 from emulator.public_api import webhook_delivery as delivery
 from emulator.public_api.outbound import TIMEOUT_SECONDS, Outcome, call
+from emulator.simulation.http1 import Http1Pool
 from emulator.store.db import Store
 from emulator.wire import decode, now_iso, parse_iso
 
@@ -63,10 +64,30 @@ def _tls() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def shared_client() -> httpx.AsyncClient:
-    """One client for a whole pass: its pool keeps connections to the receivers open."""
-    limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
-    return httpx.AsyncClient(timeout=TIMEOUT_SECONDS, limits=limits, verify=_tls())
+class Sender:
+    """Posts the attempts of a pass: plain http through one keep-alive pool (fast), anything
+    else through one shared httpx client (made only when needed)."""
+
+    def __init__(self) -> None:
+        self.pool = Http1Pool()
+        self._client: httpx.AsyncClient | None = None
+
+    async def post(self, url: str, headers: dict[str, str], body: bytes) -> Outcome:
+        if url[:7].lower() == "http://":
+            return await self.pool.post(url, headers, body)
+        if self._client is None:
+            limits = httpx.Limits(max_connections=CONCURRENCY)
+            self._client = httpx.AsyncClient(timeout=TIMEOUT_SECONDS, limits=limits,
+                                             verify=_tls())
+        return await call("POST", url, headers=headers, content=body, client=self._client)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.pool.close()
+        if self._client is not None:
+            await self._client.aclose()
 
 
 async def any_due(store: Store, horizon: str) -> bool:
@@ -95,22 +116,19 @@ def _load(
 
 
 async def _attempt(
-    item: Due,
-    subs: dict[int, delivery.Subscription],
-    client: httpx.AsyncClient,
-    gate: asyncio.Semaphore,
+    item: Due, subs: dict[int, delivery.Subscription], sender: Sender, gate: asyncio.Semaphore
 ) -> Outcome | None:
     """Send one attempt; None when its subscription is gone or disabled (it is dropped)."""
-    body = item.payload.encode()
     if item.kind == WEBHOOK:
         sub = subs.get(item.targetId)
         if sub is None or not sub.enabled:
             return None
-        async with gate:
-            return await delivery.send(sub, body, client=client)
-    assert item.url is not None
+        url, headers = sub.url, delivery.delivery_headers(sub)
+    else:
+        assert item.url is not None
+        url, headers = item.url, _JSON_HEADERS
     async with gate:
-        return await call("POST", item.url, headers=_JSON_HEADERS, content=body, client=client)
+        return await sender.post(url, headers, item.payload.encode())
 
 
 Done = tuple[Due, Outcome | None, Due | None]  # an attempt, its outcome, its retry
@@ -169,8 +187,8 @@ class _Pass:
     >= 30 s after its attempt). So the launch order, and the log order, is the order of the
     keys of all attempts, however the clock was stepped; results are written in that order."""
 
-    def __init__(self, store: Store, horizon: str, client: httpx.AsyncClient) -> None:
-        self.store, self.horizon, self.client = store, horizon, client
+    def __init__(self, store: Store, horizon: str, sender: Sender) -> None:
+        self.store, self.horizon, self.sender = store, horizon, sender
         self.heap: list[Due] = []
         self.seen: set[Key] = set()  # keys already in the heap or launched in this pass
         self.loaded: Key | None = None  # the last key read from the queue table
@@ -226,7 +244,7 @@ class _Pass:
         gate = asyncio.Semaphore(CONCURRENCY)
         while True:
             while len(self.flight) < 4 * CONCURRENCY and (item := await self._next()):
-                task = asyncio.ensure_future(_attempt(item, self.subs, self.client, gate))
+                task = asyncio.ensure_future(_attempt(item, self.subs, self.sender, gate))
                 self.flight.append((item, task))
             if not self.flight:
                 break
@@ -241,6 +259,6 @@ class _Pass:
         return self.made
 
 
-async def process_due(store: Store, horizon: str, client: httpx.AsyncClient) -> int:
+async def process_due(store: Store, horizon: str, sender: Sender) -> int:
     """Make every attempt due at or before `horizon`; answers how many were made."""
-    return await _Pass(store, horizon, client).run()
+    return await _Pass(store, horizon, sender).run()
