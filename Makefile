@@ -32,6 +32,7 @@ lint: $(STAMP) ## ruff and mypy
 bench: $(STAMP) ## run the benchmarks (not part of make test)
 	$(BIN)/python scripts/bench_api.py
 	$(BIN)/python scripts/bench_export.py
+	$(BIN)/python scripts/bench_simulation.py
 
 fixtures-large: $(STAMP) ## generate 100,000 contacts / 10,000 companies into build/large-fixtures
 	$(BIN)/python scripts/generate_fixtures.py --contacts 100000 --companies 10000 --seed 1 --out build/large-fixtures

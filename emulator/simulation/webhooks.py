@@ -30,15 +30,33 @@ def _cursor(conn: sqlite3.Connection) -> int:
     return 0 if row is None else int(row[0])
 
 
+def _set_cursor(conn: sqlite3.Connection, last: int) -> None:
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?)"
+        " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (CURSOR, str(last)),
+    )
+
+
 def _enqueue_chunk(conn: sqlite3.Connection, horizon: str) -> bool:
     """Queue the deliveries of up to one chunk of new events; True when more may follow."""
     cursor = _cursor(conn)
+    subs = [s for s in delivery.all_subscriptions(conn).values() if s.enabled]
+    if not subs:  # nobody listens: skip the events without reading them
+        future = conn.execute(
+            "SELECT MIN(id) FROM events WHERE id > ? AND occurredAt > ?", (cursor, horizon)
+        ).fetchone()[0]
+        last = conn.execute(
+            "SELECT MAX(id) FROM events WHERE id > ? AND id < ?", (cursor, future or 2**62)
+        ).fetchone()[0]
+        if last is not None:
+            _set_cursor(conn, last)
+        return False
     rows = conn.execute(
         "SELECT id, type, contactId, campaignId, occurredAt, data FROM events"
         " WHERE id > ? ORDER BY id LIMIT ?",
         (cursor, _CHUNK),
     ).fetchall()
-    subs = [s for s in delivery.all_subscriptions(conn).values() if s.enabled]
     queued: list[tuple[Any, ...]] = []
     last = cursor
     for event_id, kind, contact_id, campaign_id, occurred, data in rows:
@@ -60,11 +78,7 @@ def _enqueue_chunk(conn: sqlite3.Connection, horizon: str) -> bool:
                            encode(payload).decode()))
     conn.executemany(QUEUE_INSERT, queued)
     if last != cursor:
-        conn.execute(
-            "INSERT INTO meta(key, value) VALUES (?, ?)"
-            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (CURSOR, str(last)),
-        )
+        _set_cursor(conn, last)
     return len(rows) == _CHUNK and last == rows[-1][0]
 
 

@@ -178,3 +178,17 @@ async def test_redeliver_sends_a_logged_payload_again(
     assert receiver.received[1].headers["x-webhook-secret"] == SECRET
     entries = await logs(client, hook)
     assert [e["id"] for e in entries] == [first["id"], answer["id"]]
+
+
+async def test_events_before_a_subscription_exists_are_not_sent_to_it(
+    client: httpx.AsyncClient, app: Starlette
+) -> None:
+    await drop_fixture_webhooks(client)
+    listener = DeliveryListener(app.state.emulator)
+    await add_event(app, "MESSAGE_REPLIED", 1, 1, 0)
+    await add_event(app, "MESSAGE_REPLIED", 2, 1, 100)  # not yet happened at 50
+    await listener(at(50))
+    with scripted_receiver() as receiver:
+        await subscribe(client, receiver.url)
+        await listener(at(200))
+    assert [g.json["data"]["contact"]["id"] for g in receiver.received] == [2]
