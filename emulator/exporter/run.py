@@ -162,6 +162,11 @@ class Exporter:
     # -- plumbing ------------------------------------------------------------------------------
 
     @property
+    def phase(self) -> str:
+        """The phase running now: health, users, companies, contacts, ... (report.phases keys)."""
+        return self._phase
+
+    @property
     def owner_id(self) -> str | None:
         return self.conn.ownerId if self.owner_enabled else None
 
