@@ -72,30 +72,29 @@ class EmulatorServer:
         import httpx
 
         port = free_port()
-        log = tempfile.TemporaryFile()
         command = [sys.executable, "-m", "emulator", "serve", "--port", str(port), *args]
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + timeout
-        try:
-            while True:
-                if process.poll() is not None:
-                    log.seek(0)
-                    output = log.read().decode(errors="replace")
-                    raise RuntimeError(f"emulator serve exited {process.returncode}:\n{output}")
-                try:
-                    if httpx.get(f"{url}/_emulator/health", timeout=1).status_code == 200:
-                        return cls(url, process)
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"emulator serve did not answer on {url} in {timeout:.0f} s")
-                time.sleep(0.05)
-        except BaseException:
-            cls(url, process).stop()
-            raise
-        finally:
-            log.close()  # the process keeps its own handle; nothing reads it after start-up
+        # The output is read only if start-up fails; the process keeps its own handle after.
+        with tempfile.TemporaryFile() as log:
+            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+            try:
+                while True:
+                    if process.poll() is not None:
+                        log.seek(0)
+                        output = log.read().decode(errors="replace")
+                        raise RuntimeError(f"emulator serve exited {process.returncode}:\n{output}")
+                    try:
+                        if httpx.get(f"{url}/_emulator/health", timeout=1).status_code == 200:
+                            return cls(url, process)
+                    except httpx.TransportError:
+                        pass
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"emulator serve did not answer on {url} in {timeout:.0f} s")
+                    time.sleep(0.05)
+            except BaseException:
+                cls(url, process).stop()
+                raise
 
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:

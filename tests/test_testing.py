@@ -21,7 +21,7 @@ def readme_example() -> str:
     """The Python example of the README's "Use it in your tests" section."""
     text = (ROOT / "README.md").read_text()
     section = text.split("## Use it in your tests", 1)[1].split("\n## ", 1)[0]
-    match = re.search(r"```python\n(.*?)```", section, re.S)
+    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     assert match is not None, "the README section lost its example"
     return match.group(1)
 
