@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -52,9 +51,7 @@ def main(args: argparse.Namespace) -> int:
         if not args.json:
             print(describe(res), flush=True)  # type: ignore[arg-type]
 
-    # Injected faults (dropConnection) make each scenario's own server log an error: noise here.
-    logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
-    result = asyncio.run(replay(args.paths, on_result=show))
+    result = asyncio.run(replay(args.paths, on_result=show, quiet=True))
     if args.junit:
         Path(args.junit).write_bytes(junit_xml(result))
     if args.json:

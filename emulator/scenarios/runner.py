@@ -8,6 +8,7 @@ answers from the recorded list, no server needed.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable
@@ -487,8 +488,14 @@ def _flat(record: Any) -> Any:
     return record
 
 
-async def run_scenario(scenario: sm.Scenario, base: Path | None = None) -> ScenarioResult:
-    """Replay one scenario in a fresh emulator; never raises for a scenario's own problems."""
+async def run_scenario(
+    scenario: sm.Scenario, base: Path | None = None, quiet: bool = False
+) -> ScenarioResult:
+    """Replay one scenario in a fresh emulator; never raises for a scenario's own problems.
+
+    `quiet` (the CLI): the scenario server's own error log is muted, since injected faults
+    such as dropConnection make it log one on purpose.
+    """
     t0 = time.perf_counter()
     file = scenario.source or "<inline>"
     root = base or (Path(scenario.source).parent if scenario.source else Path.cwd())
@@ -504,6 +511,8 @@ async def run_scenario(scenario: sm.Scenario, base: Path | None = None) -> Scena
     settings = Settings(fixtures=directory)
     async with embedded_server(settings, fixtures) as platform:
         assert platform.server_base is not None
+        if quiet:  # set after start-up: uvicorn configures its loggers when it starts
+            logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
         async with httpx.AsyncClient(base_url=platform.server_base, timeout=30) as client:
             run = Run(scenario, fixtures, platform.server_base, platform.emulator, client)
             try:
@@ -515,7 +524,9 @@ async def run_scenario(scenario: sm.Scenario, base: Path | None = None) -> Scena
     return result("pass")
 
 
-async def replay(paths: list[str], on_result: Callable[[ScenarioResult], None] | None = None) -> ReplayResult:
+async def replay(
+    paths: list[str], on_result: Callable[[ScenarioResult], None] | None = None, quiet: bool = False
+) -> ReplayResult:
     """Every scenario file of `paths` (files, or directories searched recursively), in order."""
     t0 = time.perf_counter()
     results: list[ScenarioResult] = []
@@ -526,7 +537,7 @@ async def replay(paths: list[str], on_result: Callable[[ScenarioResult], None] |
             res = ScenarioResult(name=path.stem, file=str(path), outcome="error", seconds=0.0,
                                  failure=Failure(at="file", message=str(exc)))
         else:
-            res = await run_scenario(scenario)
+            res = await run_scenario(scenario, quiet=quiet)
         results.append(res)
         if on_result:
             on_result(res)
