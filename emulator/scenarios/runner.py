@@ -13,7 +13,7 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -24,16 +24,21 @@ from emulator.control.exports import connection_problems
 from emulator.export_command import embedded_server
 from emulator.exporter.client import RetryPolicy, tls_verify
 from emulator.exporter.run import Exporter
-from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, check_fixtures, load_fixture_dir
+from emulator.fixtures.loader import (
+    DEFAULT_FIXTURES,
+    FixtureError,
+    check_fixtures,
+    load_fixture_dir,
+)
 from emulator.fixtures.models import CrmConnection, FixtureSet
 from emulator.scenarios import models as sm
-from emulator.scenarios.models import Failure, Outcome, ReplayResult, ScenarioResult
 from emulator.scenarios.match import Mismatch, show, subset
+from emulator.scenarios.models import Failure, Outcome, ReplayResult, ScenarioResult
 from emulator.settings import Settings
 from emulator.wire import Wire, split_validation_error
 
 # Replays keep retries but not their waiting: the sequence is the same, only faster.
-FAST_RETRIES = dict(base=0.005, cap=0.02, retry_after_cap=0.05)
+FAST_RETRIES = {"base": 0.005, "cap": 0.02, "retry_after_cap": 0.05}
 INLINE_KINDS = (
     "apiKeys", "users", "identities", "campaigns", "companies", "contacts", "lists",
     "savedViews", "conversations", "webhooks", "actionsRuns",
@@ -98,8 +103,8 @@ def build_fixtures(scenario: sm.Scenario, base: Path, file: str) -> tuple[Fixtur
     except FixtureError as exc:
         raise sm.ScenarioError(f"{file}: fixtures.directory: {exc}") from None
     origins: dict[str, dict[int, int]] = {}
-    for kind in spec.replace:
-        raw[kind] = []
+    for emptied in spec.replace:
+        raw[emptied] = []
     for kind in INLINE_KINDS:
         inline = getattr(spec, kind)
         if inline:
@@ -411,8 +416,10 @@ class Run:
             if self.playback is not None:
                 self.playback.rewind()
         elif isinstance(step, sm.AdvanceClockStep):
-            body = {"seconds": step.seconds} if step.seconds is not None else {"until": step.until}
-            await self.control("POST", "/_emulator/clock/advance", body, at, "advancing the clock")
+            moves: dict[str, Any] = (
+                {"seconds": step.seconds} if step.seconds is not None else {"until": step.until}
+            )
+            await self.control("POST", "/_emulator/clock/advance", moves, at, "advancing the clock")
 
     # -- expectations ----------------------------------------------------------------------
 
