@@ -6,7 +6,6 @@ from datetime import timedelta
 from typing import Any
 
 import msgspec
-
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -16,7 +15,11 @@ from emulator.http import decode_body, json_response
 from emulator.openapi import Param, operation, query
 from emulator.public_api.params import path_id
 from emulator.simulation.engine import (
-    AdvanceResult, Injected, InjectedOut, Simulation, SimulationError,
+    AdvanceResult,
+    Injected,
+    InjectedOut,
+    Simulation,
+    SimulationError,
 )
 from emulator.state import Emulator
 from emulator.wire import Wire, WireOmit, now_iso, parse_iso
@@ -165,7 +168,8 @@ async def list_events(request: Request) -> Response:
     emulator: Emulator = request.app.state.emulator
     after = _int_query(request, "afterId", 0, 0, 2**63 - 1)
     limit = _int_query(request, "limit", 100, 1, 1000)
-    where, params = ["id > ?"], [after]
+    where: list[str] = ["id > ?"]
+    params: list[Any] = [after]
     for name in ("campaignId", "contactId"):
         value = _int_query(request, name, None, 0, 2**63 - 1)
         if value is not None:

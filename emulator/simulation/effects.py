@@ -63,8 +63,19 @@ class Member:
     """The campaign_members row of one member while a batch changes it."""
 
     __slots__ = (
-        "campaign_id", "contact_id", "step_index", "sequence_status", "engagement", "opens",
-        "clicks", "replies", "next_ms", "first_name", "company", "profile_url", "items",
+        "campaign_id",
+        "clicks",
+        "company",
+        "contact_id",
+        "engagement",
+        "first_name",
+        "items",
+        "next_ms",
+        "opens",
+        "profile_url",
+        "replies",
+        "sequence_status",
+        "step_index",
     )
 
     def __init__(self, row: tuple[Any, ...]) -> None:

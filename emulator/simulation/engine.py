@@ -8,16 +8,31 @@ virtual time, each one store.write, then moves the clock and awaits the listener
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any, Literal
 
+import msgspec
+
 from emulator.simulation import effects as fx
 from emulator.simulation.timeline import (
-    ACCEPTED, CLICKED, DAY_MS, FINISHED, OPENED, REPLIED, STEP, Item, Plan, from_ms, iso,
-    parse_ms, timeline, to_ms,
+    ACCEPTED,
+    CLICKED,
+    DAY_MS,
+    FINISHED,
+    OPENED,
+    REPLIED,
+    STEP,
+    Item,
+    Plan,
+    from_ms,
+    iso,
+    parse_ms,
+    timeline,
+    to_ms,
 )
 from emulator.state import Emulator
 from emulator.wire import Wire, parse_iso
@@ -40,8 +55,8 @@ class AdvanceResult(Wire):
     previous: str
     now: str
     events: int = 0
-    eventsByType: dict[str, int] = {}
-    completedCampaigns: list[int] = []
+    eventsByType: dict[str, int] = msgspec.field(default_factory=dict)
+    completedCampaigns: list[int] = msgspec.field(default_factory=list)
 
 
 class SimulationError(Exception):
@@ -173,7 +188,7 @@ class Simulation:
                     start_ms = min(first, target_ms)  # nothing due before: skip the empty span
                 end_ms = min(target_ms, start_ms + CHUNK_MS)
                 await self.emulator.db.write(
-                    lambda conn: self._chunk(conn, end_ms, result, known)
+                    functools.partial(self._chunk, end_ms=end_ms, result=result, known=known)
                 )
                 if self._generation != generation:
                     break  # reset or restored meanwhile: that state's clock stands

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 
+from emulator.clock import wall_now
 from emulator.fixtures.models import FixtureSet
 from emulator.simulation.engine import load_plans, schedule
 from emulator.simulation.timeline import parse_ms, to_ms
-from emulator.clock import wall_now
 
 
 def seed(conn: sqlite3.Connection, fx: FixtureSet) -> None:

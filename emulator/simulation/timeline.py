@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -144,7 +144,7 @@ def timeline(plan: Plan, contact_id: int, anchor_ms: int, first_step: int) -> li
     return items
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _days: dict[int, str] = {}
 
 

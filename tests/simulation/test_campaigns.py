@@ -12,7 +12,6 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from starlette.applications import Starlette
 
 from emulator.app import create_app
