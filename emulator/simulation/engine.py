@@ -39,6 +39,7 @@ from emulator.wire import Wire, parse_iso
 
 log = logging.getLogger(__name__)
 
+MAX_AHEAD_MS = 3650 * DAY_MS  # an injected event's `time`: beyond that a typo is likelier
 CHUNK_MS = 7 * DAY_MS  # one write per simulated week at most: other requests get a turn
 Listener = Callable[[datetime], Awaitable[None]]
 
@@ -365,6 +366,8 @@ class Simulation:
                 raise SimulationError(400, "time: not an ISO 8601 timestamp", "time") from None
             if to_ms(at) < to_ms(now):
                 raise SimulationError(400, f"time is before the clock ({iso(to_ms(now))})", "time")
+            if to_ms(at) - to_ms(now) > MAX_AHEAD_MS:
+                raise SimulationError(400, "time is more than ten years ahead of the clock", "time")
             await self.advance_to(at)
         async with self._lock:
             ms = to_ms(self.emulator.clock.now())

@@ -126,6 +126,9 @@ async def test_injected_event_and_its_listing(client: httpx.AsyncClient) -> None
         "time": later})
     assert reply.status_code == 201 and reply.json()["occurredAt"] == later
     assert (await client.get("/_emulator/clock")).json()["now"] == later  # moved to `time`
+    far = await client.post("/_emulator/events", json={
+        "campaignId": camp, "contactId": member, "type": "PROFILE_VISITED", "time": "2999-01-01"})
+    assert far.status_code == 400 and far.json()["errors"][0]["field"] == "time"
     early = await client.post("/_emulator/events", json={
         "campaignId": camp, "contactId": member, "type": "PROFILE_VISITED", "time": START})
     assert early.status_code == 400
