@@ -3,8 +3,9 @@
 A snapshot is `Emulator.capture()`: the serialized database (platform, CRM and exporter
 tables, the `meta` table with the clock and consumer cursors), the clock object and the
 in-memory parts registered in `emulator.snapshot_parts` (CRM fault call counts). At most
-MAX_SNAPSHOTS are kept; taking one more drops the oldest. Snapshots survive /reset and
-/fixtures, and are lost when the process stops.
+MAX_SNAPSHOTS are kept, holding at most MAX_BYTES of database images together (100,000
+contacts make a 170 MB image); taking one more drops the oldest until both hold, but never
+the one just taken. Snapshots survive /reset and /fixtures, and are lost when the process stops.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from emulator.state import Emulator, StateImage
 from emulator.wire import Wire
 
 MAX_SNAPSHOTS = 20
+MAX_BYTES = 1 << 30
 ID_PARAM = Param(name="snapshotId", where="path", required=True)
 
 
@@ -41,7 +43,8 @@ class SnapshotInfo(Wire):
 
 class SnapshotList(Wire):
     data: list[SnapshotInfo]
-    limit: int  # kept at most; the oldest goes first
+    limit: int  # snapshots kept at most; the oldest goes first
+    maxBytes: int  # database image bytes kept at most, all snapshots together
 
 
 class SnapshotRestored(Wire):
@@ -58,15 +61,18 @@ class Saved:
 
 
 class Shelf:
-    """The snapshots of one app, oldest first, bounded to `limit`."""
+    """The snapshots of one app, oldest first, bounded to `limit` and `max_bytes`."""
 
-    def __init__(self, limit: int = MAX_SNAPSHOTS) -> None:
-        self.limit = limit
+    def __init__(self, limit: int = MAX_SNAPSHOTS, max_bytes: int = MAX_BYTES) -> None:
+        self.limit, self.max_bytes = limit, max_bytes
         self.items: OrderedDict[str, Saved] = OrderedDict()
 
     def put(self, saved: Saved) -> None:
         self.items[saved.info.id] = saved
-        while len(self.items) > self.limit:
+        while len(self.items) > 1 and (
+            len(self.items) > self.limit
+            or sum(v.info.bytes for v in self.items.values()) > self.max_bytes
+        ):
             self.items.popitem(last=False)
 
     def get(self, snapshot_id: str) -> Saved:
@@ -113,7 +119,8 @@ async def create_snapshot(request: Request) -> Response:
 @operation("The snapshots kept, oldest first", SnapshotList, errors=(), security=None)
 async def list_snapshots(request: Request) -> Response:
     s = shelf(request)
-    return json_response(SnapshotList(data=[v.info for v in s.items.values()], limit=s.limit))
+    data = [v.info for v in s.items.values()]
+    return json_response(SnapshotList(data=data, limit=s.limit, maxBytes=s.max_bytes))
 
 
 @operation("One snapshot", SnapshotInfo, errors=(404,), params=[ID_PARAM], security=None)

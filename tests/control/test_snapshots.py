@@ -9,7 +9,7 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from emulator.control.snapshots import MAX_SNAPSHOTS
+from emulator.control.snapshots import MAX_BYTES, MAX_SNAPSHOTS, Shelf
 from tests.conftest import ALL, CRM_KEY
 
 pytestmark = pytest.mark.anyio
@@ -94,7 +94,7 @@ async def test_fault_call_counts_travel_with_the_snapshot(client: httpx.AsyncCli
 async def test_list_delete_and_the_bound(client: httpx.AsyncClient) -> None:
     first = await take(client)
     listed = (await client.get("/_emulator/snapshots")).json()
-    assert listed == {"data": [first], "limit": MAX_SNAPSHOTS}
+    assert listed == {"data": [first], "limit": MAX_SNAPSHOTS, "maxBytes": MAX_BYTES}
     later = [await take(client) for _ in range(MAX_SNAPSHOTS)]
     ids = [s["id"] for s in (await client.get("/_emulator/snapshots")).json()["data"]]
     assert ids == [s["id"] for s in later]  # the oldest went first
@@ -142,3 +142,17 @@ async def test_snapshot_taken_before_the_crm_was_first_called(client: httpx.Asyn
     assert (await client.get("/crm/health", headers=CRM_KEY)).status_code == 500
     assert (await client.post(f"/_emulator/snapshots/{snap['id']}/restore")).status_code == 200
     assert (await client.get("/crm/health", headers=CRM_KEY)).status_code == 200
+
+
+async def test_the_byte_budget_drops_the_oldest_but_never_the_newest(
+    client: httpx.AsyncClient, app: Starlette
+) -> None:
+    size = (await take(client))["bytes"]
+    app.state.snapshots = Shelf(limit=10, max_bytes=2 * size + size // 2)
+    ids = [(await take(client))["id"] for _ in range(4)]
+    kept = [s["id"] for s in (await client.get("/_emulator/snapshots")).json()["data"]]
+    assert kept == ids[-2:]
+    app.state.snapshots = Shelf(limit=10, max_bytes=1)  # smaller than any image
+    newest = await take(client)
+    assert [s["id"] for s in (await client.get("/_emulator/snapshots")).json()["data"]] == [newest["id"]]
+    assert (await client.post(f"/_emulator/snapshots/{newest['id']}/restore")).status_code == 200
