@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -9,8 +10,9 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
+from emulator.app import create_app
 from emulator.control.snapshots import MAX_BYTES, MAX_SNAPSHOTS, Shelf
-from tests.conftest import ALL, CRM_KEY
+from tests.conftest import ALL, CRM_KEY, make_settings, open_client
 
 pytestmark = pytest.mark.anyio
 
@@ -156,3 +158,16 @@ async def test_the_byte_budget_drops_the_oldest_but_never_the_newest(
     newest = await take(client)
     assert [s["id"] for s in (await client.get("/_emulator/snapshots")).json()["data"]] == [newest["id"]]
     assert (await client.post(f"/_emulator/snapshots/{newest['id']}/restore")).status_code == 200
+
+
+async def test_snapshots_of_a_db_file(tmp_path: Path) -> None:
+    app = create_app(make_settings(db=str(tmp_path / "state.db")))
+    async for client in open_client(app):
+        before = await platform_contacts(client)
+        snap = await take(client)
+        await client.post("/v1/contact", headers=ALL, json={"firstName": "New"})
+        assert (await client.post(f"/_emulator/snapshots/{snap['id']}/restore")).status_code == 200
+        assert await platform_contacts(client) == before
+    # The restored state is what the file keeps.
+    async for client in open_client(create_app(make_settings(db=str(tmp_path / "state.db")))):
+        assert await platform_contacts(client) == before
