@@ -47,9 +47,14 @@ def test_options_url_fixtures_and_failures(pytester: pytest.Pytester, tmp_path: 
     pytester.makepyfile(test_user="""
         import pytest
 
+        from datetime import datetime
+
         def test_uses_the_running_server(emulator, emulator_server):
             assert emulator_server.process is None  # nothing started: --emulator-url given
-            assert emulator.now()
+            before = datetime.fromisoformat(emulator.now())
+            moved = emulator.advance(3600)
+            assert datetime.fromisoformat(moved["now"]) == datetime.fromisoformat(emulator.now())
+            assert (datetime.fromisoformat(emulator.now()) - before).total_seconds() == 3600
 
         def test_a_failing_control_call_names_the_route(emulator):
             with pytest.raises(AssertionError, match="/_emulator/snapshots/nope/restore answered 404"):
