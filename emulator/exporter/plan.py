@@ -488,12 +488,13 @@ class MessageView:
 
 def activity_subject(m: MessageView) -> str:
     """Subject formats of interfaces.md (Activity)."""
-    prefix = f"[{m.sequence_index}/{m.sequence_count}] " if m.sequence_index is not None else ""
-    if m.type == "EMAIL" and m.subject:
-        return f"{prefix}{m.subject}"
+    # Inbound first: a reply by e-mail keeps the spec's inbound form, not the mail's subject.
     if m.is_contact_sender:
         name = " ".join(p for p in (m.contact_first, m.contact_last) if p)
         return f"[{m.contact_company or ''}] {name}".rstrip()
+    prefix = f"[{m.sequence_index}/{m.sequence_count}] " if m.sequence_index is not None else ""
+    if m.type == "EMAIL" and m.subject:
+        return f"{prefix}{m.subject}"
     return f"{prefix}[FROM {m.sender_company or ''}] {m.sender_name or ''}".rstrip()
 
 

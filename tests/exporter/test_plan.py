@@ -231,6 +231,8 @@ def test_subjects_follow_the_spec_formats() -> None:
     assert p.activity_subject(inbound) == "[Zen] Bo Ng"
     mail = p.MessageView(**{**base, "subject": "Hello", "type": "EMAIL", "is_contact_sender": False})  # type: ignore[arg-type]
     assert p.activity_subject(mail) == "[2/3] Hello"
+    reply = p.MessageView(**{**base, "subject": "Re: Hello", "type": "EMAIL", "is_contact_sender": True})  # type: ignore[arg-type]
+    assert p.activity_subject(reply) == "[Zen] Bo Ng"
     body = p.activity_body(inbound, "k1", None, None)
     assert body["type"] == "NETWORK_INMAIL" and body["direction"] == "INBOUND"
     assert body["metadata"] == {"messageId": "1", "sequenceIndex": 2, "sequenceMessageCount": 3}
