@@ -252,7 +252,7 @@ class Simulation:
                     break
                 due.append((item[0], member.campaign_id, member.contact_id, item[1], item, at, member))
             batch.members[(member.campaign_id, member.contact_id)] = member
-        due.sort(key=lambda d: d[:4])
+        due.sort()  # (time, campaign, contact, order) is unique: the rest is never compared
         batch.load_conversations(sorted({d[1] for d in due}))
         for ms, _cid, _contact, _order, item, at, member in due:
             apply_item(batch, plans[member.campaign_id], member, item, ms, at)
