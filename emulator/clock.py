@@ -8,7 +8,7 @@ virtual seconds per wall second; the app's ticker then runs the simulation up to
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from emulator.wire import now_iso, parse_iso
 
@@ -61,7 +61,7 @@ class Clock:
 
     def set(self, moment: datetime) -> None:
         """Jump to `moment` (backwards too: reset and restore use it)."""
-        moment = moment.astimezone(timezone.utc)
+        moment = moment.astimezone(UTC)
         self._at = moment.replace(microsecond=moment.microsecond // 1000 * 1000)
         self._wall = time.monotonic()
 
