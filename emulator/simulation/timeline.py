@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import msgspec
 
@@ -76,7 +75,7 @@ class Plan:
     # 1-based number of each message step among the message steps (0 for the others)
     numbers: tuple[int, ...]
     message_count: int
-    fingerprint: tuple[Any, ...]
+    fingerprint: int  # hash of what the timelines depend on: cheap to compare per member
 
     @classmethod
     def from_row(
@@ -93,7 +92,7 @@ class Plan:
         return cls(
             id=cid, name=name, status=status, identity_id=identity, seed=seed, steps=steps,
             rates=_rates.decode(rates or "{}"), numbers=tuple(numbers), message_count=n,
-            fingerprint=(sequence, rates, seed),
+            fingerprint=hash((sequence, rates, seed)),
         )
 
 
