@@ -320,17 +320,20 @@ class Exporter:
         """Run `sequence` with a client open; a stop aborts it; the report is finished."""
         report = self.report
         t0 = time.perf_counter()
+        status = "ok"
         try:
             async with self._client() as self.client:
                 await sequence()
-            report.status = "ok"
         except StopExport as exc:
-            report.status, report.message = "aborted", str(exc)
+            status, report.message = "aborted", str(exc)
             self._not_attempted(str(exc))
         finally:
             await self._write(lambda conn: None)
             report.finishedAt = self.now()
             report.seconds = round(time.perf_counter() - t0, 4)
+        # Status and exit code change together, after the last await: a reader polling the
+        # report never sees it finished without its exit code.
+        report.status = status
         report.exitCode = exit_code(report)
         if report.status == "ok" and report.exitCode:
             report.status = "failed"

@@ -26,7 +26,6 @@ import httpx
 
 from emulator.public_api import webhook_delivery as delivery
 from emulator.public_api.outbound import TIMEOUT_SECONDS, Outcome, call
-from emulator.simulation.http1 import Http1Pool
 from emulator.store.db import Store
 from emulator.wire import decode, now_iso, parse_iso
 
@@ -65,16 +64,13 @@ def _tls() -> ssl.SSLContext:
 
 
 class Sender:
-    """Posts the attempts of a pass: plain http through one keep-alive pool (fast), anything
-    else through one shared httpx client (made only when needed)."""
+    """Posts the attempts of a pass through one shared keep-alive httpx client (made only when
+    something is due), so a pass opens each receiver's connections once."""
 
     def __init__(self) -> None:
-        self.pool = Http1Pool()
         self._client: httpx.AsyncClient | None = None
 
     async def post(self, url: str, headers: dict[str, str], body: bytes) -> Outcome:
-        if url[:7].lower() == "http://":
-            return await self.pool.post(url, headers, body)
         if self._client is None:
             limits = httpx.Limits(max_connections=CONCURRENCY)
             self._client = httpx.AsyncClient(timeout=TIMEOUT_SECONDS, limits=limits,
@@ -85,7 +81,6 @@ class Sender:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.pool.close()
         if self._client is not None:
             await self._client.aclose()
 
