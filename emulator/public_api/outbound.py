@@ -22,7 +22,6 @@ class Outcome(Wire):
     statusCode: int | None
     errorMessage: str | None
     durationMs: int
-    body: str = ""
 
 
 async def call(
@@ -54,13 +53,9 @@ async def call(
         detail = str(exc) or type(exc).__name__
         return Outcome(ok=False, statusCode=None, durationMs=elapsed(),
                        errorMessage=f"request failed: {detail}")
-    return answered(response.status_code, response.text, elapsed())
-
-
-def answered(status: int, body: str, duration_ms: int) -> Outcome:
-    """The outcome of a call the target answered: ok on 2xx, else the status and a body excerpt."""
+    status = response.status_code
     ok = 200 <= status < 300
     return Outcome(
-        ok=ok, statusCode=status, durationMs=duration_ms, body=body,
-        errorMessage=None if ok else f"HTTP {status}: {body[:_BODY_EXCERPT]}".rstrip(": "),
+        ok=ok, statusCode=status, durationMs=elapsed(),
+        errorMessage=None if ok else f"HTTP {status}: {response.text[:_BODY_EXCERPT]}".rstrip(": "),
     )
