@@ -225,14 +225,12 @@ class Exporter:
 
         return await self.store.write(both)
 
-    async def _bounded(
-        self, jobs: Any, work: Callable[[Any], Coroutine[Any, Any, None]], factor: int = 1
-    ) -> None:
+    async def _bounded(self, jobs: Any, work: Callable[[Any], Coroutine[Any, Any, None]]) -> None:
         """Run work(job) for each job of an async iterator, at most `in_flight` at once.
 
         The first error (a StopExport, say) cancels the jobs still running and is raised.
         """
-        sem = asyncio.Semaphore(self.in_flight * factor)  # single calls: more of them at once
+        sem = asyncio.Semaphore(self.in_flight)
         pending: set[asyncio.Task[None]] = set()
         errors: list[BaseException] = []
 
@@ -434,7 +432,7 @@ class Exporter:
             for ext in by_ext:
                 self._fail(kind, kind, ext, reason)
             await self._write(lambda conn: None)
-            self._advance(kind, len(rows))
+            self._advance(kind)
             return
         sync = p.plan_sync(kind, list(by_ext), body)
         for f in sync.findings:
@@ -498,9 +496,9 @@ class Exporter:
                 company = by_ext[ext].get("companyCRMId")
                 if company and ext not in failed:
                     self.pairs.append((crm_ids[ext], company))
-        self._advance(kind, len(rows))
+        self._advance(kind)
 
-    def _advance(self, kind: str, n: int) -> None:
+    def _advance(self, kind: str) -> None:
         s = self.report.phases[kind]
         self._progress(kind, s.created + s.updated + s.unchanged + s.failed, self.totals.get(kind, 0))
 
@@ -715,12 +713,3 @@ class Exporter:
             self._fail("engagement", f"engagement {kind}", rid, why)
             self.unfinished[kind].add(int(rid))
 
-
-async def export(
-    store: Store, connection: CrmConnection, *, now: Callable[[], str], **options: Any
-) -> Report:
-    """Run one export and answer its report."""
-    return await Exporter(store, connection, now=now, **options).run()
-
-
-__all__ = ["Awaitable", "Exporter", "export", "resolve_crm_url"]
