@@ -85,11 +85,6 @@ class Sender:
             await self._client.aclose()
 
 
-async def any_due(store: Store, horizon: str) -> bool:
-    row = await store.fetchone("SELECT MIN(dueAt) FROM delivery_queue")
-    return row is not None and row[0] is not None and row[0] <= horizon
-
-
 Key = tuple[str, int, int, int]
 
 

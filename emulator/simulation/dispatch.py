@@ -6,7 +6,7 @@ import logging
 from datetime import datetime
 
 from emulator.simulation.actions_runs import step_runs
-from emulator.simulation.deliveries import Sender, any_due, process_due
+from emulator.simulation.deliveries import Sender, process_due
 from emulator.simulation.webhooks import enqueue_events
 from emulator.state import Emulator
 from emulator.wire import now_iso
@@ -29,9 +29,8 @@ class DeliveryListener:
             horizon = now_iso(target)
             await enqueue_events(store, horizon)
             await step_runs(store, target)
-            if await any_due(store, horizon):
-                async with Sender() as sender:
-                    self.made += await process_due(store, horizon, sender)
+            async with Sender() as sender:  # opens a client only when something is due
+                self.made += await process_due(store, horizon, sender)
         except Exception as exc:
             log.exception("webhook/actions deliveries up to %s failed", target)
             await store.set_meta(LAST_ERROR, f"{now_iso(target)}: {type(exc).__name__}: {exc}")
