@@ -58,6 +58,15 @@ class Where:
         return f"SELECT id FROM {table}{where} ORDER BY {order}"
 
 
+async def page_ids(
+    ctx: ApiContext, table: str, where: Where, page: int, page_size: int, order: str = "id"
+) -> tuple[int, list[int]]:
+    """(total, ids of the page) from the cached index; casefold() registered when needed."""
+    if where.folds:
+        await ensure_casefold(ctx.store)
+    return await ctx.pages.page(where.ids_sql(table, order), where.params, page, page_size)
+
+
 async def page_of(
     ctx: ApiContext,
     table: str,
@@ -73,9 +82,7 @@ async def page_of(
     `select` selects the record columns with the table's id first and ends before WHERE;
     its table is aliased `t`.
     """
-    if where.folds:
-        await ensure_casefold(ctx.store)
-    total, ids = await ctx.pages.page(where.ids_sql(table, order), where.params, page, page_size)
+    total, ids = await page_ids(ctx, table, where, page, page_size, order)
     return total, await rows_by_ids(ctx.store, ids, select, from_row)
 
 

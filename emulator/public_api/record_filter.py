@@ -5,7 +5,7 @@ from __future__ import annotations
 from emulator.public_api.context import ApiContext
 from emulator.public_api.filters import like_pattern, non_ascii
 from emulator.public_api.list_membership import check_list
-from emulator.public_api.listing import Where, ensure_casefold
+from emulator.public_api.listing import Where, page_ids
 
 
 class RecordFilter:
@@ -34,20 +34,10 @@ class RecordFilter:
         if updated_to is not None:
             self.where.add("updatedAt <= ?", updated_to)
 
-    @property
-    def sql(self) -> str:
-        return self.where.ids_sql(self.table)
-
-    @property
-    def params(self) -> tuple[object, ...]:
-        return tuple(self.where.params)
-
     async def page(self, ctx: ApiContext, page: int, page_size: int) -> tuple[int, list[int]]:
         """(total, ids of the page); an unknown list is a 404, one of the other type a 400."""
         await check_list(ctx, self.list_id, self.list_type)
-        if self.where.folds:
-            await ensure_casefold(ctx.store)
-        return await ctx.pages.page(self.sql, self.params, page, page_size)
+        return await page_ids(ctx, self.table, self.where, page, page_size)
 
 
 def contains_folded(columns: tuple[str, ...], term: str) -> tuple[str, ...]:
