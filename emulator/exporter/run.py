@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from contextlib import contextmanager
 from functools import partial
+from operator import itemgetter
 from typing import Any
 from urllib.parse import urljoin
 
@@ -41,6 +42,7 @@ from emulator.fixtures.models import CrmConnection
 from emulator.store.db import Store
 
 MISSING_ENDPOINT = frozenset({404, 405, 501})
+STREAM_PAGE = 500  # activity and task rows per read hop
 JOURNAL_BODY_CAP = 4096
 
 
@@ -259,6 +261,16 @@ class Exporter:
         if errors:
             raise errors[0]
 
+    async def _pages(
+        self, reader: Callable[..., list[Any]], key: Callable[[Any], int], limit: int
+    ) -> Any:
+        """Pages of `reader(conn, after=, limit=)` in id order, one read hop each; `key` of a
+        page's last row is where the next page starts."""
+        after = 0
+        while rows := await self.store.read(partial(reader, after=after, limit=limit)):
+            after = key(rows[-1])
+            yield rows
+
     # -- the run -------------------------------------------------------------------------------
 
     async def run(self) -> Report:
@@ -395,16 +407,6 @@ class Exporter:
 
     # -- companies and contacts ----------------------------------------------------------------
 
-    async def _batches(self, kind: Kind) -> Any:
-        after = 0
-        while True:
-            size, start = self.batch_size, after
-            rows = await self.store.read(partial(rec.read_batch, kind=kind, after=start, limit=size))
-            if not rows:
-                return
-            after = rows[-1]["id"]
-            yield rows
-
     def _as_sent(self, kind: Kind, row: dict[str, Any]) -> dict[str, Any]:
         if kind == "companies":
             return p.company_as_sent(row)
@@ -418,7 +420,8 @@ class Exporter:
     async def _records(self, kind: Kind) -> None:
         with self._timed(kind):
             self._progress(kind, 0, self.totals.get(kind, 0))
-            await self._bounded(self._batches(kind), lambda rows: self._record_batch(kind, rows))
+            batches = self._pages(partial(rec.read_batch, kind=kind), itemgetter("id"), self.batch_size)
+            await self._bounded(batches, partial(self._record_batch, kind))
 
     async def _record_batch(self, kind: Kind, rows: list[dict[str, Any]]) -> None:
         stats = self.report.phases[kind]
@@ -555,13 +558,8 @@ class Exporter:
     async def _stream(
         self, reader: Callable[..., list[Any]], key: Callable[[Any], int], skip: Callable[[Any], bool]
     ) -> Any:
-        """Rows of `reader(conn, after, limit)` in id order, 500 per read hop, less skipped."""
-        after = 0
-        while True:
-            rows = await self.store.read(partial(reader, after=after, limit=500))
-            if not rows:
-                return
-            after = key(rows[-1])
+        """Rows of `reader` in id order, STREAM_PAGE per read hop, less skipped."""
+        async for rows in self._pages(reader, key, STREAM_PAGE):
             for row in rows:
                 if not skip(row):
                     yield row
@@ -673,20 +671,9 @@ class Exporter:
                 mapping = getattr(self.conn.engagementFields, kind)
                 if mapping and (ids is None or ids):
                     put = partial(self._engagement_put, kind, mapping)
-                    await self._bounded(self._engagement_batches(kind, ids), put)
+                    reader = partial(rec.read_engagement, kind=kind, ids=ids)
+                    await self._bounded(self._pages(reader, itemgetter(0), self.batch_size), put)
             await self._write(lambda conn: None)
-
-    async def _engagement_batches(self, kind: Kind, ids: Sequence[int] | None) -> Any:
-        after = 0
-        while True:
-            start, size = after, self.batch_size
-            rows = await self.store.read(
-                partial(rec.read_engagement, kind=kind, after=start, limit=size, ids=ids)
-            )
-            if not rows:
-                return
-            after = rows[-1][0]
-            yield rows
 
     async def _engagement_put(self, kind: Kind, mapping: dict[str, str], rows: Sequence[Any]) -> None:
         stats = self.report.phases["engagement"]
