@@ -11,6 +11,7 @@ from emulator.normalise import domain_key, name_key, url_key
 from emulator.public_api.company_search import Conditions
 from emulator.public_api.context import ApiContext, decode_json_object, link
 from emulator.public_api.list_membership import add_member, require_list
+from emulator.public_api.listing import rows_by_ids
 from emulator.public_api.record_filter import RecordFilter
 from emulator.public_api.schemas import Company, CompanyCreated, CompanyIn
 
@@ -22,7 +23,7 @@ _COLUMNS = (
     " revenueRange, hiringOnNetwork, openJobPositions, companyCRMId, createdAt, updatedAt,"
     " smartFieldExplanations"
 )
-_SELECT = f"SELECT {_COLUMNS} FROM companies"
+_SELECT = f"SELECT {_COLUMNS} FROM companies t"  # rows_by_ids: aliased t
 
 
 def company_from_row(row: tuple[Any, ...], template: str | None) -> Company:
@@ -67,12 +68,10 @@ async def list_companies(
 
 
 async def companies_by_ids(ctx: ApiContext, ids: list[int]) -> list[Company]:
-    if not ids:
+    if not ids:  # no link-template read for an empty page
         return []
-    marks = ",".join("?" * len(ids))
-    rows = await ctx.store.fetchall(f"{_SELECT} WHERE id IN ({marks}) ORDER BY id", ids)
     template = (await ctx.links()).company
-    return [company_from_row(row, template) for row in rows]
+    return await rows_by_ids(ctx.store, ids, _SELECT, lambda row: company_from_row(row, template))
 
 
 async def get_company(ctx: ApiContext, company_id: int) -> Company:
