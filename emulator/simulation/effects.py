@@ -278,7 +278,7 @@ def _next_id(conn: sqlite3.Connection, table: str) -> int:
 # The effects of each kind of event
 
 
-def send(batch: Batch, plan: Plan, member: Member, ms: int, at: str, mtype: str, step: int | None,
+def send(batch: Batch, plan: Plan, member: Member, at: str, mtype: str, step: int | None,
          number: int, content: str | None, subject: str | None) -> None:
     """A connection request, network message, InMail or email goes out."""
     conv = batch.conversation(member, plan)
@@ -297,7 +297,7 @@ def send(batch: Batch, plan: Plan, member: Member, ms: int, at: str, mtype: str,
     batch.event(SENT_EVENTS[mtype], member, at, mid, data)
 
 
-def accept(batch: Batch, plan: Plan, member: Member, ms: int, at: str, step: int | None) -> None:
+def accept(batch: Batch, plan: Plan, member: Member, at: str, step: int | None) -> None:
     conv = batch.conversation(member, plan)
     mid = batch.message(conv, at, "CONNECTION_REQUEST", True, None, None, None)
     member.engage("Connection Accepted")
@@ -305,7 +305,7 @@ def accept(batch: Batch, plan: Plan, member: Member, ms: int, at: str, step: int
                 {"step": step, "channel": "NETWORK", "messageId": mid, "acceptedAt": at})
 
 
-def reply(batch: Batch, plan: Plan, member: Member, ms: int, at: str, step: int | None, mtype: str,
+def reply(batch: Batch, plan: Plan, member: Member, at: str, step: int | None, mtype: str,
           number: int, content: str | None, subject: str | None) -> None:
     """The contact answers message `number` (its channel `mtype`): the sequence stops."""
     conv = batch.conversation(member, plan)
@@ -328,7 +328,7 @@ def reply(batch: Batch, plan: Plan, member: Member, ms: int, at: str, step: int 
     batch.event("MESSAGE_REPLIED", member, at, mid, data)
 
 
-def open_or_click(batch: Batch, plan: Plan, member: Member, ms: int, at: str, step: int | None,
+def open_or_click(batch: Batch, plan: Plan, member: Member, at: str, step: int | None,
                   number: int, click: bool) -> None:
     conv = batch.conversation(member, plan)
     mid = batch.sent_message(conv, number)
@@ -347,7 +347,7 @@ def open_or_click(batch: Batch, plan: Plan, member: Member, ms: int, at: str, st
         })
 
 
-def touch(batch: Batch, plan: Plan, member: Member, ms: int, at: str, step: int | None, etype: str) -> None:
+def touch(batch: Batch, plan: Plan, member: Member, at: str, step: int | None, etype: str) -> None:
     """A profile visit or a post like: an event, no message."""
     member.progress("Ongoing")
     if etype == "PROFILE_VISITED":
@@ -368,7 +368,7 @@ def create_task(batch: Batch, plan: Plan, member: Member, ms: int, at: str, step
     })
 
 
-def finish(batch: Batch, plan: Plan, member: Member, ms: int, at: str) -> None:
+def finish(batch: Batch, plan: Plan, member: Member, at: str) -> None:
     member.step_index = len(plan.steps)
     member.progress("Finished")
     member.next_ms = None

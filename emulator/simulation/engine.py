@@ -390,27 +390,27 @@ def apply_item(
     """The effects of one timeline item (`at`: its time as stored)."""
     kind, step = item[2], item[3]
     if kind == FINISHED:
-        fx.finish(batch, plan, member, ms, at)
+        fx.finish(batch, plan, member, at)
         return
     spec = plan.steps[step]
     number = plan.numbers[step]
     if kind == STEP:
         member.step_index = max(member.step_index, step + 1)
         if spec.type in fx.SENT_EVENTS:
-            fx.send(batch, plan, member, ms, at, spec.type, step, number, fx.render(spec.content, member),
+            fx.send(batch, plan, member, at, spec.type, step, number, fx.render(spec.content, member),
                     fx.render(spec.subject, member))
         elif spec.type == "PROFILE_VISIT":
-            fx.touch(batch, plan, member, ms, at, step, "PROFILE_VISITED")
+            fx.touch(batch, plan, member, at, step, "PROFILE_VISITED")
         elif spec.type == "POST_LIKE":
-            fx.touch(batch, plan, member, ms, at, step, "POST_LIKED")
+            fx.touch(batch, plan, member, at, step, "POST_LIKED")
         elif spec.type == "TASK":
             fx.create_task(batch, plan, member, ms, at, step)
     elif kind == ACCEPTED:
-        fx.accept(batch, plan, member, ms, at, step)
+        fx.accept(batch, plan, member, at, step)
     elif kind in (OPENED, CLICKED):
-        fx.open_or_click(batch, plan, member, ms, at, step, number, kind == CLICKED)
+        fx.open_or_click(batch, plan, member, at, step, number, kind == CLICKED)
     elif kind == REPLIED:
-        fx.reply(batch, plan, member, ms, at, step, spec.type, number, None, None)
+        fx.reply(batch, plan, member, at, step, spec.type, number, None, None)
 
 
 def _inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
@@ -454,13 +454,13 @@ def _inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
     content = event.content
     if etype in ("CONNECTION_REQUEST_SENT", "NETWORK_MESSAGE_SENT", "INMAIL_SENT", "EMAIL_SENT"):
         mtype = etype.removesuffix("_SENT")
-        fx.send(batch, plan, member, ms, at, mtype, None, sent + 1, content, event.subject)
+        fx.send(batch, plan, member, at, mtype, None, sent + 1, content, event.subject)
     elif etype == "CONNECTION_REQUEST_ACCEPTED":
-        fx.accept(batch, plan, member, ms, at, None)
+        fx.accept(batch, plan, member, at, None)
     elif etype == "MESSAGE_REPLIED":
         mtype = event.channel or (last[0] if last else "NETWORK_MESSAGE")
         number = last[1] if last and last[1] else max(sent, 1)
-        fx.reply(batch, plan, member, ms, at, None, mtype, number, content, event.subject)
+        fx.reply(batch, plan, member, at, None, mtype, number, content, event.subject)
     elif etype in ("EMAIL_OPENED", "LINK_CLICKED"):
         email = None
         if conv_row and conv_row[0] is not None:
@@ -473,9 +473,9 @@ def _inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
                 409, f"Contact {event.contactId} was sent no email in campaign {event.campaignId}",
                 "type",
             )
-        fx.open_or_click(batch, plan, member, ms, at, None, email[0] or 0, etype == "LINK_CLICKED")
+        fx.open_or_click(batch, plan, member, at, None, email[0] or 0, etype == "LINK_CLICKED")
     else:
-        fx.touch(batch, plan, member, ms, at, None, etype)
+        fx.touch(batch, plan, member, at, None, etype)
     batch.flush()
     complete_finished(conn, batch.touched)
     eid, mid = conn.execute("SELECT id, messageId FROM events ORDER BY id DESC LIMIT 1").fetchone()
