@@ -10,7 +10,7 @@ from xml.etree import ElementTree as ET
 
 import msgspec
 
-from emulator.scenarios.runner import ReplayResult
+from emulator.scenarios.models import ReplayResult
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -9,7 +9,6 @@ CRM calls are the exception: they are matched in order (emulator/scenarios/match
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -264,6 +263,8 @@ def parse_scenario(data: bytes | str | dict[str, Any], file: str = "<scenario>")
         if isinstance(data, dict):
             scenario = msgspec.convert(data, Scenario)
         elif file.endswith(".toml"):
+            import tomllib  # here, not at the top: `emulator serve` loads this module
+
             text = data.decode() if isinstance(data, bytes) else data
             try:
                 raw = tomllib.loads(text)
