@@ -157,23 +157,18 @@ class Batch:
     def conversation(self, member: Member, plan: Plan) -> int:
         key = (member.contact_id, member.campaign_id)
         cid = self.conversations.get(key)
-        if cid is None and member.campaign_id in self.known.campaigns:
-            cid = self.next_conversation  # all of its campaign's conversations are known
+        if cid is not None:
+            return cid
+        if member.campaign_id not in self.known.campaigns:  # else all of them are known
+            cid = self.conn.execute(
+                "SELECT MIN(id) FROM conversations WHERE contactId = ? AND campaignId = ?", key
+            ).fetchone()[0]
+        if cid is None:
+            cid = self.next_conversation
             self.next_conversation += 1
             self.new_conversations.append((cid, member.contact_id, member.campaign_id,
                                            plan.identity_id))
-            self.conversations[key] = cid
-        elif cid is None:
-            row = self.conn.execute(
-                "SELECT MIN(id) FROM conversations WHERE contactId = ? AND campaignId = ?", key
-            ).fetchone()
-            cid = row[0] if row and row[0] is not None else None
-            if cid is None:
-                cid = self.next_conversation
-                self.next_conversation += 1
-                self.new_conversations.append((cid, member.contact_id, member.campaign_id,
-                                               plan.identity_id))
-            self.conversations[key] = cid
+        self.conversations[key] = cid
         return cid
 
     def sent_message(self, conversation: int, number: int) -> int | None:
