@@ -25,6 +25,14 @@ async def add_key(app: Starlette, key: str, scopes: list[str]) -> dict[str, str]
     return {"x-api-key": key}
 
 
+async def get_ok(client: httpx.AsyncClient, path: str, **params: str) -> dict[str, Any]:
+    """GET `path` with the ALL key: a 200, answered as its JSON body."""
+    response = await client.get(path, params=params, headers=ALL)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
 def assert_error(response: httpx.Response, status: int, field: str | None = None) -> None:
     """`status` in the /v1 error shape; with `field`, the validation error names it."""
     assert response.status_code == status, response.text

@@ -3,24 +3,20 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from functools import partial
 
 import httpx
 import pytest
 from starlette.applications import Starlette
 
 from tests.conftest import ALL
-from tests.public_api.checks import assert_error, assert_guarded, assert_paging_errors
+from tests.public_api.checks import assert_error, assert_guarded, assert_paging_errors, get_ok
 from tests.public_api.paging import fixtures
 
 pytestmark = pytest.mark.anyio
 
 
-async def get(client: httpx.AsyncClient, **params: str) -> dict[str, Any]:
-    response = await client.get("/v1/campaigns", params=params, headers=ALL)
-    assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    return body
+get = partial(get_ok, path="/v1/campaigns")
 
 
 async def test_lists_every_campaign_in_the_pagination_envelope(client: httpx.AsyncClient) -> None:

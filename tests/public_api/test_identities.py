@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from functools import partial
 
 import httpx
 import pytest
@@ -11,18 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.applications import Starlette
 
-from tests.conftest import ALL
-from tests.public_api.checks import assert_guarded, assert_paging_errors
+from tests.public_api.checks import assert_guarded, assert_paging_errors, get_ok
 from tests.public_api.paging import fixtures
 
 pytestmark = pytest.mark.anyio
 
 
-async def get(client: httpx.AsyncClient, **params: str) -> dict[str, Any]:
-    response = await client.get("/v1/identities", params=params, headers=ALL)
-    assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    return body
+get = partial(get_ok, path="/v1/identities")
 
 
 async def test_lists_identities_with_their_fields(client: httpx.AsyncClient) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
 
 import httpx
 import pytest
@@ -16,17 +16,14 @@ from tests.public_api.checks import (
     assert_error,
     assert_guarded,
     assert_paging_errors,
+    get_ok,
 )
 from tests.public_api.paging import fixtures, walk
 
 pytestmark = pytest.mark.anyio
 
 
-async def get(client: httpx.AsyncClient, **params: str) -> dict[str, Any]:
-    response = await client.get("/v1/lists", params=params, headers=ALL)
-    assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    return body
+get = partial(get_ok, path="/v1/lists")
 
 
 async def test_lists_every_list_with_counts_and_creator(client: httpx.AsyncClient) -> None:
