@@ -545,40 +545,63 @@ class Exporter:
             await self._write(lambda conn: None)
 
     async def _activities(self, contacts: Sequence[int] | None = None) -> None:
-        with self._timed("activities") as stats:
-            def unsendable(row: Any) -> bool:
-                if row[1] is None:
-                    stats.skipped += 1  # contact not in the CRM yet: next run logs it
-                return row[1] is None
-
+        with self._timed("activities"):
             reader = partial(rec.read_messages, contacts=contacts)
-            batches = self._stream(reader, lambda row: row[0].id, unsendable)
-            await self._bounded(batches, self._activity)
+            rows = self._sendable("activities", reader, lambda row: row[0].id, contact_at=1)
+            await self._bounded(rows, self._activity)
 
-    async def _stream(
-        self, reader: Callable[..., list[Any]], key: Callable[[Any], int], skip: Callable[[Any], bool]
+    async def _tasks(self, contacts: Sequence[int] | None = None) -> None:
+        with self._timed("tasks"):
+            await self._write(partial(rec.ensure_platform_tasks, contacts=contacts))
+            reader = partial(rec.read_tasks_to_create, contacts=contacts)
+            rows = self._sendable("tasks", reader, itemgetter(0), contact_at=2)
+            await self._bounded(rows, self._task)
+            await self._complete_tasks()
+
+    async def _sendable(
+        self, phase: str, reader: Callable[..., list[Any]], key: Callable[[Any], int], contact_at: int
     ) -> Any:
-        """Rows of `reader` in id order, STREAM_PAGE per read hop, less skipped."""
+        """Rows of `reader` in id order, STREAM_PAGE per read hop, less those whose contact
+        (CRM id at `contact_at`) is not in the CRM yet: counted skipped, a later run sends them."""
+        stats = self.report.phases[phase]
         async for rows in self._pages(reader, key, STREAM_PAGE):
             for row in rows:
-                if not skip(row):
+                if row[contact_at] is None:
+                    stats.skipped += 1
+                else:
                     yield row
+
+    def _owner_for(self, campaign_owner: str | None) -> str | None:
+        """An activity's or task's owner: its campaign's, else the connection's (if selecting)."""
+        return (campaign_owner or self.conn.ownerId) if self.owner_enabled else None
 
     async def _activity(self, row: rec.MessageRow) -> None:
         view, contact, company, campaign_owner, contact_id = row
-        owner = (campaign_owner or self.conn.ownerId) if self.owner_enabled else None
-        stats = self.report.phases["activities"]
+        body = p.activity_body(view, contact, company, self._owner_for(campaign_owner))
+        await self._post_one("activities", body, view.id, contact_id, self._activity_ids)
+
+    async def _task(self, row: rec.TaskRow) -> None:
+        task_id, body, _, campaign_owner, contact_id = row
+        body = p.with_owner(dict(body), self._owner_for(campaign_owner))
+        await self._post_one("tasks", body, task_id, contact_id, self._task_ids)
+
+    async def _post_one(
+        self, phase: str, body: dict[str, Any], record_id: int, contact_id: int, crm_ids: Coalescer
+    ) -> None:
+        """POST /activities or /tasks for one platform row; a failure leaves its contact unfinished."""
+        stats = self.report.phases[phase]
         stats.sent += 1
-        ex = await self._call("POST /activities", "POST", "/activities", p.activity_body(view, contact, company, owner))
-        crm_id = await self._created("POST /activities", ex, "activities", view.id)
+        check = f"POST /{phase}"
+        ex = await self._call(check, "POST", f"/{phase}", body)
+        crm_id = self._created(check, ex, phase, record_id)
         if crm_id is not None:
-            # Stored at once: a crash after this line never logs the message twice.
-            await self._activity_ids.add((crm_id, view.id))
+            # Stored at once: a crash after this line never sends the row twice.
+            await crm_ids.add((crm_id, record_id))
             stats.created += 1
         else:
             self.unfinished["contacts"].add(contact_id)
 
-    async def _created(self, check: str, ex: Exchange, phase: str, record_id: int) -> str | None:
+    def _created(self, check: str, ex: Exchange, phase: str, record_id: int) -> str | None:
         body, reason = self._answer(ex, check)
         if reason is not None:
             self._fail(phase, phase, str(record_id), reason)
@@ -590,33 +613,6 @@ class Exporter:
         elif not isinstance(body.get("id"), str):
             self._finding(Finding("warning", check, "`id` is a number, not a string"), ex)
         return crm_id
-
-    async def _tasks(self, contacts: Sequence[int] | None = None) -> None:
-        with self._timed("tasks") as stats:
-            await self._write(partial(rec.ensure_platform_tasks, contacts=contacts))
-
-            def unsendable(row: Any) -> bool:
-                if row[2] is None:
-                    stats.skipped += 1  # contact not in the CRM yet: next run creates it
-                return row[2] is None
-
-            reader = partial(rec.read_tasks_to_create, contacts=contacts)
-            batches = self._stream(reader, lambda row: row[0], unsendable)
-            await self._bounded(batches, self._task)
-            await self._complete_tasks()
-
-    async def _task(self, row: rec.TaskRow) -> None:
-        task_id, body, _, campaign_owner, contact_id = row
-        owner = (campaign_owner or self.conn.ownerId) if self.owner_enabled else None
-        stats = self.report.phases["tasks"]
-        stats.sent += 1
-        ex = await self._call("POST /tasks", "POST", "/tasks", p.with_owner(dict(body), owner))
-        crm_id = await self._created("POST /tasks", ex, "tasks", task_id)
-        if crm_id is not None:
-            await self._task_ids.add((crm_id, task_id))
-            stats.created += 1
-        else:
-            self.unfinished["contacts"].add(contact_id)
 
     async def _complete_tasks(self) -> None:
         stats = self.report.phases["tasks"]
