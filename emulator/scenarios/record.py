@@ -65,6 +65,11 @@ class Exchange:
     request: Any = None  # the JSON body sent (None: none, or not JSON)
     answer: dict[str, Any] | None = None
 
+    @property
+    def status(self) -> int | None:
+        """The answer's status; None when no answer came (e.g. a dropped connection)."""
+        return None if self.answer is None else int(self.answer["status"])
+
 
 class RecordingTransport(httpx.AsyncBaseTransport):
     """Passes requests on and keeps every answer in full."""
@@ -144,7 +149,7 @@ def expected_calls(answered: list[Exchange]) -> dict[str, Any]:
         counts[key] = counts.get(key, 0) + 1
         if e.phase != phase:
             phase = e.phase
-            openings.append({"method": e.method, "path": e.path, "status": (e.answer or {})["status"]})
+            openings.append({"method": e.method, "path": e.path, "status": e.status})
     return {"calls": openings, "counts": counts}
 
 

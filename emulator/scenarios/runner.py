@@ -34,8 +34,9 @@ from emulator.fixtures.models import CrmConnection, FixtureSet
 from emulator.scenarios import models as sm
 from emulator.scenarios.match import Mismatch, show, subset
 from emulator.scenarios.models import Failure, Outcome, ReplayResult, ScenarioResult
+from emulator.scenarios.record import Exchange, RecordingTransport
 from emulator.settings import Settings
-from emulator.wire import Wire, split_validation_error
+from emulator.wire import split_validation_error
 
 # Replays keep retries but not their waiting: the sequence is the same, only faster.
 FAST_RETRIES = {"base": 0.005, "cap": 0.02, "retry_after_cap": 0.05}
@@ -149,16 +150,6 @@ def _inline_path(path: str, origins: dict[str, dict[int, int]]) -> str:
 
 # ---- CRM transports -------------------------------------------------------------------------
 
-class Call(Wire):
-    """One CRM exchange as sent and answered (status None: no answer, e.g. dropped)."""
-
-    method: str
-    path: str
-    status: int | None
-    request: Any = None
-    response: Any = None
-
-
 def _json_or_text(data: bytes) -> Any:
     if not data:
         return None
@@ -166,35 +157,6 @@ def _json_or_text(data: bytes) -> Any:
         return msgspec.json.decode(data)
     except msgspec.DecodeError:
         return data.decode("utf-8", "replace")
-
-
-class RecordingTransport(httpx.AsyncBaseTransport):
-    """Passes every request on and keeps the whole exchange."""
-
-    def __init__(self, inner: httpx.AsyncBaseTransport, prefix: str, calls: list[Call]) -> None:
-        self.inner, self.prefix, self.calls = inner, prefix.rstrip("/"), calls
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        body = await request.aread()
-        path = request.url.path
-        if self.prefix and path.startswith(self.prefix):
-            path = path[len(self.prefix):] or "/"
-        call = Call(method=request.method, path=path, status=None, request=_json_or_text(body))
-        self.calls.append(call)
-        response = await self.inner.handle_async_request(request)
-        try:
-            raw = b"".join([chunk async for chunk in response.aiter_raw()])
-        except httpx.StreamConsumed:  # a response built in memory (playback)
-            raw = response.content
-        await response.aclose()
-        call.status, call.response = response.status_code, _json_or_text(raw)
-        return httpx.Response(
-            response.status_code, headers=response.headers, stream=httpx.ByteStream(raw),
-            extensions=response.extensions, request=request,
-        )
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 def _take(queue: deque[sm.PlaybackAnswer], sent: bytes) -> sm.PlaybackAnswer:
@@ -253,7 +215,7 @@ def _path_matches(pattern: str, path: str) -> bool:
     return len(want) == len(got) and all(w.startswith(":") or w == g for w, g in zip(want, got))
 
 
-def call_mismatch(expected: sm.CrmCallExpect, call: Call) -> Mismatch | None:
+def call_mismatch(expected: sm.CrmCallExpect, call: Exchange) -> Mismatch | None:
     """None when the call is the expected one; else why not."""
     if expected.method.upper() != call.method or not _path_matches(expected.path, call.path):
         return Mismatch("", f"{expected.method.upper()} {expected.path}", f"{call.method} {call.path}")
@@ -266,13 +228,13 @@ def call_mismatch(expected: sm.CrmCallExpect, call: Call) -> Mismatch | None:
     return None
 
 
-def _calls_line(calls: list[Call], limit: int = 12) -> str:
+def _calls_line(calls: list[Exchange], limit: int = 12) -> str:
     parts = [f"{c.method} {c.path} {c.status if c.status is not None else '-'}" for c in calls[:limit]]
     more = f" … (+{len(calls) - limit})" if len(calls) > limit else ""
     return ", ".join(parts) + more if parts else "(no calls)"
 
 
-def check_calls(spec: sm.CrmCallsExpect, calls: list[Call], at: str) -> None:
+def check_calls(spec: sm.CrmCallsExpect, calls: list[Exchange], at: str) -> None:
     """Raise Failed on the first expected call not found (in order), or an unwanted one."""
     if spec.exact and len(spec.calls) != len(calls):
         raise Failed(Failure(at=at, message=f"expected exactly {len(spec.calls)} CRM calls, got {len(calls)}",
@@ -324,7 +286,7 @@ class Run:
                  client: httpx.AsyncClient) -> None:
         self.scenario, self.fixtures, self.base_url = scenario, fixtures, base_url
         self.emulator, self.client = emulator, client
-        self.calls: list[Call] = []
+        self.calls: list[Exchange] = []
         self.report: Any = None
         crm = scenario.crm
         self.playback = PlaybackTransport(crm.playback) if crm and crm.playback is not None else None
@@ -339,13 +301,11 @@ class Run:
         self.connection: CrmConnection = msgspec.structs.replace(conn, crmUrl=url)
 
     def transport(self) -> httpx.AsyncBaseTransport:
-        conn = self.connection
         if self.playback is not None:
-            inner: httpx.AsyncBaseTransport = self.playback
-        else:
-            inner = httpx.AsyncHTTPTransport(
-                verify=tls_verify(conn.verify, conn.caFile), limits=httpx.Limits(max_connections=4))
-        return inner
+            return self.playback
+        conn = self.connection
+        return httpx.AsyncHTTPTransport(
+            verify=tls_verify(conn.verify, conn.caFile), limits=httpx.Limits(max_connections=4))
 
     async def request(self, method: str, path: str, body: Any = UNSET,
                       headers: dict[str, str] | None = None) -> tuple[int, Any]:
@@ -370,15 +330,15 @@ class Run:
     # -- steps -----------------------------------------------------------------------------
 
     async def export(self, step: sm.ExportStep, at: str) -> None:
-        calls: list[Call] = []
-        prefix = urlsplit(self.connection.crmUrl).path
+        # No secret to redact: the calls are checked here, never written out.
+        recorder = RecordingTransport(self.transport(), urlsplit(self.connection.crmUrl).path, "")
         exporter = Exporter(
-            self.emulator.db, self.connection, now=self.emulator.clock.now_iso,
-            transport=RecordingTransport(self.transport(), prefix, calls),
+            self.emulator.db, self.connection, now=self.emulator.clock.now_iso, transport=recorder,
             policy=RetryPolicy(retries=self.connection.retries, **FAST_RETRIES),  # type: ignore[arg-type]
             journal_limit=self.emulator.settings.journalLimit,
         )
         report = await exporter.run()
+        calls = recorder.exchanges
         self.calls.extend(calls)
         self.report = msgspec.to_builtins(report)
         if step.expect is not UNSET:
