@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from emulator.fixtures.models import WebhookEvent
 from emulator.simulation import effects as fx
 from emulator.simulation.timeline import (
     ACCEPTED,
@@ -43,12 +44,6 @@ MAX_AHEAD_MS = 3650 * DAY_MS  # an injected event's `time`: beyond that a typo i
 CHUNK_MS = 7 * DAY_MS  # one write per simulated week at most: other requests get a turn
 Listener = Callable[[datetime], Awaitable[None]]
 
-WEBHOOK_EVENTS = (
-    "CONNECTION_REQUEST_SENT", "CONNECTION_REQUEST_ACCEPTED", "NETWORK_MESSAGE_SENT",
-    "EMAIL_SENT", "INMAIL_SENT", "MESSAGE_REPLIED", "POST_LIKED", "PROFILE_VISITED",
-)
-OTHER_EVENTS = ("EMAIL_OPENED", "LINK_CLICKED", "TASK_CREATED", "SEQUENCE_FINISHED")
-
 
 class AdvanceResult(Wire):
     """What one advance did: the clock before and after, the events it added."""
@@ -68,11 +63,7 @@ class SimulationError(Exception):
         self.status, self.message, self.field = status, message, field
 
 
-InjectableType = Literal[
-    "CONNECTION_REQUEST_SENT", "CONNECTION_REQUEST_ACCEPTED", "NETWORK_MESSAGE_SENT",
-    "EMAIL_SENT", "INMAIL_SENT", "MESSAGE_REPLIED", "POST_LIKED", "PROFILE_VISITED",
-    "EMAIL_OPENED", "LINK_CLICKED",
-]
+InjectableType = Literal[WebhookEvent, "EMAIL_OPENED", "LINK_CLICKED"]
 
 
 class Injected(Wire):
