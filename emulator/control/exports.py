@@ -209,16 +209,10 @@ async def journal(request: Request) -> Response:
     # Not page_params: that one holds /v1's 1..100 page size.
     page, size = bounded(q, "page", 1, 1, 10**9), bounded(q, "pageSize", 50, 1, 500)
     clauses, params = journal_filter(q)
-    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-    db = _emulator(request).db
-    total_row = await db.fetchone(f"SELECT count(*) FROM export_journal{where}", params)
-    rows = await db.fetchall(
-        f"SELECT {JOURNAL_COLUMNS} FROM export_journal{where} ORDER BY id LIMIT ? OFFSET ?",
-        [*params, size, (page - 1) * size],
+    total, rows = await _emulator(request).db.page(
+        "export_journal", JOURNAL_COLUMNS, clauses, params, page, size
     )
-    return json_response(JournalPage(
-        data=_entries(rows), page=page, pageSize=size, total=total_row[0] if total_row else 0
-    ))
+    return json_response(JournalPage(data=_entries(rows), page=page, pageSize=size, total=total))
 
 
 @operation(

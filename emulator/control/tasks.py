@@ -78,7 +78,8 @@ def _emulator(request: Request) -> Emulator:
 )
 async def list_tasks(request: Request) -> Response:
     page, size = page_params(request.query_params)
-    clauses, params = [], []
+    clauses: list[str] = []
+    params: list[Any] = []
     completed = request.query_params.get("completed")
     if completed is not None:
         if completed not in ("true", "false"):
@@ -91,14 +92,8 @@ async def list_tasks(request: Request) -> Response:
             raise BadRequest.field("contactId", "must be an integer")
         clauses.append("contactId = ?")
         params.append(int(contact))
-    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-    db = _emulator(request).db
-    total = await db.fetchone(f"SELECT count(*) FROM platform_tasks{where}", params)
-    rows = await db.fetchall(
-        f"SELECT {COLUMNS} FROM platform_tasks{where} ORDER BY id LIMIT ? OFFSET ?",
-        [*params, size, (page - 1) * size],
-    )
-    return json_response(meta_list([_row(r) for r in rows], page, size, total[0] if total else 0))
+    total, rows = await _emulator(request).db.page("platform_tasks", COLUMNS, clauses, params, page, size)
+    return json_response(meta_list([_row(r) for r in rows], page, size, total))
 
 
 @operation(

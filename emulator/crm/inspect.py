@@ -9,7 +9,7 @@ from emulator.crm.records import KINDS, loads
 from emulator.crm.schemas import StoredAssociation, StoredRecord
 from emulator.crm.service import chunks, marks
 from emulator.crm.tasks import task_view
-from emulator.store.db import Store
+from emulator.store.db import Store, select_page
 
 INSPECTABLE = ("contacts", "companies", "activities", "tasks", "associations")
 
@@ -60,17 +60,13 @@ async def list_stored(
 ) -> tuple[int, list[Any]]:
     """(total, one page) of a kind in insertion order; contacts and companies by externalId too."""
     table, _, columns = _TABLES[kind]
-    where, params = "", []
+    clauses, params = [], []
     if external_id is not None and kind in KINDS:
-        where, params = " WHERE externalId = ?", [external_id]
+        clauses, params = ["externalId = ?"], [external_id]
 
     def read(conn: sqlite3.Connection) -> tuple[int, list[Any]]:
-        (total,) = conn.execute(f"SELECT count(*) FROM {table}{where}", params).fetchone()
-        rows = conn.execute(
-            f"SELECT {columns} FROM {table}{where} ORDER BY rowid LIMIT ? OFFSET ?",
-            [*params, page_size, (page - 1) * page_size],
-        ).fetchall()
-        return int(total), _views(conn, kind, rows)
+        total, rows = select_page(conn, table, columns, clauses, params, page, page_size, "rowid")
+        return total, _views(conn, kind, rows)
 
     return await db.read(read)
 

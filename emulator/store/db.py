@@ -54,6 +54,20 @@ def bulk_load(conn: sqlite3.Connection, fill: Callable[[sqlite3.Connection], Non
         conn.execute(sql)
 
 
+def select_page(
+    conn: sqlite3.Connection, table: str, columns: str, clauses: Sequence[str],
+    params: Sequence[Any], page: int, size: int, order: str = "id",
+) -> tuple[int, list[tuple[Any, ...]]]:
+    """(total, rows of one page) of `table` where every clause holds, read in one go."""
+    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+    (total,) = conn.execute(f"SELECT count(*) FROM {table}{where}", params).fetchone()
+    rows = conn.execute(
+        f"SELECT {columns} FROM {table}{where} ORDER BY {order} LIMIT ? OFFSET ?",
+        [*params, size, (page - 1) * size],
+    ).fetchall()
+    return int(total), rows
+
+
 def restore_into(conn: sqlite3.Connection, image: bytes) -> None:
     """Overwrite the database of `conn` with a serialized database image."""
     if image[18:20] == b"\x02\x02":
@@ -119,6 +133,15 @@ class Store:
             return await self.read(in_transaction)
         finally:
             self.version += 1
+
+    async def page(
+        self, table: str, columns: str, clauses: Sequence[str], params: Sequence[Any],
+        page: int, size: int,
+    ) -> tuple[int, list[tuple[Any, ...]]]:
+        """`select_page` in one db-thread hop (count and rows agree: no write comes between)."""
+        return await self.read(
+            lambda conn: select_page(conn, table, columns, clauses, params, page, size)
+        )
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         """One writing statement in its own transaction; answers lastrowid."""
