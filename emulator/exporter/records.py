@@ -260,27 +260,22 @@ def read_engagement(
     """(id, crmId, memberships, activity log) of exported records (among `ids` when given)
     with campaign members."""
     crm_col = CRM_ID_COLUMN[kind]
-    extra, params = only("id", ids)
+    extra, params = only("r.id", ids)
+    # owner_sql: the record of `kind` a contact row `ct` counts for
     if kind == "contacts":
-        owner_sql = "ct.id"
-        records = conn.execute(
-            "SELECT id, contactCRMId FROM contacts c WHERE id > ? AND contactCRMId IS NOT NULL"
-            f"{extra} AND EXISTS (SELECT 1 FROM campaign_members m WHERE m.contactId = c.id)"
-            " ORDER BY id LIMIT ?",
-            (after, *params, limit),
-        ).fetchall()
+        owner_sql, members = "ct.id", "campaign_members m WHERE m.contactId = r.id"
     else:
         owner_sql = "ct.companyId"
-        records = conn.execute(
-            f"SELECT id, {crm_col} FROM companies co WHERE id > ? AND {crm_col} IS NOT NULL{extra}"
-            " AND EXISTS (SELECT 1 FROM contacts ct JOIN campaign_members m ON m.contactId = ct.id"
-            "  WHERE ct.companyId = co.id) ORDER BY id LIMIT ?",
-            (after, *params, limit),
-        ).fetchall()
+        members = "contacts ct JOIN campaign_members m ON m.contactId = ct.id WHERE ct.companyId = r.id"
+    records = conn.execute(
+        f"SELECT r.id, r.{crm_col} FROM {kind} r WHERE r.id > ? AND r.{crm_col} IS NOT NULL{extra}"
+        f" AND EXISTS (SELECT 1 FROM {members}) ORDER BY r.id LIMIT ?",
+        (after, *params, limit),
+    ).fetchall()
     if not records:
         return []
-    ids = [r[0] for r in records]
-    marks = ",".join("?" * len(ids))
+    record_ids = [r[0] for r in records]
+    marks = ",".join("?" * len(record_ids))
     members: dict[int, list[p.Membership]] = {}
     for row in conn.execute(
         f"SELECT {owner_sql}, ca.name, i.name, ca.sequence, m.sequenceStatus, m.engagementStatus,"
@@ -288,7 +283,7 @@ def read_engagement(
         " JOIN contacts ct ON ct.id = m.contactId JOIN campaigns ca ON ca.id = m.campaignId"
         " LEFT JOIN identities i ON i.id = ca.senderIdentityId"
         f" WHERE {owner_sql} IN ({marks})",
-        ids,
+        record_ids,
     ):
         steps = tuple(step.get("type", "") for step in _steps(row[3]))
         members.setdefault(row[0], []).append(
@@ -299,7 +294,7 @@ def read_engagement(
         f"SELECT {owner_sql}, m.type, m.isContactSender FROM messages m"
         " JOIN conversations cv ON cv.id = m.conversationId JOIN contacts ct ON ct.id = cv.contactId"
         f" WHERE {owner_sql} IN ({marks}) ORDER BY m.createdAt, m.id",
-        ids,
+        record_ids,
     ):
         log.setdefault(owner, []).append(p.event_name(typ, bool(inbound)))
     # The latest 20 entries: a CRM text field is no place for a whole history.
