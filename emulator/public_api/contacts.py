@@ -91,6 +91,8 @@ _WRITABLE = (
     "firstName", "lastName", "professionalEmail", "jobTitle", "networkProfileUrl", "mobilePhone",
     "phones", "networkHeadline", "contactCountry",
 )
+# What a create writes and a merge may change: the body's columns and the company's id.
+_STORED = (*_WRITABLE, "companyId")
 
 
 # A merged e-mail or profile URL equal to the stored one under these keys keeps its spelling.
@@ -111,6 +113,41 @@ def match_contact(conn: sqlite3.Connection, email: str | None, url: str | None) 
     return None
 
 
+def _insert_contact(conn: sqlite3.Connection, present: dict[str, Any], now: str) -> int:
+    values = {col: present.get(col) for col in _STORED}
+    cursor = conn.execute(
+        f"INSERT INTO contacts({', '.join(values)}, emailKey, networkUrlKey, createdAt,"
+        f" updatedAt) VALUES ({', '.join('?' * (len(values) + 4))})",
+        (*values.values(), email_key(values["professionalEmail"]),
+         url_key(values["networkProfileUrl"]), now, now),
+    )
+    return int(cursor.lastrowid or 0)
+
+
+def _merge_into(
+    conn: sqlite3.Connection, contact_id: int, present: dict[str, Any], now: str
+) -> None:
+    """Write the given values that change the stored contact, with the match keys they move."""
+    row = conn.execute(
+        f"SELECT {', '.join(_STORED)} FROM contacts WHERE id = ?", (contact_id,)
+    ).fetchone()
+    updates = changes(dict(zip(_STORED, row)), present, _SAME)
+    if not updates:
+        return
+    sets = [f"{col} = ?" for col in updates]
+    params: list[Any] = list(updates.values())
+    if "professionalEmail" in updates:
+        sets.append("emailKey = ?")
+        params.append(email_key(updates["professionalEmail"]))
+    if "networkProfileUrl" in updates:
+        sets.append("networkUrlKey = ?")
+        params.append(url_key(updates["networkProfileUrl"]))
+    conn.execute(
+        f"UPDATE contacts SET {', '.join(sets)}, updatedAt = ? WHERE id = ?",
+        (*params, now, contact_id),
+    )
+
+
 async def create_contact(ctx: ApiContext, body: ContactIn) -> tuple[ContactCreated, bool]:
     """POST /v1/contact in one transaction (answers the contact and whether it merged).
 
@@ -124,45 +161,19 @@ async def create_contact(ctx: ApiContext, body: ContactIn) -> tuple[ContactCreat
     def write(conn: sqlite3.Connection) -> tuple[ContactCreated, bool]:
         if body.listId is not None:
             require_list(conn, body.listId, "CONTACTS")
-        company_id = None
         if body.company is not None:
             company = {col: getattr(body.company, col) for col in body.company.__struct_fields__}
-            company_id, _ = upsert_company(conn, company, now, True, "company.")
+            present["companyId"], _ = upsert_company(conn, company, now, True, "company.")
         found = None
         if body.mergeWithExisting:
             found = match_contact(
                 conn, present.get("professionalEmail"), present.get("networkProfileUrl")
             )
-        if company_id is not None:
-            present["companyId"] = company_id
         if found is None:
-            values = {col: present.get(col) for col in (*_WRITABLE, "companyId")}
-            cursor = conn.execute(
-                f"INSERT INTO contacts({', '.join(values)}, emailKey, networkUrlKey, createdAt,"
-                f" updatedAt) VALUES ({', '.join('?' * (len(values) + 4))})",
-                (*values.values(), email_key(values["professionalEmail"]),
-                 url_key(values["networkProfileUrl"]), now, now),
-            )
-            contact_id = int(cursor.lastrowid or 0)
+            contact_id = _insert_contact(conn, present, now)
         else:
             contact_id = found
-            row = conn.execute(
-                f"SELECT {', '.join(_WRITABLE)}, companyId FROM contacts WHERE id = ?", (found,)
-            ).fetchone()
-            updates = changes(dict(zip((*_WRITABLE, "companyId"), row)), present, _SAME)
-            if updates:
-                sets = [f"{col} = ?" for col in updates]
-                params: list[Any] = list(updates.values())
-                if "professionalEmail" in updates:
-                    sets.append("emailKey = ?")
-                    params.append(email_key(updates["professionalEmail"]))
-                if "networkProfileUrl" in updates:
-                    sets.append("networkUrlKey = ?")
-                    params.append(url_key(updates["networkProfileUrl"]))
-                conn.execute(
-                    f"UPDATE contacts SET {', '.join(sets)}, updatedAt = ? WHERE id = ?",
-                    (*params, now, contact_id),
-                )
+            _merge_into(conn, contact_id, present, now)
         if body.listId is not None:
             add_member(conn, body.listId, contact_id)
         row = conn.execute(
