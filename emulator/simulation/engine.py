@@ -425,22 +425,20 @@ def _inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
     member.first_name, member.company, member.profile_url = row[9], row[10], row[11]
     batch = fx.Batch(conn)
     at = iso(ms)
-    conv_row = conn.execute(
+    conv = conn.execute(  # None: no conversation yet
         "SELECT MIN(id) FROM conversations WHERE contactId = ? AND campaignId = ?",
         (event.contactId, event.campaignId),
-    ).fetchone()
-    last = None
-    if conv_row and conv_row[0] is not None:
+    ).fetchone()[0]
+    last, sent = None, 0
+    if conv is not None:
         last = conn.execute(
             "SELECT type, sequenceIndex FROM messages WHERE conversationId = ? AND isContactSender = 0"
-            " AND type != 'CONNECTION_REQUEST' ORDER BY id DESC LIMIT 1", (conv_row[0],),
+            " AND type != 'CONNECTION_REQUEST' ORDER BY id DESC LIMIT 1", (conv,),
         ).fetchone()
         sent = conn.execute(
             "SELECT COALESCE(MAX(sequenceIndex), 0) FROM messages WHERE conversationId = ?"
-            " AND isContactSender = 0", (conv_row[0],),
+            " AND isContactSender = 0", (conv,),
         ).fetchone()[0]
-    else:
-        sent = 0
     etype = event.type
     content = event.content
     if etype in ("CONNECTION_REQUEST_SENT", "NETWORK_MESSAGE_SENT", "INMAIL_SENT", "EMAIL_SENT"):
@@ -453,12 +451,10 @@ def _inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
         number = last[1] if last and last[1] else max(sent, 1)
         fx.reply(batch, plan, member, at, None, mtype, number, content, event.subject)
     elif etype in ("EMAIL_OPENED", "LINK_CLICKED"):
-        email = None
-        if conv_row and conv_row[0] is not None:
-            email = conn.execute(
-                "SELECT sequenceIndex FROM messages WHERE conversationId = ? AND isContactSender = 0"
-                " AND type = 'EMAIL' ORDER BY id DESC LIMIT 1", (conv_row[0],),
-            ).fetchone()
+        email = None if conv is None else conn.execute(
+            "SELECT sequenceIndex FROM messages WHERE conversationId = ? AND isContactSender = 0"
+            " AND type = 'EMAIL' ORDER BY id DESC LIMIT 1", (conv,),
+        ).fetchone()
         if email is None:
             raise SimulationError(
                 409, f"Contact {event.contactId} was sent no email in campaign {event.campaignId}",
