@@ -263,13 +263,13 @@ def read_engagement(
     extra, params = only("r.id", ids)
     # owner_sql: the record of `kind` a contact row `ct` counts for
     if kind == "contacts":
-        owner_sql, members = "ct.id", "campaign_members m WHERE m.contactId = r.id"
+        owner_sql, joined = "ct.id", "campaign_members m WHERE m.contactId = r.id"
     else:
         owner_sql = "ct.companyId"
-        members = "contacts ct JOIN campaign_members m ON m.contactId = ct.id WHERE ct.companyId = r.id"
+        joined = "contacts ct JOIN campaign_members m ON m.contactId = ct.id WHERE ct.companyId = r.id"
     records = conn.execute(
         f"SELECT r.id, r.{crm_col} FROM {kind} r WHERE r.id > ? AND r.{crm_col} IS NOT NULL{extra}"
-        f" AND EXISTS (SELECT 1 FROM {members}) ORDER BY r.id LIMIT ?",
+        f" AND EXISTS (SELECT 1 FROM {joined}) ORDER BY r.id LIMIT ?",
         (after, *params, limit),
     ).fetchall()
     if not records:
@@ -277,6 +277,7 @@ def read_engagement(
     record_ids = [r[0] for r in records]
     marks = ",".join("?" * len(record_ids))
     members: dict[int, list[p.Membership]] = {}
+    step_types: dict[str, tuple[str, ...]] = {}  # per campaign sequence: decoded once, not per member
     for row in conn.execute(
         f"SELECT {owner_sql}, ca.name, i.name, ca.sequence, m.sequenceStatus, m.engagementStatus,"
         " m.opens, m.clicks, m.replies, m.addedAt FROM campaign_members m"
@@ -285,7 +286,9 @@ def read_engagement(
         f" WHERE {owner_sql} IN ({marks})",
         record_ids,
     ):
-        steps = tuple(step.get("type", "") for step in _steps(row[3]))
+        steps = step_types.get(row[3])
+        if steps is None:
+            steps = step_types[row[3]] = tuple(step.get("type", "") for step in _steps(row[3]))
         members.setdefault(row[0], []).append(
             p.Membership(row[1], row[2], steps, row[4], row[5], row[6], row[7], row[8], row[9])
         )
