@@ -71,8 +71,6 @@ class Emulator:
         if await self.store.get_meta("fixtures") is None:
             if self.fixtures is None:
                 self.fixtures = load_fixture_dir(self.fixtures_dir)
-            if self.fixtures.clockStart is None:
-                self.fixtures.clockStart = now_iso(self.clock.start)
             await self.store.write(self._seed_into)
         else:
             log.info("kept the state stored in %s", self.settings.db)
@@ -89,6 +87,8 @@ class Emulator:
     def _seed_into(self, conn: sqlite3.Connection) -> None:
         fixtures = self.fixtures
         assert fixtures is not None
+        if fixtures.clockStart is None:  # the clock's start (on reset: the same as before)
+            fixtures.clockStart = now_iso(self.clock.start)  # seeders date records from it
 
         def fill(conn: sqlite3.Connection) -> None:
             for seeder in self.seeders:
@@ -98,7 +98,7 @@ class Emulator:
         conn.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('fixtures', ?)", (self.fixtures_dir,)
         )
-        start = fixtures.clockStart or now_iso(self.clock.start)
+        start = fixtures.clockStart
         conn.executemany(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
             [("clock.start", start), ("clock", start)],
@@ -120,8 +120,6 @@ class Emulator:
         if self._pristine is None:
             if self.fixtures is None:
                 self.fixtures = load_fixture_dir(self.fixtures_dir)
-            if self.fixtures.clockStart is None:  # the same start as before, not a new wall time
-                self.fixtures.clockStart = now_iso(self.clock.start)
             pristine = open_sync(None)
             try:
                 pristine.execute("BEGIN")
