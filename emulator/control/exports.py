@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -126,8 +125,7 @@ async def start_export(request: Request) -> Response:
     base = str(request.base_url).rstrip("/")
     conn = msgspec.structs.replace(conn, crmUrl=resolve_crm_url(conn.crmUrl, base))
     exporter = Exporter(
-        emulator.db, conn, now=emulator.clock.now_iso, export_id=uuid.uuid4().hex[:12],
-        journal_limit=emulator.settings.journalLimit,
+        emulator.db, conn, now=emulator.clock.now_iso, journal_limit=emulator.settings.journalLimit,
     )
     runs[exporter.id] = exporter
 
