@@ -30,6 +30,7 @@ from emulator.exporter.report import Report
 from emulator.exporter.run import Exporter
 from emulator.fixtures.models import CrmConnection
 from emulator.state import Emulator
+from emulator.store.db import read_meta, write_meta
 from emulator.wire import Wire, decode, encode
 
 log = logging.getLogger(__name__)
@@ -109,18 +110,6 @@ class InProcessTransport(httpx.AsyncBaseTransport):
 # Store bookkeeping (synchronous: run on the store's thread)
 
 
-def _meta(conn: sqlite3.Connection, key: str) -> str | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return None if row is None else str(row[0])
-
-
-def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
-    conn.execute(
-        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (key, value),
-    )
-
-
 _WAITING = (
     "SELECT count(*) FROM autosync_pending p WHERE (p.kind = 'contacts' AND NOT EXISTS ("
     " SELECT 1 FROM contacts c WHERE c.id = p.id AND c.contactCRMId IS NOT NULL))"
@@ -150,7 +139,7 @@ _UNSENT_TASKS = (
 def has_work(conn: sqlite3.Connection) -> bool:
     """Whether a push has anything to do: events after the cursor, pending records in the CRM,
     tasks or completions to send. A read, so an idle tick writes nothing (caches stay valid)."""
-    cursor = int(_meta(conn, "autosync.cursor") or 0)
+    cursor = int(read_meta(conn, "autosync.cursor") or 0)
     return conn.execute(
         "SELECT EXISTS (SELECT 1 FROM events WHERE id > ?)"
         " OR EXISTS (SELECT 1 FROM autosync_pending p JOIN contacts c ON c.id = p.id"
@@ -167,7 +156,7 @@ def collect(conn: sqlite3.Connection) -> Batch:
     """Move the events after the cursor into `autosync_pending` (their contacts and those
     contacts' companies) and the contacts of unsent tasks, advance the cursor, and answer what
     a push would cover."""
-    cursor = int(_meta(conn, "autosync.cursor") or 0)
+    cursor = int(read_meta(conn, "autosync.cursor") or 0)
     last = conn.execute("SELECT max(id) FROM events").fetchone()[0]
     if last is not None and last > cursor:
         conn.execute(
@@ -181,7 +170,7 @@ def collect(conn: sqlite3.Connection) -> Batch:
             " WHERE e.id > ? AND e.id <= ? AND c.companyId IS NOT NULL",
             (cursor, last),
         )
-        _set_meta(conn, "autosync.cursor", str(last))
+        write_meta(conn, "autosync.cursor", str(last))
     conn.execute(
         "INSERT OR IGNORE INTO autosync_pending(kind, id)"
         f" SELECT DISTINCT 'contacts', contactId FROM ({_UNSENT_TASKS})"
@@ -196,7 +185,7 @@ def collect(conn: sqlite3.Connection) -> Batch:
         "SELECT 1 FROM platform_tasks WHERE completed = 1 AND crmCompleted = 0"
         " AND crmTaskId IS NOT NULL LIMIT 1"
     ).fetchone() is not None
-    number = int(_meta(conn, "autosync.pushes") or 0) + 1
+    number = int(read_meta(conn, "autosync.pushes") or 0) + 1
     waiting = int(conn.execute(_WAITING).fetchone()[0])
     return Batch(number, contacts, companies, waiting, completions)
 
@@ -209,16 +198,16 @@ def settle(
         conn.executemany(
             "DELETE FROM autosync_pending WHERE kind = ? AND id = ?", [(kind, i) for i in ids]
         )
-    _set_meta(conn, "autosync.pushes", str(batch.number))
-    _set_meta(conn, "autosync.last", encode(msgspec.structs.replace(last, report=None)).decode())
+    write_meta(conn, "autosync.pushes", str(batch.number))
+    write_meta(conn, "autosync.last", encode(msgspec.structs.replace(last, report=None)).decode())
 
 
 def read_state(conn: sqlite3.Connection) -> tuple[CrmConnection | None, int, int, int, int, AutoSyncPush | None]:
-    last = _meta(conn, "autosync.last")
+    last = read_meta(conn, "autosync.last")
     return (
         rec.read_connection(conn),
-        int(_meta(conn, "autosync.pushes") or 0),
-        int(_meta(conn, "autosync.cursor") or 0),
+        int(read_meta(conn, "autosync.pushes") or 0),
+        int(read_meta(conn, "autosync.cursor") or 0),
         int(conn.execute("SELECT count(*) FROM autosync_pending").fetchone()[0]),
         int(conn.execute(_WAITING).fetchone()[0]),
         None if last is None else decode(last, AutoSyncPush),

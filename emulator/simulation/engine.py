@@ -36,6 +36,7 @@ from emulator.simulation.timeline import (
     to_ms,
 )
 from emulator.state import Emulator
+from emulator.store.db import write_meta
 from emulator.wire import Wire, parse_iso
 
 log = logging.getLogger(__name__)
@@ -249,10 +250,7 @@ class Simulation:
             apply_item(batch, plans[member.campaign_id], member, item, ms, at)
         batch.flush()
         result.completedCampaigns.extend(complete_finished(conn, batch.touched))
-        conn.execute(
-            "INSERT INTO meta(key, value) VALUES ('clock', ?)"
-            " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (iso(end_ms),),
-        )
+        write_meta(conn, "clock", iso(end_ms))
         result.events += len(batch.events)
         for etype, n in batch.by_type.items():
             result.eventsByType[etype] = result.eventsByType.get(etype, 0) + n

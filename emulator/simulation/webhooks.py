@@ -17,7 +17,7 @@ from emulator.errors import NotFound
 from emulator.fixtures.models import WebhookEvent
 from emulator.public_api import webhook_delivery as delivery
 from emulator.simulation.deliveries import QUEUE_INSERT, WEBHOOK
-from emulator.store.db import Store
+from emulator.store.db import Store, read_meta, write_meta
 from emulator.wire import decode, encode
 
 WEBHOOK_EVENTS = frozenset(get_args(WebhookEvent))
@@ -25,22 +25,9 @@ CURSOR = "webhooks.cursor"
 _CHUNK = 5_000
 
 
-def _cursor(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (CURSOR,)).fetchone()
-    return 0 if row is None else int(row[0])
-
-
-def _set_cursor(conn: sqlite3.Connection, last: int) -> None:
-    conn.execute(
-        "INSERT INTO meta(key, value) VALUES (?, ?)"
-        " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (CURSOR, str(last)),
-    )
-
-
 def _enqueue_chunk(conn: sqlite3.Connection, horizon: str) -> bool:
     """Queue the deliveries of up to one chunk of new events; True when more may follow."""
-    cursor = _cursor(conn)
+    cursor = int(read_meta(conn, CURSOR) or 0)
     subs = [s for s in delivery.all_subscriptions(conn).values() if s.enabled]
     if not subs:  # nobody listens: skip the events without reading them
         future = conn.execute(
@@ -50,7 +37,7 @@ def _enqueue_chunk(conn: sqlite3.Connection, horizon: str) -> bool:
             "SELECT MAX(id) FROM events WHERE id > ? AND id < ?", (cursor, future or 2**62)
         ).fetchone()[0]
         if last is not None:
-            _set_cursor(conn, last)
+            write_meta(conn, CURSOR, str(last))
         return False
     rows = conn.execute(
         "SELECT id, type, contactId, campaignId, occurredAt, data FROM events"
@@ -78,7 +65,7 @@ def _enqueue_chunk(conn: sqlite3.Connection, horizon: str) -> bool:
                            encode(payload).decode()))
     conn.executemany(QUEUE_INSERT, queued)
     if last != cursor:
-        _set_cursor(conn, last)
+        write_meta(conn, CURSOR, str(last))
     return len(rows) == _CHUNK and last == rows[-1][0]
 
 

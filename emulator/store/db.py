@@ -54,6 +54,20 @@ def bulk_load(conn: sqlite3.Connection, fill: Callable[[sqlite3.Connection], Non
         conn.execute(sql)
 
 
+def read_meta(conn: sqlite3.Connection, key: str) -> str | None:
+    """A `meta` value, inside a read or write function (Store.get_meta from async code)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def write_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
 def select_page(
     conn: sqlite3.Connection, table: str, columns: str, clauses: Sequence[str],
     params: Sequence[Any], page: int, size: int, order: str = "id",
@@ -151,15 +165,10 @@ class Store:
         await self.write(lambda conn: conn.executemany(sql, rows))
 
     async def get_meta(self, key: str) -> str | None:
-        row = await self.fetchone("SELECT value FROM meta WHERE key = ?", (key,))
-        return None if row is None else str(row[0])
+        return await self.read(lambda conn: read_meta(conn, key))
 
     async def set_meta(self, key: str, value: str) -> None:
-        await self.execute(
-            "INSERT INTO meta(key, value) VALUES (?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        )
+        await self.write(lambda conn: write_meta(conn, key, value))
 
     async def restore(self, image: bytes) -> None:
         """Overwrite the whole database with a serialized image (see `serialize`)."""
