@@ -13,7 +13,6 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -21,6 +20,8 @@ import time
 from pathlib import Path
 
 import httpx
+
+from emulator.testing import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 EMULATOR = [sys.executable, "-m", "emulator"]
@@ -39,12 +40,6 @@ request = function()
   return wrk.format("GET", "/v1/contact/" .. id, {["x-api-key"] = "demo-all"})
 end
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def ensure_wrk() -> str:
