@@ -408,10 +408,13 @@ class Run:
             m = subset(rec.fields, shown)
             if m:
                 raise _mismatch(f"{at}.fields", m, f"GET {rec.path}")
+        listed: dict[str, list[Any]] = {}  # each kind is listed once: the checks only read
         for i, crm_rec in enumerate(expect.crm):
-            await self._crm_record(crm_rec, f"expect.crm[{i}]")
+            await self._crm_record(crm_rec, f"expect.crm[{i}]", listed)
 
-    async def _crm_records(self, kind: str) -> list[Any]:
+    async def _crm_records(self, kind: str, listed: dict[str, list[Any]]) -> list[Any]:
+        if kind in listed:
+            return listed[kind]
         found: list[Any] = []
         page = 1
         while True:
@@ -422,10 +425,13 @@ class Run:
             items = data.get("data") or []
             found.extend(items)
             if len(items) < 100:
+                listed[kind] = found
                 return found
             page += 1
 
-    async def _crm_record(self, spec: sm.CrmRecordExpect, at: str) -> None:
+    async def _crm_record(
+        self, spec: sm.CrmRecordExpect, at: str, listed: dict[str, list[Any]]
+    ) -> None:
         if spec.crmId is not UNSET:
             status, data = await self.request("GET", f"/_emulator/crm/{spec.kind}/{spec.crmId}")
             if status != 200:
@@ -435,7 +441,7 @@ class Run:
         else:
             assert spec.match is not UNSET
             match = spec.match
-            records = [r for r in await self._crm_records(spec.kind) if subset(match, _flat(r)) is None]
+            records = [r for r in await self._crm_records(spec.kind, listed) if subset(match, _flat(r)) is None]
             if spec.count is not UNSET and len(records) != spec.count:
                 raise Failed(Failure(at=f"{at}.count", message=f"CRM {spec.kind} matching {show(match, 120)}",
                                      expected=f"{spec.count} records", actual=f"{len(records)} records"))
