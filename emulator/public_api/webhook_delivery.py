@@ -12,8 +12,6 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-import httpx
-
 from emulator.public_api.outbound import TIMEOUT_SECONDS, Outcome, call
 from emulator.store.db import Store
 from emulator.wire import Wire, decode, encode
@@ -117,22 +115,6 @@ def _payload(
     }
 
 
-async def build_payload(
-    store: Store,
-    sub: Subscription,
-    event_type: str,
-    timestamp: str,
-    contact_id: int,
-    campaign_id: int,
-    fields: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The delivery body of one event about `contact_id` in `campaign_id`."""
-
-    return await store.read(lambda conn: event_payload(
-        conn, sub.customFields, event_type, timestamp, contact_id, campaign_id, fields or {}
-    ))
-
-
 def event_payload(
     conn: sqlite3.Connection,
     custom_fields: list[str],
@@ -142,7 +124,8 @@ def event_payload(
     campaign_id: int,
     fields: dict[str, Any],
 ) -> dict[str, Any]:
-    """`build_payload` on the database thread (the simulation builds many in one hop)."""
+    """The delivery body of one event about `contact_id` in `campaign_id` (on the database
+    thread: the simulation builds many in one hop)."""
     return _payload(
         event_type, timestamp, _contact(conn, contact_id, custom_fields),
         _campaign(conn, campaign_id), fields,
@@ -179,8 +162,11 @@ async def sample_payload(store: Store, sub: Subscription, timestamp: str) -> dic
     return await store.read(read)
 
 
+JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
+
+
 def delivery_headers(sub: Subscription) -> dict[str, str]:
-    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    headers = dict(JSON_HEADERS)
     if sub.secret is not None:
         headers["X-Webhook-Secret"] = sub.secret
     return headers
@@ -203,20 +189,6 @@ def attempt_row(
     )
 
 
-async def send(
-    sub: Subscription,
-    body: bytes,
-    *,
-    client: httpx.AsyncClient | None = None,
-    timeout: float = TIMEOUT_SECONDS,
-) -> Outcome:
-    """POST an encoded payload to the subscription url once (no log row)."""
-    return await call(
-        "POST", sub.url, headers=delivery_headers(sub), content=body,
-        timeout=timeout, client=client,
-    )
-
-
 async def deliver_once(
     store: Store,
     sub: Subscription,
@@ -225,7 +197,6 @@ async def deliver_once(
     now: Callable[[], str],
     *,
     next_attempt_at: str | None = None,
-    client: httpx.AsyncClient | None = None,
     timeout: float = TIMEOUT_SECONDS,
 ) -> DeliveryAttempt:
     """POST `payload` to the subscription url once and log the attempt.
@@ -235,7 +206,9 @@ async def deliver_once(
     event_type = str(payload.get("eventType", ""))
     body = encode(payload)
     created = now()
-    outcome = await send(sub, body, client=client, timeout=timeout)
+    outcome = await call(
+        "POST", sub.url, headers=delivery_headers(sub), content=body, timeout=timeout
+    )
     delivery_id = await store.execute(
         INSERT_ATTEMPT,
         attempt_row(sub.id, event_type, body, outcome, attempt, created, next_attempt_at),

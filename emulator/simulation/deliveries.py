@@ -43,7 +43,6 @@ QUEUE_INSERT = (
     "INSERT OR REPLACE INTO delivery_queue(dueAt, kind, sourceId, targetId, attempt, eventType,"
     " url, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
 
 
 class Due(NamedTuple):
@@ -116,7 +115,7 @@ async def _attempt(
         url, headers = sub.url, delivery.delivery_headers(sub)
     else:
         assert item.url is not None
-        url, headers = item.url, _JSON_HEADERS
+        url, headers = item.url, delivery.JSON_HEADERS
     async with gate:
         return await sender.post(url, headers, item.payload.encode())
 

@@ -161,10 +161,10 @@ async def test_deliver_once_times_out_and_records_the_retry_mark(app: Starlette,
         hook = await subscribe(client, receiver.url, secret=SECRET)
         sub = await delivery.load_subscription(store, hook)
         assert sub is not None and sub.secret == SECRET
-        payload = await delivery.build_payload(
-            store, sub, "MESSAGE_REPLIED", "2026-01-01T00:00:00.000Z",
+        payload = await store.read(lambda conn: delivery.event_payload(
+            conn, sub.customFields, "MESSAGE_REPLIED", "2026-01-01T00:00:00.000Z",
             fixtures().contacts[0].id, fixtures().campaigns[0].id, {"content": "Thanks!"},
-        )
+        ))
         attempt = await delivery.deliver_once(
             store, sub, payload, 3, lambda: "2026-01-01T00:00:01.000Z",
             next_attempt_at="2026-01-01T00:50:01.000Z", timeout=0.1,
