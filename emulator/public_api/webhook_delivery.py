@@ -81,12 +81,14 @@ def all_subscriptions(conn: sqlite3.Connection) -> dict[int, Subscription]:
     }
 
 
-def _contact(conn: sqlite3.Connection, contact_id: int, custom: list[str]) -> dict[str, Any] | None:
+def _contact_record(conn: sqlite3.Connection, contact_id: int) -> dict[str, Any] | None:
     cursor = conn.execute("SELECT * FROM contacts WHERE id = ?", (contact_id,))
     row = cursor.fetchone()
-    if row is None:
-        return None
-    record = dict(zip((d[0] for d in cursor.description), row, strict=True))
+    return None if row is None else dict(zip((d[0] for d in cursor.description), row, strict=True))
+
+
+def _contact_data(record: dict[str, Any], custom: list[str]) -> dict[str, Any]:
+    """The payload's contact: the standard fields plus the subscription's custom ones."""
     extra: dict[str, Any] = decode(record.get("customFields") or "{}")
     data = {name: record[name] for name in CONTACT_FIELDS}
     for name in custom:
@@ -95,6 +97,11 @@ def _contact(conn: sqlite3.Connection, contact_id: int, custom: list[str]) -> di
         else:
             data[name] = extra.get(name)
     return data
+
+
+def _contact(conn: sqlite3.Connection, contact_id: int, custom: list[str]) -> dict[str, Any] | None:
+    record = _contact_record(conn, contact_id)
+    return None if record is None else _contact_data(record, custom)
 
 
 def _campaign(conn: sqlite3.Connection, campaign_id: int) -> dict[str, Any] | None:
@@ -115,6 +122,29 @@ def _payload(
     }
 
 
+class Payloads:
+    """Event payloads built on the database thread, each contact and campaign read once (an
+    event goes to several subscriptions; a chunk of events names the same ones again)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._contacts: dict[int, dict[str, Any] | None] = {}
+        self._campaigns: dict[int, dict[str, Any] | None] = {}
+
+    def event(
+        self, custom_fields: list[str], event_type: str, timestamp: str, contact_id: int,
+        campaign_id: int, fields: dict[str, Any],
+    ) -> dict[str, Any]:
+        """The delivery body of one event about `contact_id` in `campaign_id`."""
+        if contact_id not in self._contacts:
+            self._contacts[contact_id] = _contact_record(self.conn, contact_id)
+        if campaign_id not in self._campaigns:
+            self._campaigns[campaign_id] = _campaign(self.conn, campaign_id)
+        record = self._contacts[contact_id]
+        contact = None if record is None else _contact_data(record, custom_fields)
+        return _payload(event_type, timestamp, contact, self._campaigns[campaign_id], fields)
+
+
 def event_payload(
     conn: sqlite3.Connection,
     custom_fields: list[str],
@@ -124,11 +154,9 @@ def event_payload(
     campaign_id: int,
     fields: dict[str, Any],
 ) -> dict[str, Any]:
-    """The delivery body of one event about `contact_id` in `campaign_id` (on the database
-    thread: the simulation builds many in one hop)."""
-    return _payload(
-        event_type, timestamp, _contact(conn, contact_id, custom_fields),
-        _campaign(conn, campaign_id), fields,
+    """The delivery body of one event (`Payloads` builds many)."""
+    return Payloads(conn).event(
+        custom_fields, event_type, timestamp, contact_id, campaign_id, fields
     )
 
 

@@ -45,6 +45,7 @@ def _enqueue_chunk(conn: sqlite3.Connection, horizon: str) -> bool:
         (cursor, _CHUNK),
     ).fetchall()
     queued: list[tuple[Any, ...]] = []
+    payloads = delivery.Payloads(conn)
     last = cursor
     for event_id, kind, contact_id, campaign_id, occurred, data in rows:
         if occurred > horizon:  # not happened yet: wait for the clock
@@ -58,8 +59,8 @@ def _enqueue_chunk(conn: sqlite3.Connection, horizon: str) -> bool:
                 continue
             if fields is None:
                 fields = decode(data or "{}")
-            payload = delivery.event_payload(
-                conn, sub.customFields, kind, occurred, contact_id, campaign_id, fields
+            payload = payloads.event(
+                sub.customFields, kind, occurred, contact_id, campaign_id, fields
             )
             queued.append((occurred, WEBHOOK, event_id, sub.id, 1, kind, None,
                            encode(payload).decode()))
