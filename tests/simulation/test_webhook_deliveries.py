@@ -31,6 +31,13 @@ from tests.simulation.delivery_harness import (
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture
+async def listener(client: httpx.AsyncClient, app: Starlette) -> DeliveryListener:
+    """The delivery listener, called directly; the fixture subscriptions are dropped first."""
+    await drop_fixture_webhooks(client)
+    return DeliveryListener(app.state.emulator)
+
+
 async def add_event(
     app: Starlette, kind: str, contact: int, campaign: int, seconds: float,
     data: dict[str, Any] | None = None,
@@ -42,13 +49,11 @@ async def add_event(
 
 
 async def test_an_event_reaches_its_subscription_with_payload_and_secret(
-    client: httpx.AsyncClient, app: Starlette
+    client: httpx.AsyncClient, app: Starlette, listener: DeliveryListener
 ) -> None:
-    await drop_fixture_webhooks(client)
     fx = fixtures()
     contact = next(c for c in fx.contacts if c.campaignIds and "score" in c.customFields)
     campaign = next(c for c in fx.campaigns if c.id == contact.campaignIds[0])
-    listener = DeliveryListener(app.state.emulator)
     with scripted_receiver() as receiver:
         hook = await subscribe(
             client, f"{receiver.url}/in", secret=SECRET, customFields=["score"],
@@ -84,10 +89,8 @@ async def test_an_event_reaches_its_subscription_with_payload_and_secret(
 
 
 async def test_matching_enabled_types_and_campaigns(
-    client: httpx.AsyncClient, app: Starlette
+    client: httpx.AsyncClient, app: Starlette, listener: DeliveryListener
 ) -> None:
-    await drop_fixture_webhooks(client)
-    listener = DeliveryListener(app.state.emulator)
     with scripted_receiver() as receiver:
         every = await subscribe(client, f"{receiver.url}/every", events=["EMAIL_SENT"])
         only_1 = await subscribe(
@@ -104,10 +107,8 @@ async def test_matching_enabled_types_and_campaigns(
 
 
 async def test_failures_are_retried_after_30_s_5_min_and_50_min(
-    client: httpx.AsyncClient, app: Starlette
+    client: httpx.AsyncClient, app: Starlette, listener: DeliveryListener
 ) -> None:
-    await drop_fixture_webhooks(client)
-    listener = DeliveryListener(app.state.emulator)
     with scripted_receiver(always(500)) as receiver:
         hook = await subscribe(client, receiver.url, secret=SECRET)
         await add_event(app, "MESSAGE_REPLIED", 1, 1, 0)
@@ -126,10 +127,8 @@ async def test_failures_are_retried_after_30_s_5_min_and_50_min(
 
 
 async def test_a_success_stops_the_retries_and_unreachable_targets_are_retried(
-    client: httpx.AsyncClient, app: Starlette
+    client: httpx.AsyncClient, app: Starlette, listener: DeliveryListener
 ) -> None:
-    await drop_fixture_webhooks(client)
-    listener = DeliveryListener(app.state.emulator)
     with scripted_receiver(fail_first(1)) as receiver:
         hook = await subscribe(client, receiver.url)
         dead = await subscribe(client, "http://127.0.0.1:9/closed")
@@ -142,10 +141,8 @@ async def test_a_success_stops_the_retries_and_unreachable_targets_are_retried(
 
 
 async def test_a_disabled_subscription_gets_no_more_retries(
-    client: httpx.AsyncClient, app: Starlette
+    client: httpx.AsyncClient, app: Starlette, listener: DeliveryListener
 ) -> None:
-    await drop_fixture_webhooks(client)
-    listener = DeliveryListener(app.state.emulator)
     with scripted_receiver(always(500)) as receiver:
         hook = await subscribe(client, receiver.url)
         await add_event(app, "MESSAGE_REPLIED", 1, 1, 0)
@@ -157,10 +154,8 @@ async def test_a_disabled_subscription_gets_no_more_retries(
 
 
 async def test_redeliver_sends_a_logged_payload_again(
-    client: httpx.AsyncClient, app: Starlette
+    client: httpx.AsyncClient, app: Starlette, listener: DeliveryListener
 ) -> None:
-    await drop_fixture_webhooks(client)
-    listener = DeliveryListener(app.state.emulator)
     with scripted_receiver(fail_first(1)) as receiver:
         hook = await subscribe(client, receiver.url, secret=SECRET)
         await add_event(app, "MESSAGE_REPLIED", 1, 1, 0)
@@ -181,10 +176,8 @@ async def test_redeliver_sends_a_logged_payload_again(
 
 
 async def test_events_before_a_subscription_exists_are_not_sent_to_it(
-    client: httpx.AsyncClient, app: Starlette
+    client: httpx.AsyncClient, app: Starlette, listener: DeliveryListener
 ) -> None:
-    await drop_fixture_webhooks(client)
-    listener = DeliveryListener(app.state.emulator)
     await add_event(app, "MESSAGE_REPLIED", 1, 1, 0)
     await add_event(app, "MESSAGE_REPLIED", 2, 1, 100)  # not yet happened at 50
     await listener(at(50))
