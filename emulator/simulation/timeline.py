@@ -15,6 +15,8 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 
+from emulator.fixtures.models import OutcomeRates, SequenceStep
+
 DAY_MS = 86_400_000
 TAIL_MS = 3 * DAY_MS  # how long the last step's outcomes may take; then the sequence finishes
 MESSAGE_STEPS = frozenset({"CONNECTION_REQUEST", "NETWORK_MESSAGE", "INMAIL", "EMAIL"})
@@ -41,24 +43,9 @@ def draw(seed: int, contact_id: int, step: int, kind: str) -> float:
     return int.from_bytes(digest, "big") / 18_446_744_073_709_551_616
 
 
-class _Step(msgspec.Struct):
-    type: str
-    delaySeconds: int = 0
-    subject: str | None = None
-    content: str | None = None
-    taskSubject: str | None = None
-    taskType: str | None = None
-
-
-class _Rates(msgspec.Struct):
-    acceptance: float = 0.4
-    reply: float = 0.15
-    open: float = 0.5
-    click: float = 0.1
-
-
-_steps = msgspec.json.Decoder(list[_Step])
-_rates = msgspec.json.Decoder(_Rates)
+# Stored sequences and rates come from validated fixtures: decode them as the fixture models.
+_steps = msgspec.json.Decoder(list[SequenceStep])
+_rates = msgspec.json.Decoder(OutcomeRates)
 
 
 @dataclass(frozen=True)
@@ -70,8 +57,8 @@ class Plan:
     status: str
     identity_id: int
     seed: int
-    steps: tuple[_Step, ...]
-    rates: _Rates
+    steps: tuple[SequenceStep, ...]
+    rates: OutcomeRates
     # 1-based number of each message step among the message steps (0 for the others)
     numbers: tuple[int, ...]
     message_count: int
