@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 
 from emulator import export_command
-from emulator.scenarios import command as replay_command
-from emulator.scenarios import record as record_command
 from emulator.clock import parse_clock
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
+from emulator.scenarios import command as replay_command
+from emulator.scenarios import record as record_command
+from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
 from emulator.settings import RateLimit, Settings
 
 
@@ -29,6 +30,12 @@ def _clock(text: str) -> float | None:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number 0..65535, not {text!r}")
+    return int(text)
+
+
 def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
@@ -41,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="serve /v1, /crm and /_emulator on one port")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8400)
+    serve.add_argument("--port", type=_port, default=8400, help="0..65535 (0: any free port)")
     serve.add_argument("--fixtures", default=str(DEFAULT_FIXTURES), help="fixture directory")
     serve.add_argument("--db", default=None, help="SQLite file that keeps state across restarts")
     serve.add_argument(
@@ -61,11 +68,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--journal-size", type=_positive, default=Settings().journalLimit, metavar="N",
         help="CRM exchanges kept in the export journal; the oldest are dropped (default 100000)",
     )
-    serve.add_argument("--log-level", default="warning", help="uvicorn log level")
+    serve.add_argument(
+        "--log-level", default="warning", help=f"uvicorn log level: {', '.join(LOG_LEVELS)}"
+    )
+    serve.add_argument(
+        "--control-token", default=os.environ.get("EMULATOR_CONTROL_TOKEN") or None,
+        metavar="TOKEN", help="every /_emulator route but health then needs `Authorization: "
+        "Bearer TOKEN` (default: $EMULATOR_CONTROL_TOKEN)",
+    )
+    serve.add_argument(
+        "--max-body", type=_positive, default=Settings().maxBody, metavar="BYTES",
+        help="larger request bodies are answered 413 (default 16 MiB)",
+    )
+    serve.add_argument(
+        "--allow-path", action="append", default=[], metavar="DIR",
+        help="another directory POST /_emulator/fixtures and /_emulator/scenarios/run may read "
+        "(besides --fixtures and the bundled fixtures and scenarios); repeatable",
+    )
     export_command.add_parser(sub)
     replay_command.add_parser(sub)
     record_command.add_parser(sub)
     return parser
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def _display(path: str) -> str:
@@ -76,33 +103,46 @@ def _display(path: str) -> str:
 
 
 def serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from emulator.app import create_app
-
+    """Serve until SIGTERM or SIGINT; a start-up failure is one line on stderr and exit 2."""
+    if args.log_level.lower() not in LOG_LEVELS:
+        return _fail(f"unknown --log-level {args.log_level!r} (one of {', '.join(LOG_LEVELS)})")
+    for root in args.allow_path:
+        if not Path(root).is_dir():
+            return _fail(f"--allow-path {root}: not a directory")
     try:
         fixtures = load_fixture_dir(args.fixtures)
     except FixtureError as exc:
-        print(f"emulator: fixture error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(f"fixture error: {exc}")
+    try:
+        sock = listening_socket(args.host, args.port)
+    except OSError as exc:
+        return _fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
     settings = Settings(
-        host=args.host, port=args.port, fixtures=args.fixtures, db=args.db, rateLimit=args.rate_limit,
-        journalLimit=args.journal_size,
-        clockSpeed=args.clock,
+        host=args.host, port=sock.getsockname()[1], fixtures=args.fixtures, db=args.db,
+        rateLimit=args.rate_limit, journalLimit=args.journal_size, clockSpeed=args.clock,
+        controlToken=args.control_token, maxBody=args.max_body, allowPaths=args.allow_path,
     )
+    if not args.control_token and not is_loopback(args.host):
+        print(
+            f"emulator: warning: listening on {args.host} without --control-token: anyone who "
+            "reaches this port can reset, load files into and export from this emulator",
+            file=sys.stderr, flush=True,
+        )
     state = f"state in {args.db}" if args.db else "state in memory"
-    print(
-        f"emulator listening on http://{args.host}:{args.port} "
+    banner = (
+        f"emulator listening on http://{_url_host(args.host)}:{settings.port} "
         f"(fixtures {_display(args.fixtures)}: {len(fixtures.contacts)} contacts, "
-        f"{len(fixtures.companies)} companies, {len(fixtures.campaigns)} campaigns; {state})",
-        flush=True,
+        f"{len(fixtures.companies)} companies, {len(fixtures.campaigns)} campaigns; {state})"
     )
-    app = create_app(settings, fixtures)
-    del fixtures  # the app seeds the store from it and then lets it go
-    uvicorn.run(
-        app, host=args.host, port=args.port, log_level=args.log_level, access_log=False, ws="none"
-    )
-    return 0
+    try:
+        return run_server(settings, fixtures, sock, args.log_level.lower(), banner)
+    finally:
+        sock.close()
+
+
+def _fail(message: str) -> int:
+    print(f"emulator: {message}", file=sys.stderr)
+    return 2
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,6 +6,7 @@
       Forbidden             403
       NotFound              404
       Conflict              409
+      PayloadTooLarge       413
       RateLimited           429, with the rate-limit headers
     CrmError                /crm: {"error", "message"}
 """
@@ -88,6 +89,11 @@ class Conflict(ApiError):
     default_message = "Conflict"
 
 
+class PayloadTooLarge(ApiError):
+    status_code = 413
+    default_message = "Request body too large"
+
+
 class RateLimited(ApiError):
     status_code = 429
     default_message = "Rate limit exceeded. Please retry after the specified time."
@@ -114,4 +120,11 @@ async def api_error_handler(request: Request, exc: Exception) -> Response:
 
 async def crm_error_handler(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, CrmError)
+    return exc.response()
+
+
+def surface_response(path: str, exc: ApiError, crm_code: str) -> Response:
+    """`exc` in the error shape of the surface `path` belongs to (/crm has its own body)."""
+    if path == "/crm" or path.startswith("/crm/"):
+        return CrmError(exc.status_code, crm_code, exc.message).response()
     return exc.response()

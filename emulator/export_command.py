@@ -188,8 +188,14 @@ def main(args: argparse.Namespace) -> int:
     except FixtureError as exc:
         print(f"emulator export: fixture error: {exc}", file=sys.stderr)
         return 2
+    from emulator.store.export_lock import ExportLocked, export_lock
+
     try:
-        report = asyncio.run(_export(args, fixtures))
+        with export_lock(args.db):  # a second exporter on this file exits 2 before sending
+            report = asyncio.run(_export(args, fixtures))
+    except ExportLocked as exc:
+        print(f"emulator export: {exc}", file=sys.stderr)
+        return 2
     except (ValueError, OSError, RuntimeError) as exc:
         print(f"emulator export: {exc}", file=sys.stderr)
         return 2

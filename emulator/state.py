@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from typing import Any
 from emulator.clock import Clock, wall_now
 from emulator.fixtures.loader import load_fixture_dir
 from emulator.fixtures.models import FixtureSet
+from emulator.operations import Operations
 from emulator.settings import Settings
 from emulator.store.db import Store, bulk_load, open_sync
 from emulator.wire import now_iso, parse_iso
@@ -59,6 +61,8 @@ class Emulator:
         self.snapshot_parts: dict[str, SnapshotPart] = {}
         # The database right after seeding, serialized: reset restores it in one copy.
         self._pristine: bytes | None = None
+        # Reset, fixtures, restore, snapshot, advance and export runs never interleave.
+        self.operations = Operations()
 
     @property
     def db(self) -> Store:
@@ -66,7 +70,10 @@ class Emulator:
         return self.store
 
     async def start(self) -> None:
-        """Load the fixtures and open the store; a `--db` file that holds state is kept as is."""
+        """Load the fixtures and open the store; a `--db` file that holds state is kept as is.
+        Opening twice is a no-op (`emulator serve` opens it before the lifespan runs)."""
+        if self.store is not None:
+            return
         self.store = await Store.open(self.settings.db)
         if await self.store.get_meta("fixtures") is None:
             if self.fixtures is None:
@@ -112,11 +119,13 @@ class Emulator:
         self.clock.restart(begin, parse_iso(current) if current else begin)
 
     async def reset(self) -> None:
-        """Put every table back to the fixture directory's records.
+        """Put every table back to the fixture directory's records (once nothing else runs)."""
+        async with self.operations.exclusive("reset"):
+            await self._reset()
 
-        The first reset reads the directory again and keeps the seeded database as bytes;
-        later resets only copy those bytes back.
-        """
+    async def _reset(self) -> None:
+        """The first reset reads the directory again and keeps the seeded database as bytes;
+        later resets only copy those bytes back."""
         if self._pristine is None:
             if self.fixtures is None:
                 self.fixtures = load_fixture_dir(self.fixtures_dir)
@@ -136,6 +145,10 @@ class Emulator:
 
     async def capture(self) -> StateImage:
         """The whole state as a StateImage (the database is serialized in one db-thread hop)."""
+        async with self.operations.exclusive("snapshot"):
+            return await self._capture()
+
+    async def _capture(self) -> StateImage:
         image = await self.db.serialize()
         parts = {name: part.save() for name, part in self.snapshot_parts.items()}
         return StateImage(image, self.clock.start, self.clock.now(), parts)
@@ -143,6 +156,10 @@ class Emulator:
     async def restore_image(self, state: StateImage) -> None:
         """Put back a captured state: database, clock, then caches dropped and parts reloaded
         (a part registered after the capture keeps the fresh state its reset hook gave it)."""
+        async with self.operations.exclusive("snapshot restore"):
+            await self._restore_image(state)
+
+    async def _restore_image(self, state: StateImage) -> None:
         await self.db.restore(state.image)
         # The same clock object, set back (a realtime clock runs on from the saved moment).
         self.clock.restart(state.clock_start, state.clock_now)
@@ -153,10 +170,12 @@ class Emulator:
                 self.snapshot_parts[name].load(value)
 
     async def load_fixtures(self, directory: str) -> None:
-        """Validate another fixture directory, then reset onto it (nothing changes if invalid)."""
-        fixtures = load_fixture_dir(directory)
-        if fixtures.clockStart is None:
-            fixtures.clockStart = now_iso(wall_now())
-        self.fixtures, self.fixtures_dir = fixtures, str(Path(directory).resolve())
-        self._pristine = None
-        await self.reset()
+        """Validate another fixture directory (read off the event loop), then reset onto it
+        (nothing changes if invalid)."""
+        async with self.operations.exclusive("fixture load"):
+            fixtures = await asyncio.to_thread(load_fixture_dir, directory)
+            if fixtures.clockStart is None:
+                fixtures.clockStart = now_iso(wall_now())
+            self.fixtures, self.fixtures_dir = fixtures, str(Path(directory).resolve())
+            self._pristine = None
+            await self._reset()

@@ -22,6 +22,7 @@ from emulator.fixtures.models import CrmConnection
 from emulator.http import decode_body, json_response
 from emulator.openapi import Param, operation, query
 from emulator.state import Emulator
+from emulator.store.export_lock import ExportLock, ExportLocked
 from emulator.wire import Wire, encode
 
 log = logging.getLogger(__name__)
@@ -120,13 +121,21 @@ async def start_export(request: Request) -> Response:
     if conn is None:
         raise NotFound("no CRM connection configured: PUT /_emulator/connection first")
     runs = _runs(request)
-    if any(r.report.status == "running" for r in runs.values()):
-        raise Conflict("an export is already running")
     base = str(request.base_url).rstrip("/")
     conn = msgspec.structs.replace(conn, crmUrl=resolve_crm_url(conn.crmUrl, base))
     exporter = Exporter(
         emulator.db, conn, now=emulator.clock.now_iso, journal_limit=emulator.settings.journalLimit,
     )
+    # The run holds the state (no reset, restore or advance meanwhile) and, with --db, the
+    # file's export lock (no `emulator export` on the same file meanwhile) until it ends.
+    await emulator.operations.acquire(f"export run {exporter.id}", wanted="export")
+    file_lock = ExportLock(emulator.settings.db) if emulator.settings.db else None
+    try:
+        if file_lock is not None:
+            file_lock.acquire()
+    except ExportLocked as exc:
+        emulator.operations.release()
+        raise Conflict(str(exc)) from None
     runs[exporter.id] = exporter
 
     async def run() -> None:
@@ -136,6 +145,14 @@ async def start_export(request: Request) -> Response:
             log.exception("export %s crashed", exporter.id)
             exporter.report.status, exporter.report.exitCode = "aborted", 2
             exporter.report.message = f"export crashed: {exc}"
+        except asyncio.CancelledError:  # the server stops: the report says so, then stop
+            exporter.report.status, exporter.report.exitCode = "aborted", 2
+            exporter.report.message = "export cancelled: the server stopped"
+            raise
+        finally:
+            if file_lock is not None:
+                file_lock.release()
+            emulator.operations.release()
 
     task = asyncio.create_task(run())
     tasks: set[Any] = request.app.state.export_tasks

@@ -109,7 +109,11 @@ class Store:
         """Open (and create) the database: in memory by default, a WAL file with `path`."""
         db = await aiosqlite.connect(":memory:" if path is None else str(path), isolation_level=None)
         store = cls(db, None if path is None else str(path))
-        await store.read(lambda conn: configure(conn, on_disk=path is not None))
+        try:
+            await store.read(lambda conn: configure(conn, on_disk=path is not None))
+        except BaseException:  # not a database, read-only...: its thread must not outlive it
+            await db.close()
+            raise
         return store
 
     async def close(self) -> None:
