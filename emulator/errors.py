@@ -16,6 +16,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
+from emulator.self_target import control_api_target
 from emulator.wire import Wire, encode
 
 
@@ -121,6 +122,13 @@ async def api_error_handler(request: Request, exc: Exception) -> Response:
 async def crm_error_handler(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, CrmError)
     return exc.response()
+
+
+def refuse_control_target(field: str, url: str) -> None:
+    """A 400 naming the reason when `url` would make the emulator call its own control API."""
+    reason = control_api_target(url)
+    if reason is not None:
+        raise BadRequest.field(field, reason)
 
 
 def surface_response(path: str, exc: ApiError, crm_code: str) -> Response:

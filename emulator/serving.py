@@ -13,7 +13,7 @@ from emulator.fixtures.models import FixtureSet
 from emulator.settings import Settings
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
-GRACEFUL_SECONDS = 2.0  # on SIGTERM/SIGINT: running requests (a long advance) get this long
+GRACEFUL_SECONDS = 2  # on SIGTERM/SIGINT: running requests (a long advance) get this long
 
 
 def listening_socket(host: str, port: int) -> socket.socket:

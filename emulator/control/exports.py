@@ -21,6 +21,7 @@ from emulator.exporter.run import Exporter, resolve_crm_url
 from emulator.fixtures.models import CrmConnection
 from emulator.http import decode_body, json_response
 from emulator.openapi import Param, operation, query
+from emulator.self_target import control_api_target
 from emulator.state import Emulator
 from emulator.store.export_lock import ExportLock, ExportLocked
 from emulator.wire import Wire, encode
@@ -61,6 +62,8 @@ def connection_problems(c: CrmConnection) -> list[FieldError]:
     problems: list[tuple[str, str]] = []
     if not c.crmUrl.startswith(("http://", "https://", "/")):
         problems.append(("crmUrl", "must be an http(s) URL or a path of this emulator (/crm)"))
+    elif (loop := control_api_target(c.crmUrl)) is not None:
+        problems.append(("crmUrl", loop))
     if not c.apiKeyHeader.strip():
         problems.append(("apiKeyHeader", "must not be empty"))
     if not 1 <= c.batchSize <= 100:
@@ -120,6 +123,8 @@ async def start_export(request: Request) -> Response:
     conn = await emulator.db.read(rec.read_connection)
     if conn is None:
         raise NotFound("no CRM connection configured: PUT /_emulator/connection first")
+    if (loop := control_api_target(conn.crmUrl)) is not None:
+        raise BadRequest.field("crmUrl", f"the stored connection's crmUrl {loop}")
     runs = _runs(request)
     base = str(request.base_url).rstrip("/")
     conn = msgspec.structs.replace(conn, crmUrl=resolve_crm_url(conn.crmUrl, base))

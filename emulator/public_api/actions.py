@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from emulator.errors import BadRequest, NotFound
+from emulator.errors import BadRequest, NotFound, refuse_control_target
 from emulator.fixtures.models import StatusCounts
 from emulator.public_api.context import ApiContext
 from emulator.public_api.schemas import ActionsIn, ActionsRunCreated, ActionsRunStatus
@@ -40,6 +40,8 @@ def _unknown_contacts(conn: sqlite3.Connection, ids: list[int]) -> list[int]:
 
 async def start_run(ctx: ApiContext, body: ActionsIn) -> ActionsRunCreated:
     """Queue every action for every contact; unknown contact ids are a 400 naming them."""
+    if body.webhookUrl is not None:
+        refuse_control_target("webhookUrl", body.webhookUrl)
     now = ctx.now()
     total = len(body.actions) * len(body.contactIds)
     counts = StatusCounts(queued=total)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -93,12 +93,21 @@ def _merge(records: list[dict[str, Any]], inline: list[dict[str, Any]], key: str
     return origin
 
 
+def fixture_directory(scenario: sm.Scenario, base: Path) -> Path:
+    """The directory a scenario's fixtures start from (relative: to `base`)."""
+    directory = Path(scenario.fixtures.directory) if scenario.fixtures.directory else DEFAULT_FIXTURES
+    return directory if directory.is_absolute() else base / directory
+
+
+def scenario_base(scenario: sm.Scenario) -> Path:
+    """What relative paths of a scenario are relative to: its file's directory, else cwd."""
+    return Path(scenario.source).parent if scenario.source else Path.cwd()
+
+
 def build_fixtures(scenario: sm.Scenario, base: Path, file: str) -> tuple[FixtureSet, str]:
     """The scenario's FixtureSet and the directory it started from; ScenarioError names the field."""
     spec = scenario.fixtures
-    directory = Path(spec.directory) if spec.directory else DEFAULT_FIXTURES
-    if not directory.is_absolute():
-        directory = base / directory
+    directory = fixture_directory(scenario, base)
     try:
         raw: dict[str, Any] = msgspec.to_builtins(_base_fixtures(directory))
     except FixtureError as exc:
@@ -471,7 +480,7 @@ async def run_scenario(
     """
     t0 = time.perf_counter()
     file = scenario.source or "<inline>"
-    root = base or (Path(scenario.source).parent if scenario.source else Path.cwd())
+    root = base or scenario_base(scenario)
 
     def result(outcome: Outcome, failure: Failure | None = None) -> ScenarioResult:
         return ScenarioResult(name=scenario.name, file=scenario.source, outcome=outcome,
@@ -501,14 +510,29 @@ async def replay(
     paths: list[str], on_result: Callable[[ScenarioResult], None] | None = None, quiet: bool = False
 ) -> ReplayResult:
     """Every scenario file of `paths` (files, or directories searched recursively), in order."""
+    return await run_loaded(
+        ((path, load_or_error(path)) for path in sm.scenario_files(paths)), on_result, quiet
+    )
+
+
+def load_or_error(path: Path) -> sm.Scenario | sm.ScenarioError:
+    try:
+        return sm.load_scenario(path)
+    except sm.ScenarioError as exc:
+        return exc
+
+
+async def run_loaded(
+    loaded: Iterable[tuple[Path, sm.Scenario | sm.ScenarioError]],
+    on_result: Callable[[ScenarioResult], None] | None = None, quiet: bool = False,
+) -> ReplayResult:
+    """Run scenarios already read (a file that could not be read is an `error` result)."""
     t0 = time.perf_counter()
     results: list[ScenarioResult] = []
-    for path in sm.scenario_files(paths):
-        try:
-            scenario = sm.load_scenario(path)
-        except sm.ScenarioError as exc:
+    for path, scenario in loaded:
+        if isinstance(scenario, sm.ScenarioError):
             res = ScenarioResult(name=path.stem, file=str(path), outcome="error", seconds=0.0,
-                                 failure=Failure(at="file", message=str(exc)))
+                                 failure=Failure(at="file", message=str(scenario)))
         else:
             res = await run_scenario(scenario, quiet=quiet)
         results.append(res)

@@ -38,7 +38,7 @@ from emulator.simulation.timeline import (
 )
 from emulator.state import Emulator
 from emulator.store.db import write_meta
-from emulator.wire import Wire, parse_iso
+from emulator.wire import Int64, Wire, parse_iso
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +71,8 @@ InjectableType = Literal[WebhookEvent, "EMAIL_OPENED", "LINK_CLICKED"]
 class Injected(Wire):
     """An explicit event (POST /_emulator/events); `time` defaults to the clock's now."""
 
-    campaignId: int
-    contactId: int
+    campaignId: Int64
+    contactId: Int64
     type: InjectableType
     content: str | None = None
     subject: str | None = None

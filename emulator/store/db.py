@@ -75,9 +75,12 @@ def select_page(
     """(total, rows of one page) of `table` where every clause holds, read in one go."""
     where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
     (total,) = conn.execute(f"SELECT count(*) FROM {table}{where}", params).fetchone()
+    offset = (page - 1) * size
+    if offset >= total:  # past the end (also pages whose offset no SQLite integer holds)
+        return int(total), []
     rows = conn.execute(
         f"SELECT {columns} FROM {table}{where} ORDER BY {order} LIMIT ? OFFSET ?",
-        [*params, size, (page - 1) * size],
+        [*params, size, offset],
     ).fetchall()
     return int(total), rows
 

@@ -6,7 +6,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from emulator.errors import BadRequest
+from emulator.errors import BadRequest, refuse_control_target
 from emulator.http import decode_body, json_response
 from emulator.openapi import operation
 from emulator.public_api import custom_crm as service
@@ -19,6 +19,7 @@ from emulator.public_api.schemas import CustomCrmHealth, CustomCrmIn, CustomCrmS
 async def _checked(request: Request) -> tuple[CustomCrmIn, CustomCrmHealth]:
     """The decoded body and the health check of the CRM it names."""
     body = await decode_body(request, CustomCrmIn, BadRequest.field)
+    refuse_control_target("baseUrl", body.baseUrl)
     url = service.resolve_base_url(body.baseUrl, str(request.base_url))
     return body, await service.check_health(url, body.apiKey, body.apiKeyHeader)
 
