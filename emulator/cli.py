@@ -113,6 +113,12 @@ def serve(args: argparse.Namespace) -> int:
         fixtures = load_fixture_dir(args.fixtures)
     except FixtureError as exc:
         return _fail(f"fixture error: {exc}")
+    if not args.control_token and not is_loopback(args.host):
+        print(
+            f"emulator: warning: listening on {args.host} without --control-token: anyone who "
+            "reaches this port can reset, load files into and export from this emulator",
+            file=sys.stderr, flush=True,
+        )
     try:
         sock = listening_socket(args.host, args.port)
     except OSError as exc:
@@ -122,12 +128,6 @@ def serve(args: argparse.Namespace) -> int:
         rateLimit=args.rate_limit, journalLimit=args.journal_size, clockSpeed=args.clock,
         controlToken=args.control_token, maxBody=args.max_body, allowPaths=args.allow_path,
     )
-    if not args.control_token and not is_loopback(args.host):
-        print(
-            f"emulator: warning: listening on {args.host} without --control-token: anyone who "
-            "reaches this port can reset, load files into and export from this emulator",
-            file=sys.stderr, flush=True,
-        )
     state = f"state in {args.db}" if args.db else "state in memory"
     banner = (
         f"emulator listening on http://{_url_host(args.host)}:{settings.port} "

@@ -39,6 +39,16 @@ def is_loopback(host: str) -> bool:
         return False  # a name: it may resolve to anything
 
 
+def probe_db(path: str) -> None:
+    """Open `path` as SQLite and read its header, synchronously: a file that is not a database,
+    or a directory that does not exist, fails here with sqlite3's own words."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()
+    finally:
+        conn.close()
+
+
 def run_server(
     settings: Settings, fixtures: FixtureSet, sock: socket.socket, log_level: str, banner: str
 ) -> int:
@@ -53,6 +63,12 @@ def run_server(
             if self.started:
                 print(banner, flush=True)
 
+    if settings.db is not None:
+        try:
+            probe_db(settings.db)
+        except sqlite3.Error as exc:
+            print(f"emulator: cannot open --db {settings.db}: {exc}", file=sys.stderr)
+            return 2
     app = create_app(settings, fixtures)
     config = uvicorn.Config(
         app, log_level=log_level, access_log=False, ws="none", lifespan="on",
