@@ -181,6 +181,14 @@ def main(args: argparse.Namespace) -> int:
     if args.crm_url and not args.crm_url.startswith(("http://", "https://")):
         print("emulator export: --crm-url must be an http:// or https:// URL", file=sys.stderr)
         return 2
+    if args.crm_url:
+        import httpx
+
+        try:
+            httpx.URL(args.crm_url)
+        except httpx.InvalidURL as exc:
+            print(f"emulator export: --crm-url: {exc}", file=sys.stderr)
+            return 2
     fixtures: FixtureSet | None = None
     try:
         if args.db is None or not Path(args.db).exists():
