@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 
 from emulator.fixtures.loader import DEFAULT_FIXTURES
@@ -113,7 +112,7 @@ def test_two_exporters_at_once_send_nothing_twice(tmp_path: Path) -> None:
                 for _ in range(2)]
         outcomes = []
         for run in runs:
-            out, err = run.communicate(timeout=120)
+            _, err = run.communicate(timeout=120)
             outcomes.append((run.returncode, err))
         codes = sorted(code for code, _ in outcomes)
         assert codes[-1] == 2 and codes[0] in (0, 1), outcomes
