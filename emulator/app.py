@@ -112,7 +112,10 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
 
     async def openapi(request: Request) -> Response:
         if not document:  # built on first use: keeps start-up fast
-            document.update(build_document(app.routes, "Outreach platform emulator", __version__))
+            document.update(build_document(
+                app.routes, "Outreach platform emulator", __version__,
+                control_token=emulator.settings.controlToken is not None,
+            ))
         return json_response(document)
 
     app = Starlette(

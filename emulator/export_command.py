@@ -68,6 +68,10 @@ def free_socket() -> socket.socket:
     return sock
 
 
+class StartupFailed(RuntimeError):
+    """The embedded emulator could not open or seed its store (the message says why)."""
+
+
 @asynccontextmanager
 async def embedded_server(settings: Settings, fixtures: FixtureSet | None) -> AsyncIterator[Platform]:
     """The whole emulator under uvicorn in this event loop, on a free loopback port."""
@@ -76,6 +80,12 @@ async def embedded_server(settings: Settings, fixtures: FixtureSet | None) -> As
     from emulator.app import create_app
 
     app = create_app(settings, fixtures)
+    emulator: Emulator = app.state.emulator
+    try:  # before uvicorn: its failed start-up is a SystemExit that would escape any caller
+        await emulator.start()
+    except Exception as exc:
+        await emulator.close()
+        raise StartupFailed(f"{type(exc).__name__}: {exc}") from exc
     sock = free_socket()
     config = uvicorn.Config(app, log_level="warning", access_log=False, ws="none", lifespan="on")
     server = uvicorn.Server(config)
@@ -86,7 +96,6 @@ async def embedded_server(settings: Settings, fixtures: FixtureSet | None) -> As
                 task.result()
                 raise RuntimeError("embedded server stopped during start-up")
             await asyncio.sleep(0.01)
-        emulator: Emulator = app.state.emulator
         yield Platform(emulator.db, emulator, f"http://127.0.0.1:{sock.getsockname()[1]}")
     finally:
         server.should_exit = True

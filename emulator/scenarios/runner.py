@@ -21,7 +21,7 @@ import msgspec
 from msgspec import UNSET
 
 from emulator.control.exports import connection_problems
-from emulator.export_command import embedded_server
+from emulator.export_command import StartupFailed, embedded_server
 from emulator.exporter.client import RetryPolicy, tls_verify
 from emulator.exporter.run import Exporter
 from emulator.fixtures.loader import (
@@ -490,7 +490,16 @@ async def run_scenario(
         fixtures, directory = build_fixtures(scenario, root, file)
     except sm.ScenarioError as exc:
         return result("error", Failure(at="fixtures", message=str(exc)))
-    settings = Settings(fixtures=directory)
+    try:
+        return await _run_embedded(scenario, fixtures, Settings(fixtures=directory), quiet, result)
+    except StartupFailed as exc:  # e.g. fixtures the store refuses (duplicate CRM user ids)
+        return result("error", Failure(at="fixtures", message=f"cannot seed the emulator: {exc}"))
+
+
+async def _run_embedded(
+    scenario: sm.Scenario, fixtures: FixtureSet, settings: Settings, quiet: bool,
+    result: Callable[..., ScenarioResult],
+) -> ScenarioResult:
     async with embedded_server(settings, fixtures) as platform:
         assert platform.server_base is not None
         if quiet:  # set after start-up: uvicorn configures its loggers when it starts

@@ -119,3 +119,14 @@ def test_route_never_answers_5xx(client: httpx.Client, method: str, path: str) -
         send(client, method, path, body, query, ident)
 
     fuzzed()
+
+
+def test_a_scenario_whose_fixtures_the_store_refuses_is_an_error_result(client: httpx.Client) -> None:
+    """Found by schemathesis: duplicate CRM user ids failed the scenario emulator's start-up,
+    and uvicorn's SystemExit escaped as a bare 500."""
+    users = [{"id": "u", "name": "a"}, {"id": "u", "name": "b"}]
+    r = client.post("/_emulator/scenarios/run", json={"name": "dup", "crm": {"users": users}})
+    assert r.status_code == 200, r.text
+    result = r.json()["results"][0]
+    assert result["outcome"] == "error" and "crm_users.id" in result["failure"]["message"]
+    assert client.get("/_emulator/health").status_code == 200
