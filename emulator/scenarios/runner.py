@@ -63,6 +63,7 @@ def _mismatch(at: str, m: Mismatch, what: str) -> Failed:
 
 # ---- building the starting state ------------------------------------------------------------
 
+log = logging.getLogger(__name__)
 _fixture_cache: dict[str, FixtureSet] = {}
 
 
@@ -318,6 +319,9 @@ class Run:
 
     async def request(self, method: str, path: str, body: Any = UNSET,
                       headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        if not _own_path(path):  # an absolute URL would make the server call anywhere
+            raise Failed(Failure(at="path", message=f"not a path of this emulator: {show(path, 80)}",
+                                 expected="/v1/..., /crm/... or /_emulator/...", actual=show(path, 80)))
         hdrs = dict(headers or {})
         if path.startswith("/v1") and not any(k.lower() == "x-api-key" for k in hdrs):
             hdrs["x-api-key"] = self.scenario.apiKey
@@ -470,6 +474,11 @@ def _flat(record: Any) -> Any:
     return record
 
 
+def _own_path(path: str) -> bool:
+    """A path (and query) of the scenario's own emulator: no scheme, no host, no controls."""
+    return path.startswith("/") and not path.startswith("//") and path.isprintable()
+
+
 async def run_scenario(
     scenario: sm.Scenario, base: Path | None = None, quiet: bool = False
 ) -> ScenarioResult:
@@ -494,6 +503,9 @@ async def run_scenario(
         return await _run_embedded(scenario, fixtures, Settings(fixtures=directory), quiet, result)
     except StartupFailed as exc:  # e.g. fixtures the store refuses (duplicate CRM user ids)
         return result("error", Failure(at="fixtures", message=f"cannot seed the emulator: {exc}"))
+    except Exception as exc:  # a scenario's odd input must not become the server's 500
+        log.exception("scenario %s crashed", scenario.name)
+        return result("error", Failure(at="run", message=f"{type(exc).__name__}: {exc}"))
 
 
 async def _run_embedded(

@@ -3,6 +3,7 @@ document), against a real `emulator serve`: hostile bodies, query values and pat
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -16,6 +17,8 @@ from emulator.app import create_app
 from emulator.testing import EmulatorServer
 from tests.hostile.harness import ALL, CRM_KEY
 
+# More for a deeper hunt (EMULATOR_FUZZ_EXAMPLES=200); small by default to keep `make test` short.
+EXAMPLES = int(os.environ.get("EMULATOR_FUZZ_EXAMPLES", "12"))
 TOKEN = "fuzz"
 MAX_BODY = 256 * 1024
 
@@ -112,7 +115,7 @@ def test_route_never_answers_5xx(client: httpx.Client, method: str, path: str) -
     for ident in PATH_IDS if "{" in path else []:
         send(client, method, path, b"{}", {}, ident)
 
-    @settings(max_examples=12, deadline=None, derandomize=True, database=None,
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
     @given(body=bodies, query=queries, ident=st.sampled_from(PATH_IDS))
     def fuzzed(body: bytes, query: dict[str, Any], ident: str) -> None:
@@ -130,3 +133,18 @@ def test_a_scenario_whose_fixtures_the_store_refuses_is_an_error_result(client: 
     result = r.json()["results"][0]
     assert result["outcome"] == "error" and "crm_users.id" in result["failure"]["message"]
     assert client.get("/_emulator/health").status_code == 200
+
+
+def test_a_scenario_cannot_make_the_server_call_elsewhere(client: httpx.Client) -> None:
+    """Found by schemathesis: a scenario path with control characters crashed the run; an
+    absolute URL would have made the server fetch it."""
+    from tests.servers import recording_server
+
+    with recording_server() as receiver:
+        for path in (f"{receiver.url}/steal", "//127.0.0.1/x", "\u0016x", "v1/contacts"):
+            scenario = {"name": "out", "steps": [{"step": "call", "method": "GET", "path": path}]}
+            r = client.post("/_emulator/scenarios/run", json=scenario)
+            assert r.status_code in (200, 400), r.text
+            if r.status_code == 200:
+                assert r.json()["results"][0]["outcome"] != "pass", path
+        assert receiver.requests == []

@@ -7,6 +7,7 @@ one the server answers at /openapi.json (checked below).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +22,8 @@ from emulator.app import create_app
 from emulator.openapi import build_document
 from emulator.testing import EmulatorServer
 
+# More for a deeper hunt (EMULATOR_FUZZ_EXAMPLES=200); small by default to keep `make test` short.
+EXAMPLES = int(os.environ.get("EMULATOR_FUZZ_EXAMPLES", "15"))
 TOKEN = "schemathesis-token"
 TITLE = "Outreach platform emulator"
 DOCUMENT = build_document(create_app().routes, TITLE, __version__, control_token=True)
@@ -57,7 +60,7 @@ def test_operation_never_errs_and_matches_its_schema(operation: Any, server: Emu
 
     @given(case=operation.as_strategy())
     @settings(
-        max_examples=15, derandomize=True, deadline=None, database=None,
+        max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
         suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate],
     )
     def check(case: schemathesis.Case) -> None:
