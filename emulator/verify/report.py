@@ -93,8 +93,8 @@ def summary(report: Report) -> str:
             if c.outcome == outcome:
                 lines.append(f"  {outcome.upper()} {c.endpoint} {c.id}: {c.message}")
     verdict = {"pass": "PASS", "fail": "FAIL", "error": "ERROR (CRM unreachable)"}[report.status]
-    lines.append(f"verdict: {verdict} (exit {report.exitCode}); probe records are marked "
-                 f"verify-{report.runId}-*")
+    marked = "" if report.status == "error" else f"; probe records are marked verify-{report.runId}-*"
+    lines.append(f"verdict: {verdict} (exit {report.exitCode}){marked}")
     return "\n".join(lines)
 
 
