@@ -197,7 +197,8 @@ class Verifier:
         fields = await self.call(put, {kind: [{"crmId": one, **self.probes.engagement()}]})
         self.record(f"{u}/any-field-names", v.update(kind, fields.answer, [one], "engagement and unknown field names"), fields)
         unknown = self.probes.absent_id("record")
-        mixed = await self.call(put, {kind: [{"crmId": two, field: "verify"}, {"crmId": unknown, field: "verify"}]})
+        note = {"verifyNote": f"updated by verify {self.probes.run_id}"}
+        mixed = await self.call(put, {kind: [{"crmId": two, **note}, {"crmId": unknown, **note}]})
         self.record(f"{u}/unknown-crm-id", v.update_unknown(kind, mixed.answer, two, unknown), mixed)
 
         kept = await self.keeps_fields(kind, created[0], ids[0], found)
