@@ -137,7 +137,7 @@ def users(answer: Answer) -> Verdict:
         if not isinstance(user, dict) or not text(user.get("id")):
             raise Broken(f"user [{i}] has no string `id`: {short(user)}")
     shape = "a bare array" if listed is body else "a wrapped list"
-    return Verdict("pass", f"{len(listed)} users ({shape})")
+    return Verdict("pass", f"{len(listed)} user(s) listed ({shape})")
 
 
 @verdict
