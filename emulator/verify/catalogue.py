@@ -8,24 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# The spec's endpoint table, in its order and spelling (interfaces.md Part A).
-ENDPOINTS = (
-    "GET /health",
-    "POST /contacts",
-    "POST /contacts/sync",
-    "PUT /contacts",
-    "POST /companies",
-    "POST /companies/sync",
-    "PUT /companies",
-    "POST /associations",
-    "POST /activities",
-    "POST /tasks",
-    "GET /tasks/:taskId",
-    "PATCH /tasks/:taskId",
-    "POST /tasks/batch",
-    "PATCH /tasks/batch",
-    "GET /users",
-)
+from emulator.part_a import ENDPOINTS
 
 # The spec's activity table: (type, direction) of each event logged with POST /activities.
 ACTIVITY_KINDS = (
