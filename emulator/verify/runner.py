@@ -18,12 +18,14 @@ import httpx
 
 from emulator.exporter.client import retry_after_seconds, tls_verify
 from emulator.verify import checks as v
+from emulator.verify import record_checks as rc
 from emulator.verify.catalogue import ACTIVITY_KINDS, BY_ID, ENDPOINTS, slug
 from emulator.verify.probes import Probes, new_run_id
 from emulator.verify.report import CheckResult, Exchange, Report, build
 from emulator.wire import encode, now_iso
 
 Key = Literal["valid", "missing", "wrong"]
+KEY_PROBES: tuple[Key, ...] = ("missing", "wrong")
 BODY_LIMIT = 4000  # characters of each body kept in the report
 RETRIES = 2  # for 429/502/503/504 only: a probe judges answers, it does not hide them
 REDACTED = "***"
@@ -152,10 +154,10 @@ class Verifier:
 
     async def auth(self, users_absent: int | None) -> None:
         for endpoint in ENDPOINTS:
-            for key in ("missing", "wrong"):
+            for key in KEY_PROBES:
                 body = self.probes.auth_body(endpoint)
                 task_id = self.probes.absent_id("task") if ":taskId" in endpoint else None
-                call = await self.call(endpoint, body, key, task_id)  # type: ignore[arg-type]
+                call = await self.call(endpoint, body, key, task_id)
                 verdict = v.auth(endpoint, call.answer, users_absent)
                 self.record(f"{slug(endpoint)}/auth-{key}-key", verdict, call)
 
@@ -166,10 +168,10 @@ class Verifier:
         sent = self.probes.records(kind, 3)
         learned = v.Learned()
         made = await self.call(create, {kind: sent})
-        self.record(f"{c}/create", v.create(kind, made.answer, [r["externalId"] for r in sent], learned), made)
+        self.record(f"{c}/create", rc.create(kind, made.answer, [r["externalId"] for r in sent], learned), made)
         batch = self.probes.records(kind, 100)
         many = await self.call(create, {kind: batch})
-        self.record(f"{c}/batch-100", v.create(kind, many.answer, [r["externalId"] for r in batch], v.Learned()), many)
+        self.record(f"{c}/batch-100", rc.create(kind, many.answer, [r["externalId"] for r in batch], v.Learned()), many)
 
         unmatched = self.probes.records(kind, 2)
         created = [r for r in sent if r["externalId"] in learned.ids]
@@ -177,7 +179,7 @@ class Verifier:
         found = await self.call(sync, {kind: [*created, *unmatched]})
         empty_sent = self.probes.records(kind, 2)
         empty = await self.call(sync, {kind: empty_sent})
-        self.record(f"{s}/empty-results", v.sync_empty(kind, empty.answer), empty)
+        self.record(f"{s}/empty-results", rc.sync_empty(kind, empty.answer), empty)
         syncs = [(found.answer, asked), (empty.answer, [r["externalId"] for r in empty_sent])]
         ids = [learned.ids[r["externalId"]] for r in created]
         self.created[kind] = ids
@@ -185,32 +187,32 @@ class Verifier:
             reason = f"needs a created record, and {c}/create created none"
             self.skip(reason, f"{s}/finds-created", f"{s}/omits-unmatched", f"{u}/update",
                       f"{u}/any-field-names", f"{u}/unknown-crm-id", f"{u}/keeps-fields")
-            self.record(f"{s}/errors-shape", v.sync_errors(kind, syncs), found, empty)
+            self.record(f"{s}/errors-shape", rc.sync_errors(kind, syncs), found, empty)
             return
-        self.record(f"{s}/finds-created", v.sync_finds(kind, found.answer, learned.ids), found)
-        self.record(f"{s}/omits-unmatched", v.sync_omits(kind, found.answer, asked, [r["externalId"] for r in unmatched]), found)
+        self.record(f"{s}/finds-created", rc.sync_finds(kind, found.answer, learned.ids), found)
+        self.record(f"{s}/omits-unmatched", rc.sync_omits(kind, found.answer, asked, [r["externalId"] for r in unmatched]), found)
 
         field = "description" if kind == "companies" else "title"
         one, two = ids[1 % len(ids)], ids[2 % len(ids)]
         plain = await self.call(put, {kind: [{"crmId": one, field: f"updated by verify {self.probes.run_id}"}]})
-        self.record(f"{u}/update", v.update(kind, plain.answer, [one], f"field {field}"), plain)
+        self.record(f"{u}/update", rc.update(kind, plain.answer, [one], f"field {field}"), plain)
         fields = await self.call(put, {kind: [{"crmId": one, **self.probes.engagement()}]})
-        self.record(f"{u}/any-field-names", v.update(kind, fields.answer, [one], "engagement and unknown field names"), fields)
+        self.record(f"{u}/any-field-names", rc.update(kind, fields.answer, [one], "engagement and unknown field names"), fields)
         unknown = self.probes.absent_id("record")
         note = {"verifyNote": f"updated by verify {self.probes.run_id}"}
         mixed = await self.call(put, {kind: [{"crmId": two, **note}, {"crmId": unknown, **note}]})
-        self.record(f"{u}/unknown-crm-id", v.update_unknown(kind, mixed.answer, two, unknown), mixed)
+        self.record(f"{u}/unknown-crm-id", rc.update_unknown(kind, mixed.answer, two, unknown), mixed)
 
         kept = await self.keeps_fields(kind, created[0], ids[0], found)
         if kept is not None:
             syncs.append((kept.answer, [created[0]["externalId"]]))
-        self.record(f"{s}/errors-shape", v.sync_errors(kind, syncs), found, empty, *([kept] if kept else []))
+        self.record(f"{s}/errors-shape", rc.sync_errors(kind, syncs), found, empty, *([kept] if kept else []))
 
     async def keeps_fields(self, kind: str, record: dict[str, Any], crm_id: str, before: Call) -> Call | None:
         """Two PUTs of two different fields, then a sync: the answer after, or None."""
         check, ext = f"{slug(f'PUT /{kind}')}/keeps-fields", record["externalId"]
         try:
-            props = v.properties_of(before.answer, kind, ext)
+            props = rc.properties_of(before.answer, kind, ext)
         except v.Broken:
             props = None
         first, second = f"verifyKeepFirst_{self.probes.run_id}", f"verifyKeepSecond_{self.probes.run_id}"
@@ -220,7 +222,7 @@ class Verifier:
                 self.record(check, v.Verdict("fail", f"PUT /{kind} answered {put.answer.describe()}"), *puts)
                 return None
         after = await self.call(f"POST /{kind}/sync", {kind: [record]})
-        self.record(check, v.keeps_fields(kind, props, after.answer, ext, first, second), before, *puts, after)
+        self.record(check, rc.keeps_fields(kind, props, after.answer, ext, first, second), before, *puts, after)
         return after
 
     def first(self, kind: str) -> str | None:

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from emulator.verify import checks as v
+from emulator.verify import record_checks as rc
 
 
 def answer(body: Any, status: int = 200) -> v.Answer:
@@ -46,25 +47,25 @@ def test_auth_answers() -> None:
 def test_keeps_fields_verdicts() -> None:
     after = answer({"results": [{"externalId": "e", "crmId": "c", "properties": {"a": 1, "k2": "x"}}]})
     bare = answer({"results": [{"externalId": "e", "crmId": "c"}]})
-    assert v.keeps_fields("companies", None, bare, "e", "k1", "k2").outcome == "skip"
-    assert v.keeps_fields("companies", {"a": 1}, bare, "e", "k1", "k2").outcome == "fail"
-    lost = v.keeps_fields("companies", {"a": 1, "b": 2}, after, "e", "k1", "k2")
+    assert rc.keeps_fields("companies", None, bare, "e", "k1", "k2").outcome == "skip"
+    assert rc.keeps_fields("companies", {"a": 1}, bare, "e", "k1", "k2").outcome == "fail"
+    lost = rc.keeps_fields("companies", {"a": 1, "b": 2}, after, "e", "k1", "k2")
     assert lost.outcome == "fail" and "b" in lost.message and "k1" in lost.message
-    assert v.keeps_fields("companies", {"a": 1, "b": None}, answer(
+    assert rc.keeps_fields("companies", {"a": 1, "b": None}, answer(
         {"results": [{"externalId": "e", "crmId": "c", "properties": {"a": 2}}]}), "e", "k1", "k2").outcome == "pass"
     gone = answer({"results": []})
-    assert v.keeps_fields("companies", {"a": 1}, gone, "e", "k1", "k2").outcome == "fail"
+    assert rc.keeps_fields("companies", {"a": 1}, gone, "e", "k1", "k2").outcome == "fail"
 
 
 def test_sync_errors_shape() -> None:
     good = answer({"results": [], "errors": [{"externalId": "e1", "error": "timeout"}]})
-    assert v.sync_errors("contacts", [(good, ["e1"])]).outcome == "pass"
+    assert rc.sync_errors("contacts", [(good, ["e1"])]).outcome == "pass"
     bad = answer({"results": [], "errors": ["e1 failed"]})
-    assert v.sync_errors("contacts", [(bad, ["e1"])]).outcome == "fail"
+    assert rc.sync_errors("contacts", [(bad, ["e1"])]).outcome == "fail"
     unasked = answer({"results": [], "errors": [{"externalId": "zz", "error": "x"}]})
-    assert v.sync_errors("contacts", [(unasked, ["e1"])]).outcome == "fail"
+    assert rc.sync_errors("contacts", [(unasked, ["e1"])]).outcome == "fail"
     both = answer({"results": [{"externalId": "e1", "crmId": "c"}], "errors": [{"externalId": "e1", "error": "x"}]})
-    assert v.sync_errors("contacts", [(both, ["e1"])]).outcome == "fail"
+    assert rc.sync_errors("contacts", [(both, ["e1"])]).outcome == "fail"
 
 
 def test_unknown_task_id_answers() -> None:
@@ -83,7 +84,7 @@ result = st.fixed_dictionaries({
 @given(results=st.lists(result, max_size=5), status=st.sampled_from([200, 201]))
 def test_create_passes_exactly_when_each_item_has_its_own_string_crm_id(results: list[dict[str, Any]], status: int) -> None:
     learned = v.Learned()
-    verdict = v.create("contacts", answer({"results": results}, status), SENT, learned)
+    verdict = rc.create("contacts", answer({"results": results}, status), SENT, learned)
     ids = [r["crmId"] for r in results]
     kept = (
         sorted(r["externalId"] for r in results) == SENT
