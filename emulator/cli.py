@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from emulator import export_command
+from emulator import export_command, verify_command
 from emulator.scenarios import command as replay_command
 from emulator.scenarios import record as record_command
 from emulator.clock import parse_clock
@@ -65,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     export_command.add_parser(sub)
     replay_command.add_parser(sub)
     record_command.add_parser(sub)
+    verify_command.add_parser(sub)
     return parser
 
 
@@ -124,6 +125,8 @@ def _run(args: argparse.Namespace) -> int:
         return replay_command.main(args)
     if args.command == "record":
         return record_command.main(args)
+    if args.command == "verify":
+        return verify_command.main(args)
     return 2
 
 
