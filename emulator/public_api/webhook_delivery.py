@@ -94,7 +94,7 @@ def _record(conn: sqlite3.Connection, table: str, record_id: int | None) -> dict
     if row is None:
         return None
     record = dict(zip((d[0] for d in cursor.description), row, strict=True))
-    custom = decode(record.get("customFields") or "{}")
+    custom: Any = decode(record.get("customFields") or "{}")
     fields = {k: v for k, v in record.items() if k not in _HIDDEN_COLUMNS}
     return {"fields": fields, "custom": custom if isinstance(custom, dict) else {}}
 
