@@ -36,13 +36,12 @@ from emulator.simulation.actions_runs import (
     store_state,
     timeline_of,
 )
-from emulator.simulation.crm_health import fresh_owner_selection, read_health
+from emulator.simulation.crm_health import fresh_owner_selection, reach, read_health
 from emulator.state import Emulator
 from emulator.wire import encode
 
 log = logging.getLogger(__name__)
 
-IN_PROCESS_BASE = "http://emulator"
 # Few, short retries: an advance of the clock must not stall on a struggling CRM.
 POLICY: dict[str, float] = {"base": 0.05, "cap": 0.5, "retry_after_cap": 2.0}
 
@@ -163,11 +162,8 @@ class ActionsExports:
         self.transport = transport  # this app in-process, for a relative crmUrl ("/crm")
 
     def _exporter(self, conn: CrmConnection, run_id: int) -> Exporter:
-        transport = None
-        if not conn.crmUrl.startswith(("http://", "https://")):
-            conn = msgspec.structs.replace(
-                conn, crmUrl=IN_PROCESS_BASE + "/" + conn.crmUrl.lstrip("/"))
-            transport = self.transport
+        url, transport = reach(conn.crmUrl, self.transport)
+        conn = msgspec.structs.replace(conn, crmUrl=url)
         clock = self.emulator.clock
         return Exporter(
             self.emulator.db, conn, now=clock.now_iso, export_id=f"actions-{run_id}",

@@ -18,6 +18,7 @@ import httpx
 
 from emulator.fixtures.models import CrmConnection
 from emulator.public_api.outbound import Outcome, call
+from emulator.simulation.autosync import IN_PROCESS_BASE
 from emulator.state import Emulator
 from emulator.wire import Wire, decode, encode, now_iso, parse_iso
 
@@ -26,7 +27,6 @@ log = logging.getLogger(__name__)
 HEALTH_INTERVAL_SECONDS = 300  # virtual time between periodic health checks
 USERS_FRESH_SECONDS = 3600  # a users verdict younger than this spares exports the probe
 MISSING_USERS = (404, 405, 501)
-IN_PROCESS_BASE = "http://emulator"
 
 
 class UsersProbe(Wire):
@@ -95,6 +95,16 @@ def fresh_owner_selection(
     return health.users.ownerSelection
 
 
+def reach(
+    crm_url: str, in_process: httpx.AsyncBaseTransport | None
+) -> tuple[str, httpx.AsyncBaseTransport | None]:
+    """Where a connection's CRM is and through what: a relative crmUrl ("/crm") is this app,
+    reached in-process; a URL over the network."""
+    if crm_url.startswith(("http://", "https://")):
+        return crm_url, None
+    return IN_PROCESS_BASE + "/" + crm_url.lstrip("/"), in_process
+
+
 def read_health(conn: sqlite3.Connection) -> ConnectionHealth | None:
     row = conn.execute("SELECT lastHealth FROM crm_connection WHERE id = 1").fetchone()
     if row is None or row[0] is None:
@@ -141,9 +151,7 @@ class HealthChecker:
         connection: CrmConnection = decode(settings, CrmConnection)
         ask_users = previous is None or fresh_owner_selection(previous, connection, target) is None
         at = now_iso(target)
-        base, transport = connection.crmUrl, None
-        if not base.startswith(("http://", "https://")):
-            base, transport = IN_PROCESS_BASE + "/" + base.lstrip("/"), self.transport
+        base, transport = reach(connection.crmUrl, self.transport)
         async with httpx.AsyncClient(transport=transport, verify=connection.verify) as client:
             health, message, users = await probe(
                 base, connection.apiKey, connection.apiKeyHeader, client=client, users=ask_users
