@@ -4,8 +4,8 @@ Connecting (and testing) probes GET /health and GET /users; the users answer dec
 selection (2xx: on; 404, 405, 501: off, as the spec says; anything else: unknown, and an
 export asks again). While the clock runs, every HEALTH_INTERVAL_SECONDS of virtual time the
 platform checks GET /health again (at most once per advance: a long jump makes one check, not
-one per interval missed) and, when the users verdict is older than USERS_FRESH_SECONDS, GET
-/users too. The outcome lives in `crm_connection.lastHealth` as a ConnectionHealth.
+one per interval missed; each call waits at most PERIODIC_TIMEOUT_SECONDS) and, when the users
+verdict is older than USERS_FRESH_SECONDS, GET /users too. The outcome lives in `crm_connection.lastHealth` as a ConnectionHealth.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 import httpx
 
 from emulator.fixtures.models import CrmConnection
-from emulator.public_api.outbound import Outcome, call
+from emulator.public_api.outbound import TIMEOUT_SECONDS, Outcome, call
 from emulator.simulation.autosync import IN_PROCESS_BASE
 from emulator.state import Emulator
 from emulator.wire import Wire, decode, encode, now_iso, parse_iso
@@ -26,6 +26,9 @@ log = logging.getLogger(__name__)
 
 HEALTH_INTERVAL_SECONDS = 300  # virtual time between periodic health checks
 USERS_FRESH_SECONDS = 3600  # a users verdict younger than this spares exports the probe
+# The periodic check runs inside an advance of the clock: a CRM that hangs must not stall it
+# for long (connect and test wait the full 10 s).
+PERIODIC_TIMEOUT_SECONDS = 3.0
 MISSING_USERS = (404, 405, 501)
 
 
@@ -114,16 +117,16 @@ def read_health(conn: sqlite3.Connection) -> ConnectionHealth | None:
 
 async def probe(
     base: str, api_key: str, header: str, *, client: httpx.AsyncClient | None = None,
-    users: bool = True,
+    users: bool = True, timeout: float = TIMEOUT_SECONDS,
 ) -> tuple[Outcome, str, Outcome | None]:
     """GET {base}/health, then GET {base}/users when asked: (health, its message, users)."""
     headers = {header: api_key, "Accept": "application/json"}
     target = base.rstrip("/") + "/health"
-    health = await call("GET", target, headers=headers, client=client)
+    health = await call("GET", target, headers=headers, client=client, timeout=timeout)
     users_outcome = None
     if users:
         users_outcome = await call("GET", base.rstrip("/") + "/users", headers=headers,
-                                   client=client)
+                                   client=client, timeout=timeout)
     return health, health_message(target, health), users_outcome
 
 
@@ -154,7 +157,8 @@ class HealthChecker:
         base, transport = reach(connection.crmUrl, self.transport)
         async with httpx.AsyncClient(transport=transport, verify=connection.verify) as client:
             health, message, users = await probe(
-                base, connection.apiKey, connection.apiKeyHeader, client=client, users=ask_users
+                base, connection.apiKey, connection.apiKeyHeader, client=client,
+                timeout=PERIODIC_TIMEOUT_SECONDS, users=ask_users,
             )
         verdict = None if users is None else users_verdict(base + "/users", users, at)
         state = next_health(previous, health, message, at, verdict)
