@@ -72,7 +72,7 @@ async def connect(
     connection starts its health history afresh."""
     last = ConnectionHealth(
         ok=health.success, status=health.status, checkedAt=ctx.now(), message=health.message,
-        failuresInRow=0 if health.success else 1, users=users,
+        failuresInRow=0 if health.success else 1, users=users, crmUrl=body.baseUrl,
     )
 
     def store(conn: sqlite3.Connection) -> tuple[str, str]:

@@ -51,6 +51,7 @@ class ConnectionHealth(Wire):
     failuresInRow: int = 0
     checks: int = 1
     users: UsersProbe | None = None
+    crmUrl: str | None = None  # the CRM checked: another one (PUT /_emulator/connection) starts afresh
 
 
 def health_message(target: str, outcome: Outcome) -> str:
@@ -74,26 +75,35 @@ def users_verdict(target: str, outcome: Outcome, at: str) -> UsersProbe:
 
 def next_health(
     previous: ConnectionHealth | None, outcome: Outcome, message: str, at: str,
-    users: UsersProbe | None,
+    users: UsersProbe | None, crm_url: str,
 ) -> ConnectionHealth:
     """The stored health after one check (pure)."""
     failures = 0 if outcome.ok else (previous.failuresInRow if previous else 0) + 1
     return ConnectionHealth(
         ok=outcome.ok, status=outcome.statusCode, checkedAt=at, message=message,
         failuresInRow=failures, checks=(previous.checks if previous else 0) + 1,
-        users=users or (previous.users if previous else None),
+        users=users or (previous.users if previous else None), crmUrl=crm_url,
     )
 
 
-def fresh_owner_selection(
-    health: ConnectionHealth | None, connection: CrmConnection | None, now: datetime | None = None
-) -> bool | None:
-    """The stored owner selection when a users probe decided it recently enough (else None)."""
-    if health is None or connection is None or health.users is None:
+def health_of(health: ConnectionHealth | None, connection: CrmConnection) -> ConnectionHealth | None:
+    """The stored health when it is the connection's CRM's (None: never checked)."""
+    if health is None or health.crmUrl not in (None, connection.crmUrl):
         return None
-    if now is not None and now - parse_iso(health.users.checkedAt) > timedelta(
-        seconds=USERS_FRESH_SECONDS
-    ):
+    return health
+
+
+def fresh_owner_selection(
+    health: ConnectionHealth | None, connection: CrmConnection | None, now: datetime
+) -> bool | None:
+    """The stored owner selection when a users probe of this CRM decided it recently enough
+    (else None: ask)."""
+    if connection is None:
+        return None
+    health = health_of(health, connection)
+    if health is None or health.users is None:
+        return None
+    if now - parse_iso(health.users.checkedAt) > timedelta(seconds=USERS_FRESH_SECONDS):
         return None
     return health.users.ownerSelection
 
@@ -144,14 +154,15 @@ class HealthChecker:
             row = conn.execute("SELECT settings FROM crm_connection WHERE id = 1").fetchone()
             return (None if row is None else row[0]), read_health(conn)
 
-        settings, previous = await db.read(read)
+        settings, stored = await db.read(read)
         if settings is None:
             return
+        connection: CrmConnection = decode(settings, CrmConnection)
+        previous = health_of(stored, connection)
         if previous is not None and target - parse_iso(previous.checkedAt) < timedelta(
             seconds=HEALTH_INTERVAL_SECONDS
         ):
             return
-        connection: CrmConnection = decode(settings, CrmConnection)
         ask_users = previous is None or fresh_owner_selection(previous, connection, target) is None
         at = now_iso(target)
         base, transport = reach(connection.crmUrl, self.transport)
@@ -161,7 +172,7 @@ class HealthChecker:
                 timeout=PERIODIC_TIMEOUT_SECONDS, users=ask_users,
             )
         verdict = None if users is None else users_verdict(base + "/users", users, at)
-        state = next_health(previous, health, message, at, verdict)
+        state = next_health(previous, health, message, at, verdict, connection.crmUrl)
 
         def write(conn: sqlite3.Connection) -> None:
             # a connection replaced meanwhile keeps its own health

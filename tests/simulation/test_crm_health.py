@@ -116,3 +116,18 @@ async def test_a_realtime_clock_checks_by_itself() -> None:
             if health is not None and health["checks"] >= 2:
                 break
         assert health is not None and health["checks"] >= 2 and health["ok"] is True
+
+
+async def test_another_crm_starts_its_own_health_history(client: httpx.AsyncClient) -> None:
+    await advance(client, 1)
+    assert (await status(client))["ownerSelection"] is True  # the reference CRM's /users
+    connection = (await client.get("/_emulator/connection")).json()
+    with recording_server() as crm:
+        crm.status_for = {"/users": 501}
+        changed = await client.put("/_emulator/connection", json={**connection, "crmUrl": crm.url})
+        assert changed.status_code == 200, changed.text
+        await advance(client, 1)  # not an interval later: checked at once, being another CRM
+        health = (await status(client))["lastHealth"]
+    assert health["crmUrl"] == crm.url and health["checks"] == 1
+    assert health["users"]["ownerSelection"] is False
+    assert [r.path for r in crm.requests] == ["/health", "/users"]
