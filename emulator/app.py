@@ -26,7 +26,9 @@ from emulator.http import json_response
 from emulator.openapi import build_document
 from emulator.public_api.context import ApiContext
 from emulator.public_api.routes import routes as public_routes
-from emulator.simulation.autosync import AutoSync
+from emulator.simulation.actions_export import ActionsExports
+from emulator.simulation.autosync import AutoSync, InProcessTransport
+from emulator.simulation.crm_health import HealthChecker
 from emulator.simulation.dispatch import DeliveryListener
 from emulator.simulation.engine import Simulation
 from emulator.simulation.seed import seed as seed_simulation
@@ -104,6 +106,8 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
     app.state.public_api = ApiContext(emulator)
     app.state.autosync = AutoSync(emulator, app)
     simulation.listeners.append(app.state.autosync)  # CRM auto-sync after each advance
-    app.state.deliveries = DeliveryListener(emulator)
+    crm_transport = InProcessTransport(app)  # a relative crmUrl ("/crm") is this app
+    app.state.deliveries = DeliveryListener(emulator, ActionsExports(emulator, crm_transport))
     simulation.listeners.append(app.state.deliveries)  # webhooks and actions runs
+    simulation.listeners.append(HealthChecker(emulator, crm_transport))  # the CRM's health
     return app

@@ -74,13 +74,18 @@ def _synced(conn: sqlite3.Connection, kind: Kind, ids: Sequence[int]) -> dict[in
     return {rid: decode(names) for rid, names in rows}
 
 
-def read_batch(conn: sqlite3.Connection, kind: Kind, after: int, limit: int) -> list[dict[str, Any]]:
-    """The next `limit` records with id > after, as dicts (customFields decoded, `synced` added)."""
+def read_batch(
+    conn: sqlite3.Connection, kind: Kind, after: int, limit: int, ids: Sequence[int] | None = None
+) -> list[dict[str, Any]]:
+    """The next `limit` records with id > after (and among `ids` when given), as dicts
+    (customFields decoded, `synced` added)."""
     if kind == "companies":
-        sql, names = f"SELECT {_COMPANY_COLUMNS} FROM companies WHERE id > ? ORDER BY id LIMIT ?", _COMPANY_NAMES
+        where, extra = only("id", ids)
+        sql, names = f"SELECT {_COMPANY_COLUMNS} FROM companies WHERE id > ?{where} ORDER BY id LIMIT ?", _COMPANY_NAMES
     else:
-        sql, names = f"{_CONTACT_SELECT} WHERE c.id > ? ORDER BY c.id LIMIT ?", _CONTACT_NAMES
-    rows = [dict(zip(names, r)) for r in conn.execute(sql, (after, limit))]
+        where, extra = only("c.id", ids)
+        sql, names = f"{_CONTACT_SELECT} WHERE c.id > ?{where} ORDER BY c.id LIMIT ?", _CONTACT_NAMES
+    rows = [dict(zip(names, r)) for r in conn.execute(sql, (after, *extra, limit))]
     if not rows:
         return rows
     synced = _synced(conn, kind, [r["id"] for r in rows])

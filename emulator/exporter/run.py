@@ -155,6 +155,11 @@ class Exporter:
         # Platform ids of the records a push left something unsent for (retried next push).
         self.unfinished: dict[str, set[int]] = {"contacts": set(), "companies": set()}
         self.stop_when_unreachable = False  # a push gives up at once on a CRM that is down
+        # export_records: the platform ids to export per kind (None: every record)
+        self.record_ids: dict[str, Sequence[int]] | None = None
+        # Reshapes each create (False) and update (True) item before it is sent (actions runs'
+        # field-mapping options); None: items as planned.
+        self.shape_item: Callable[[Kind, dict[str, Any], bool], dict[str, Any]] | None = None
         self._phase = "health"
         self._activity_ids = Coalescer(lambda rows: self._write(lambda c: c.executemany(
             "UPDATE messages SET crmActivityId = ? WHERE id = ? AND crmActivityId IS NULL", rows)))
@@ -318,6 +323,32 @@ class Exporter:
 
         return await self._session(sequence)
 
+    async def export_records(
+        self,
+        contacts: Sequence[int],
+        companies: Sequence[int],
+        *,
+        owner_selection: bool | None = None,
+    ) -> Report:
+        """Export only the given platform records (an actions run's EXPORT_TO_CRM): health,
+        users (unless `owner_selection` is known), companies, contacts, associations."""
+        self.record_ids = {"contacts": contacts, "companies": companies}
+        self.totals = {"contacts": len(contacts), "companies": len(companies)}
+
+        async def sequence() -> None:
+            await self._health()
+            if owner_selection is None:
+                await self._users()
+            else:
+                self.owner_enabled = self.report.ownerSelection = owner_selection
+            if companies:
+                await self._records("companies")
+            if contacts:
+                await self._records("contacts")
+            await self._associations()
+
+        return await self._session(sequence)
+
     def _client(self) -> CrmClient:
         c = self.conn
         return CrmClient(
@@ -414,13 +445,16 @@ class Exporter:
 
     def _create_item(self, kind: Kind, row: dict[str, Any]) -> dict[str, Any]:
         if kind == "companies":
-            return p.company_create_item(row, self.owner_id)
-        return p.with_owner(self._as_sent(kind, row), self.owner_id)
+            item = p.company_create_item(row, self.owner_id)
+        else:
+            item = p.with_owner(self._as_sent(kind, row), self.owner_id)
+        return item if self.shape_item is None else self.shape_item(kind, item, False)
 
     async def _records(self, kind: Kind) -> None:
         with self._timed(kind):
             self._progress(kind, 0, self.totals.get(kind, 0))
-            batches = self._pages(partial(rec.read_batch, kind=kind), itemgetter("id"), self.batch_size)
+            ids = None if self.record_ids is None else self.record_ids[kind]
+            batches = self._pages(partial(rec.read_batch, kind=kind, ids=ids), itemgetter("id"), self.batch_size)
             await self._bounded(batches, partial(self._record_batch, kind))
 
     async def _record_batch(self, kind: Kind, rows: list[dict[str, Any]]) -> None:
@@ -458,7 +492,8 @@ class Exporter:
                 row = {**row, **change.columns, "customFields": change.custom}
             updates.append(update)
             item = self._as_sent(kind, row) if match.properties is not None else sent[ext]
-            put_items.append(p.update_item(item, match.crm_id))
+            put_item = p.update_item(item, match.crm_id)
+            put_items.append(put_item if self.shape_item is None else self.shape_item(kind, put_item, True))
             put_asked.append((ext, match.crm_id))
         created: dict[str, str] = {}
         if sync.new:
