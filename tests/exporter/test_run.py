@@ -153,7 +153,8 @@ async def test_malformed_sync_body_fails_that_batch_and_run_goes_on(platform: Em
     assert report.exitCode == 1
     assert report.phases["companies"].failed == 3 and report.phases["contacts"].created == 6
     violation = next(v for v in report.violations if v.check == "POST /companies/sync")
-    assert violation.exchange is not None and violation.exchange.response == "{not json"
+    exchange = violation.examples[0].exchange
+    assert exchange is not None and exchange.response == "{not json"
     xml = junit_xml(report).decode()
     assert 'name="POST /companies/sync"' in xml and "<failure" in xml
 
