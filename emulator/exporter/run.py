@@ -583,7 +583,7 @@ class Exporter:
         with self._timed("activities"):
             reader = partial(rec.read_messages, contacts=contacts)
             rows = self._sendable("activities", reader, lambda row: row[0].id,
-                                  lambda row: (row[0].id, row[2]))
+                                  lambda row: (row[0].id, row[1], row[2]))
             await self._bounded(rows, self._activity)
 
     async def _tasks(self, contacts: Sequence[int] | None = None) -> None:
@@ -591,7 +591,7 @@ class Exporter:
             await self._write(partial(rec.ensure_platform_tasks, contacts=contacts))
             reader = partial(rec.read_tasks_to_create, contacts=contacts)
             rows = self._sendable("tasks", reader, itemgetter(0),
-                                  lambda row: (row[0], row[1].get("companyId")))
+                                  lambda row: (row[0], row[2], row[1].get("companyId")))
             await self._bounded(rows, self._task)
             # Read back first: a task completed or lost on the CRM side needs no PATCH.
             await self._read_back_tasks()
@@ -599,20 +599,20 @@ class Exporter:
 
     async def _sendable(
         self, phase: str, reader: Callable[..., list[Any]], key: Callable[[Any], int],
-        ids: Callable[[Any], tuple[int, str | None]],
+        ids: Callable[[Any], tuple[int, str | None, str | None]],
     ) -> Any:
         """Rows of `reader` in id order, STREAM_PAGE per read hop, less those that must wait
-        (counted skipped; a later run sends them): those whose contact (CRM id at index 2) is
-        not in the CRM yet, and, in a full run, those that would carry a CRM id of their
-        contact or company (platform ids last in the row) that this run did not learn.
-        `ids(row)` answers the row's own id and the company CRM id it would carry."""
+        (counted skipped; a later run sends them): those whose contact is not in the CRM yet,
+        and, in a full run, those that would carry a CRM id of their contact or company
+        (platform ids last in the row) that this run did not learn. `ids(row)` answers the
+        row's own id and the contact and company CRM ids it would carry."""
         stats = self.report.phases[phase]
         dependent = "activity" if phase == "activities" else "task"
         async for rows in self._pages(reader, key, STREAM_PAGE):
             for row in rows:
-                own, company_crm = ids(row)
+                own, contact_crm, company_crm = ids(row)
                 contact_id, company_id = row[-2], row[-1]
-                if row[2] is None:
+                if contact_crm is None:
                     stats.skipped += 1
                 elif not self._held_back(
                     phase, f"{dependent} {own}", ("contacts", contact_id),
