@@ -313,6 +313,6 @@ def summary(report: Report) -> str:
         by_phase.setdefault(f.phase, []).append(f)
     for phase, failed in by_phase.items():
         count = report.phases[phase].failed if phase in report.phases else len(failed)
-        lines.append(f"  failed {phase}: {count}")
-        lines.extend(f"    {_failed_line(f)}" for f in failed[:SUMMARY_EXAMPLES])
+        lines.append(f"  {phase}: {count} failed, e.g.")
+        lines.extend(f"    failed {_failed_line(f)}" for f in failed[:SUMMARY_EXAMPLES])
     return "\n".join(lines)
