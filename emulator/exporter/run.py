@@ -228,6 +228,12 @@ class Exporter:
         self.report.failed.append(failed)
         return failed
 
+    def _fail_record(self, kind: Kind, row: dict[str, Any], reason: str) -> None:
+        """A company or contact failed: once in the report, where its dependents get noted."""
+        failure = self._fail(kind, kind, str(row["id"]), reason)
+        if failure is not None:
+            self.record_failures[(kind, row["id"])] = failure
+
     def _unlearnt(self, kind: str, record_id: int | None) -> bool:
         """Whether a full run must not send this record's stored CRM id: it did not learn it."""
         return self.learned is not None and record_id is not None and record_id not in self.learned[kind]
@@ -463,8 +469,8 @@ class Exporter:
         ex = await self._call(sync_check, "POST", f"/{kind}/sync", {kind: list(sent.values())})
         body, reason = self._answer(ex, sync_check)
         if reason is not None:
-            for ext in by_ext:
-                self._fail(kind, kind, ext, reason)
+            for ext, row in by_ext.items():
+                self._fail_record(kind, row, reason)
             await self._write(lambda conn: None)
             self._advance(kind)
             return
@@ -525,9 +531,7 @@ class Exporter:
         if self.learned is not None:
             self.learned[kind].update(by_ext[e]["id"] for e in (*sync.matched, *created))
         for ext, why in failed.items():
-            failure = self._fail(kind, kind, ext, why)
-            if failure is not None:
-                self.record_failures[(kind, by_ext[ext]["id"])] = failure
+            self._fail_record(kind, by_ext[ext], why)
         if kind == "contacts":
             crm_ids = {**{e: m.crm_id for e, m in sync.matched.items()}, **created}
             for ext in (*created, *updated):
