@@ -152,12 +152,18 @@ async def test_tasks_created_then_completed(app: Starlette, client: httpx.AsyncC
     assert len(await crm_all(client, "tasks")) == before + 1
 
 
-async def test_completions_that_keep_failing_show_as_pending_with_the_last_error(
-    app: Starlette, client: httpx.AsyncClient
-) -> None:
+async def task_in_the_crm(app: Starlette, client: httpx.AsyncClient) -> tuple[list[int], int]:
+    """Export, auto-sync on, and one new platform task pushed; answers the members and the task."""
     contacts = await ready(app, client)
     task = await write(app, lambda c: task_event(c, contacts[3], SYNCED, AT, step=5))
     await autosync_of(app)(TARGET)
+    return contacts, task
+
+
+async def test_completions_that_keep_failing_show_as_pending_with_the_last_error(
+    app: Starlette, client: httpx.AsyncClient
+) -> None:
+    _, task = await task_in_the_crm(app, client)
     await write(app, lambda c: c.execute(
         "UPDATE platform_tasks SET completed = 1, completedAt = ? WHERE id = ?", (AT, task)))
     await set_faults(client, [{"endpoint": "PATCH /tasks/:taskId", "status": 500}])
@@ -176,9 +182,7 @@ async def test_completions_that_keep_failing_show_as_pending_with_the_last_error
 async def test_a_task_completed_on_the_crm_side_is_completed_on_the_platform(
     app: Starlette, client: httpx.AsyncClient
 ) -> None:
-    contacts = await ready(app, client)
-    task = await write(app, lambda c: task_event(c, contacts[3], SYNCED, AT, step=5))
-    await autosync_of(app)(TARGET)
+    contacts, task = await task_in_the_crm(app, client)
     crm_id = (await emulator_of(app).db.fetchone(
         "SELECT crmTaskId FROM platform_tasks WHERE id = ?", (task,)))[0]  # type: ignore[index]
     done = await client.patch(f"/_emulator/crm/tasks/{crm_id}", json={"completed": True})
