@@ -10,13 +10,14 @@ from typing import Any
 import msgspec
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from emulator.errors import BadRequest, Conflict, FieldError, NotFound
 from emulator.exporter import records as rec
 from emulator.exporter.plan import ENGAGEMENT_FIELDS
 from emulator.exporter.report import Report
+from emulator.exporter.report_html import html_report
 from emulator.exporter.run import Exporter, resolve_crm_url
 from emulator.fixtures.models import CrmConnection
 from emulator.http import decode_body, json_response
@@ -156,6 +157,18 @@ async def get_export(request: Request) -> Response:
     return json_response(exporter.report)
 
 
+@operation(
+    "An export's report as one self-contained HTML page (what `emulator export --html` writes)",
+    str, errors=(404,), params=[Param(name="exportId", where="path", required=True)],
+    security=None, media="text/html",
+)
+async def get_export_html(request: Request) -> Response:
+    exporter = _runs(request).get(request.path_params["exportId"])
+    if exporter is None:
+        raise NotFound("unknown export")
+    return HTMLResponse(html_report(exporter.report))
+
+
 JOURNAL_FILTERS = (
     query("method", "e.g. POST"), query("path", "path prefix, e.g. /contacts"), query("exportId"),
 )
@@ -242,6 +255,7 @@ routes: list[BaseRoute] = [
     Route("/connection", put_connection, methods=["PUT"]),
     Route("/exports", start_export, methods=["POST"]),
     Route("/exports/{exportId}", get_export, methods=["GET"]),
+    Route("/exports/{exportId}/report.html", get_export_html, methods=["GET"]),
     Route("/journal", journal, methods=["GET"]),
     Route("/journal.jsonl", journal_jsonl, methods=["GET"]),
 ]
