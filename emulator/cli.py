@@ -1,4 +1,5 @@
-"""Command line: `emulator serve` (more subcommands join as they are built)."""
+"""Command line of the outreach platform emulator: serve it, export to a CRM, replay and
+record scenarios, wait for a server."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from emulator import export_command
+from emulator import __version__, export_command, wait_command
 from emulator.scenarios import command as replay_command
 from emulator.scenarios import record as record_command
 from emulator.clock import parse_clock
@@ -37,11 +38,16 @@ def _positive(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="emulator", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    serve = sub.add_parser("serve", help="serve /v1, /crm and /_emulator on one port")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8400)
+    serve = sub.add_parser(
+        "serve", help="serve /v1, /crm, /_emulator, the dashboard (/) and /docs on one port"
+    )
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
+    serve.add_argument("--port", type=int, default=8400, help="port to listen on (default 8400)")
     serve.add_argument("--fixtures", default=str(DEFAULT_FIXTURES), help="fixture directory")
     serve.add_argument("--db", default=None, help="SQLite file that keeps state across restarts")
     serve.add_argument(
@@ -65,7 +71,29 @@ def build_parser() -> argparse.ArgumentParser:
     export_command.add_parser(sub)
     replay_command.add_parser(sub)
     record_command.add_parser(sub)
+    wait_command.add_parser(sub)
+    add_examples(sub)
     return parser
+
+
+# One example per subcommand, shown at the end of its --help.
+EXAMPLES = {
+    "serve": "emulator serve --port 8400 --fixtures fixtures/default --db state.db",
+    "export": 'emulator export --crm-url https://crm.example.com/api --api-key "$CRM_KEY" '
+    "--junit export.xml",
+    "replay": "emulator replay fixtures/scenarios --junit scenarios.xml",
+    "record": 'emulator record --crm-url https://crm.example.com/api --api-key "$CRM_KEY" '
+    "--out bug-1234.json",
+    "wait": "emulator serve & emulator wait --timeout 30 && curl -s localhost:8400/_emulator/health",
+}
+
+
+def add_examples(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Give each subcommand without an epilog of its own its example."""
+    for name, command in sub.choices.items():
+        if command.epilog is None and name in EXAMPLES:
+            command.epilog = f"example:\n  {EXAMPLES[name]}"
+            command.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
 def _display(path: str) -> str:
@@ -124,6 +152,8 @@ def _run(args: argparse.Namespace) -> int:
         return replay_command.main(args)
     if args.command == "record":
         return record_command.main(args)
+    if args.command == "wait":
+        return wait_command.main(args)
     return 2
 
 
