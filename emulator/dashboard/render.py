@@ -114,17 +114,22 @@ def form_fields(body: bytes) -> dict[str, str]:
 
 def serves(request: Request, method: str, path: str) -> bool:
     """Whether this app has a route for `method path` (interfaces other builds may lack)."""
+    return route_exists(request.app.routes, method, path)
+
+
+def route_exists(routes: Sequence[BaseRoute], method: str, path: str) -> bool:
+    """Whether a route of `routes` (mounts searched) takes `method path`."""
     scope = {"type": "http", "method": method, "path": path, "root_path": "", "path_params": {}}
-    return _serves(request.app.routes, scope)
+    return _matches(routes, scope)
 
 
-def _serves(routes: Sequence[BaseRoute], scope: dict[str, Any]) -> bool:
+def _matches(routes: Sequence[BaseRoute], scope: dict[str, Any]) -> bool:
     for route in routes:
         match, child = route.matches(scope)
         if match is Match.NONE:
             continue
         if isinstance(route, Mount):
-            if _serves(route.routes, {**scope, **child}):
+            if _matches(route.routes, {**scope, **child}):
                 return True
         elif match is Match.FULL:
             return True

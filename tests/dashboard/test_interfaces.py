@@ -1,0 +1,96 @@
+"""The runs page once the verify and HTML-report routes exist (stand-ins built to the agreed
+interface: POST /_emulator/verify, GET /_emulator/verify/{id}[/report.html],
+GET /_emulator/exports/{id}/report.html), in a real Chromium."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from emulator.app import create_app
+from emulator.dashboard.render import route_exists
+from tests.conftest import make_settings
+from tests.dashboard.browser import Watched, browser_or_skip, chromium, watch
+from tests.servers import serve_app
+
+
+def stand_in_routes() -> list[Route]:
+    polls: dict[str, int] = {}
+
+    async def start_verify(request: Request) -> Response:
+        body = await request.json()
+        assert set(body) <= {"crmUrl", "apiKey", "apiKeyHeader"}
+        polls["v-1"] = 0
+        return JSONResponse({"id": "v-1", "status": "running"}, 202)
+
+    async def get_verify(request: Request) -> Response:
+        run_id = request.path_params["id"]
+        if run_id not in polls:
+            return JSONResponse({"status": "error", "message": "unknown verify run"}, 404)
+        polls[run_id] += 1
+        if polls[run_id] < 3:  # running for the first polls, as a real run would be
+            return JSONResponse({"id": run_id, "status": "running"})
+        return JSONResponse({"id": run_id, "status": "fail", "report": {"violations": 1}})
+
+    async def report_html(request: Request) -> Response:
+        return HTMLResponse(f"<h1>{request.url.path.split('/')[2]} report</h1>")
+
+    return [
+        Route("/_emulator/verify", start_verify, methods=["POST"]),
+        Route("/_emulator/verify/{id}", get_verify, methods=["GET"]),
+        Route("/_emulator/verify/{id}/report.html", report_html, methods=["GET"]),
+        Route("/_emulator/exports/{id}/report.html", report_html, methods=["GET"]),
+    ]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    browser_or_skip()
+    app = create_app(make_settings())
+    if not route_exists(app.routes, "POST", "/_emulator/verify"):  # else the real ones serve
+        app.router.routes[:0] = stand_in_routes()  # before the /_emulator mount
+    with serve_app(app) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser(server: str) -> Iterator[Any]:
+    with chromium(browser_or_skip()) as b:
+        yield b
+
+
+@pytest.fixture
+def page(browser: Any, server: str) -> Iterator[Watched]:
+    watched = watch(browser, server)
+    yield watched
+    watched.page.close()
+    watched.assert_clean()
+
+
+def test_a_verify_run_is_followed_to_its_html_report(page: Watched) -> None:
+    page.goto("/runs")
+    page.page.click("#start-verify")
+    page.page.wait_for_url(re.compile(r"/runs/verify/[^/]+$"))
+    page.page.wait_for_function(
+        "() => !['running', '…'].includes(document.querySelector('#verify-status').textContent)",
+        timeout=120_000,
+    )
+    assert page.page.inner_text("#verify-status") in ("pass", "fail")
+    frame = page.page.locator("#report-frame")
+    frame.wait_for(state="visible")
+    assert "report" in page.page.frame_locator("#report-frame").locator("body").inner_text()
+
+
+def test_a_finished_export_embeds_the_html_report(page: Watched) -> None:
+    page.goto("/runs")
+    page.page.click("#start-export")
+    page.page.wait_for_url(re.compile(r"/runs/exports/[^/]+$"))
+    page.page.wait_for_selector("#report-frame", timeout=60_000)
+    assert page.page.inner_text("#export-status") == "ok"
+    assert page.page.frame_locator("#report-frame").locator("body").inner_text()
