@@ -75,7 +75,7 @@ def test_every_page_loads_without_errors_or_foreign_requests(page: Watched) -> N
     page.errors.clear()  # the 404 document itself is logged by Chromium as a failed load
 
 
-def test_advance_a_day_moves_the_clock_and_the_counts(page: Watched, server: str) -> None:
+def test_advance_a_day_moves_the_clock_and_the_counts_and_webhooks_redeliver(page: Watched, server: str) -> None:
     page.goto("/")
     before = page.page.inner_text("#clock-now")
     events = int(page.page.inner_text("[data-count=events]"))
@@ -87,6 +87,15 @@ def test_advance_a_day_moves_the_clock_and_the_counts(page: Watched, server: str
     assert datetime.fromisoformat(after) - datetime.fromisoformat(before) == timedelta(days=1)
     assert int(page.page.inner_text("[data-count=events]")) > events
     assert "advanced:" in page.page.inner_text("#flash")
+    # the day's events went to the fixture subscriptions (127.0.0.1:9: failures, retried)
+    page.goto("/webhooks/1")
+    attempts = page.page.locator("table.list tbody tr")
+    before = attempts.count()
+    assert before > 0 and "no answer" in attempts.first.inner_text()
+    attempts.first.locator("button").click()
+    page.page.wait_for_selector("#flash.ok")
+    assert "redelivered: attempt" in page.page.inner_text("#flash")
+    assert page.page.locator("table.list tbody tr").count() == min(before + 1, 50)
     httpx.post(f"{server}/_emulator/reset").raise_for_status()
 
 
