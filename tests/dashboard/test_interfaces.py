@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from starlette.requests import Request
@@ -16,7 +15,7 @@ from starlette.routing import Route
 from emulator.app import create_app
 from emulator.dashboard.render import route_exists
 from tests.conftest import make_settings
-from tests.dashboard.browser import Watched, browser_or_skip, chromium, watch
+from tests.dashboard.browser import Watched, browser_or_skip
 from tests.servers import serve_app
 
 
@@ -57,20 +56,6 @@ def server() -> Iterator[str]:
         app.router.routes[:0] = stand_in_routes()  # before the /_emulator mount
     with serve_app(app) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser(server: str) -> Iterator[Any]:
-    with chromium(browser_or_skip()) as b:
-        yield b
-
-
-@pytest.fixture
-def page(browser: Any, server: str) -> Iterator[Watched]:
-    watched = watch(browser, server)
-    yield watched
-    watched.page.close()
-    watched.assert_clean()
 
 
 def test_a_verify_run_is_followed_to_its_html_report(page: Watched) -> None:

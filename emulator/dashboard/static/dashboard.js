@@ -66,6 +66,11 @@ async function send(form) {
 
 document.addEventListener("submit", (event) => {
   const form = event.target;
+  if (form.dataset && form.dataset.busy) {
+    // an ordinary form that takes a while (scenario runs): say so until the answer arrives
+    showFlash(form.dataset.busy, false);
+    return;
+  }
   if (!form.dataset || !form.dataset.api) return;
   event.preventDefault();
   send(form);
