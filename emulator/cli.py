@@ -1,5 +1,5 @@
-"""Command line of the outreach platform emulator: serve it, export to a CRM, replay and
-record scenarios, wait for a server."""
+"""Command line of the outreach platform emulator: serve it, export to a CRM, verify a CRM,
+replay and record scenarios, wait for a server."""
 
 from __future__ import annotations
 
@@ -84,6 +84,8 @@ EXAMPLES = {
     "replay": "emulator replay fixtures/scenarios --junit scenarios.xml",
     "record": 'emulator record --crm-url https://crm.example.com/api --api-key "$CRM_KEY" '
     "--out bug-1234.json",
+    "verify": 'emulator verify --crm-url http://127.0.0.1:3000 --api-key "$CRM_API_KEY" '
+    "--junit verify.xml --html verify.html",
     "wait": "emulator serve & emulator wait --timeout 30 && curl -s localhost:8400/_emulator/health",
 }
 
