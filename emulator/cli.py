@@ -8,12 +8,13 @@ import os
 import sys
 from pathlib import Path
 
-from emulator import __version__, export_command, wait_command
+from emulator import export_command
 from emulator.scenarios import command as replay_command
 from emulator.scenarios import record as record_command
 from emulator.clock import parse_clock
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.settings import RateLimit, Settings
+from emulator import __version__, wait_command
 
 
 def _rate_limit(text: str) -> RateLimit:
@@ -68,11 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="CRM exchanges kept in the export journal; the oldest are dropped (default 100000)",
     )
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
+    wait_command.add_parser(sub)
     export_command.add_parser(sub)
     replay_command.add_parser(sub)
     record_command.add_parser(sub)
-    wait_command.add_parser(sub)
-    add_examples(sub)
     return parser
 
 
@@ -90,12 +90,14 @@ EXAMPLES = {
 }
 
 
-def add_examples(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Give each subcommand without an epilog of its own its example."""
+def add_examples(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Give each subcommand without an epilog of its own its example; answers the parser."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     for name, command in sub.choices.items():
         if command.epilog is None and name in EXAMPLES:
             command.epilog = f"example:\n  {EXAMPLES[name]}"
             command.formatter_class = argparse.RawDescriptionHelpFormatter
+    return parser
 
 
 def _display(path: str) -> str:
@@ -136,7 +138,7 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = add_examples(build_parser()).parse_args(argv)
     try:
         return _run(args)
     except BrokenPipeError:
@@ -146,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.command == "wait":
+        return wait_command.main(args)
     if args.command == "serve":
         return serve(args)
     if args.command == "export":
@@ -154,8 +158,6 @@ def _run(args: argparse.Namespace) -> int:
         return replay_command.main(args)
     if args.command == "record":
         return record_command.main(args)
-    if args.command == "wait":
-        return wait_command.main(args)
     return 2
 
 
