@@ -19,7 +19,8 @@ from tests.dashboard.browser import Watched, browser_or_skip
 from tests.servers import serve_app
 
 
-def stand_in_routes() -> list[Route]:
+def stand_in_routes() -> dict[tuple[str, str], Route]:
+    """The agreed routes, by (method, an example path) to test whether this build has them."""
     polls: dict[str, int] = {}
 
     async def start_verify(request: Request) -> Response:
@@ -40,20 +41,27 @@ def stand_in_routes() -> list[Route]:
     async def report_html(request: Request) -> Response:
         return HTMLResponse(f"<h1>{request.url.path.split('/')[2]} report</h1>")
 
-    return [
-        Route("/_emulator/verify", start_verify, methods=["POST"]),
-        Route("/_emulator/verify/{id}", get_verify, methods=["GET"]),
-        Route("/_emulator/verify/{id}/report.html", report_html, methods=["GET"]),
-        Route("/_emulator/exports/{id}/report.html", report_html, methods=["GET"]),
-    ]
+    return {
+        ("POST", "/_emulator/verify"): Route("/_emulator/verify", start_verify, methods=["POST"]),
+        ("GET", "/_emulator/verify/x"): Route("/_emulator/verify/{id}", get_verify, methods=["GET"]),
+        ("GET", "/_emulator/verify/x/report.html"): Route(
+            "/_emulator/verify/{id}/report.html", report_html, methods=["GET"]
+        ),
+        ("GET", "/_emulator/exports/x/report.html"): Route(
+            "/_emulator/exports/{id}/report.html", report_html, methods=["GET"]
+        ),
+    }
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     browser_or_skip()
     app = create_app(make_settings())
-    if not route_exists(app.routes, "POST", "/_emulator/verify"):  # else the real ones serve
-        app.router.routes[:0] = stand_in_routes()  # before the /_emulator mount
+    missing = [
+        route for (method, path), route in stand_in_routes().items()
+        if not route_exists(app.routes, method, path)  # a build that has it serves its own
+    ]
+    app.router.routes[:0] = missing  # before the /_emulator mount
     with serve_app(app) as url:
         yield url
 
@@ -69,7 +77,8 @@ def test_a_verify_run_is_followed_to_its_html_report(page: Watched) -> None:
     assert page.page.inner_text("#verify-status") in ("pass", "fail")
     frame = page.page.locator("#report-frame")
     frame.wait_for(state="visible")
-    assert "report" in page.page.frame_locator("#report-frame").locator("body").inner_text()
+    assert frame.get_attribute("src").endswith("/report.html")
+    assert page.page.frame_locator("#report-frame").locator("body").inner_text().strip()
 
 
 def test_a_finished_export_embeds_the_html_report(page: Watched) -> None:
@@ -78,4 +87,5 @@ def test_a_finished_export_embeds_the_html_report(page: Watched) -> None:
     page.page.wait_for_url(re.compile(r"/runs/exports/[^/]+$"))
     page.page.wait_for_selector("#report-frame", timeout=60_000)
     assert page.page.inner_text("#export-status") == "ok"
-    assert page.page.frame_locator("#report-frame").locator("body").inner_text()
+    assert page.page.locator("#report-frame").get_attribute("src").endswith("/report.html")
+    assert page.page.frame_locator("#report-frame").locator("body").inner_text().strip()

@@ -196,4 +196,6 @@ def test_screenshots_are_not_committed() -> None:
     ignored = subprocess.run(
         ["git", "check-ignore", "-q", str(shot)], cwd=ROOT, check=False, capture_output=True
     )
+    if ignored.returncode == 128:
+        pytest.skip("not a git checkout")
     assert ignored.returncode == 0, f"{shot} would be committed"
