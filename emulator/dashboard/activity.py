@@ -18,6 +18,7 @@ from emulator.dashboard.render import (
 )
 from emulator.errors import ApiError
 from emulator.public_api.webhooks import get_webhook, list_webhooks, webhook_logs
+from emulator.simulation.delivery_status import DeliveryCounts, delivery_counts, queued_attempts
 from emulator.simulation.event_log import event_types, read_events
 
 JOURNAL_FILTERS = ("exportId", "method", "path", "status")
@@ -57,7 +58,11 @@ async def events(request: Request) -> Response:
 
 async def webhooks(request: Request) -> Response:
     total, subscriptions = await list_webhooks(api(request), 1, 100)
-    return page(request, "webhooks.html", subscriptions=subscriptions, total=total)
+    counts = await delivery_counts(emulator_of(request).db)
+    return page(
+        request, "webhooks.html", subscriptions=subscriptions, total=total, counts=counts,
+        none=DeliveryCounts(),
+    )
 
 
 async def webhook(request: Request) -> Response:
@@ -70,7 +75,8 @@ async def webhook(request: Request) -> Response:
         total, attempts = await webhook_logs(ctx, int(text), number, PAGE_SIZE)
     except ApiError as exc:
         return api_problem(request, exc)
+    queued = await queued_attempts(emulator_of(request).db, subscription.id, PAGE_SIZE)
     return page(
         request, "webhook.html", subscription=subscription, attempts=attempts, total=total,
-        number=number,
+        number=number, queued=queued,
     )
