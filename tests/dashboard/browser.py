@@ -8,6 +8,7 @@ where a missing browser is a failure.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -58,6 +59,18 @@ class Watched:
         response = self.page.goto(self.origin + path)
         self.page.wait_for_load_state("load")
         return response
+
+    def run_from_runs_page(self, kind: str, timeout: float = 120_000) -> str:
+        """Start an export or verify run from /runs, follow it to its page until it is no
+        longer running; answers its status."""
+        self.goto("/runs")
+        self.page.click(f"#start-{kind}")
+        self.page.wait_for_url(re.compile(r"/runs/(exports|verify)/[^/]+$"))
+        self.page.wait_for_function(
+            "id => !['running', '…', undefined].includes(document.getElementById(id)?.textContent)",
+            arg=f"{kind}-status", timeout=timeout,
+        )
+        return str(self.page.inner_text(f"#{kind}-status"))
 
     def assert_clean(self) -> None:
         assert self.errors == [], f"the page logged errors: {self.errors}"

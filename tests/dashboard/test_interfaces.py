@@ -4,7 +4,6 @@ GET /_emulator/exports/{id}/report.html), in a real Chromium."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import pytest
@@ -67,14 +66,7 @@ def server() -> Iterator[str]:
 
 
 def test_a_verify_run_is_followed_to_its_html_report(page: Watched) -> None:
-    page.goto("/runs")
-    page.page.click("#start-verify")
-    page.page.wait_for_url(re.compile(r"/runs/verify/[^/]+$"))
-    page.page.wait_for_function(
-        "() => !['running', '…'].includes(document.querySelector('#verify-status').textContent)",
-        timeout=120_000,
-    )
-    assert page.page.inner_text("#verify-status") in ("pass", "fail")
+    assert page.run_from_runs_page("verify") in ("pass", "fail")
     frame = page.page.locator("#report-frame")
     frame.wait_for(state="visible")
     assert frame.get_attribute("src").endswith("/report.html")
@@ -82,10 +74,6 @@ def test_a_verify_run_is_followed_to_its_html_report(page: Watched) -> None:
 
 
 def test_a_finished_export_embeds_the_html_report(page: Watched) -> None:
-    page.goto("/runs")
-    page.page.click("#start-export")
-    page.page.wait_for_url(re.compile(r"/runs/exports/[^/]+$"))
-    page.page.wait_for_selector("#report-frame", timeout=60_000)
-    assert page.page.inner_text("#export-status") == "ok"
+    assert page.run_from_runs_page("export") == "ok"
     assert page.page.locator("#report-frame").get_attribute("src").endswith("/report.html")
     assert page.page.frame_locator("#report-frame").locator("body").inner_text().strip()

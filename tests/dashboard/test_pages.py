@@ -90,14 +90,7 @@ def test_advance_a_day_moves_the_clock_and_the_counts_and_webhooks_redeliver(pag
 
 
 def test_an_export_from_the_page_shows_its_report(page: Watched) -> None:
-    page.goto("/runs")
-    page.page.click("#start-export")
-    page.page.wait_for_url(re.compile(r"/runs/exports/[^/]+$"))
-    page.page.wait_for_function(
-        "() => !['running', undefined].includes(document.querySelector('#export-status')?.textContent)",
-        timeout=60_000,
-    )
-    assert page.page.inner_text("#export-status") == "ok"
+    assert page.run_from_runs_page("export") == "ok"
     if page.page.locator("#report-frame").count():  # the HTML report of `emulator export --html`
         frame = page.page.frame_locator("#report-frame")
         assert frame.locator("body").inner_text()
@@ -170,13 +163,7 @@ def test_verify_runs_from_the_page_or_says_it_is_not_in_this_build(page: Watched
     if page.page.locator("#verify-missing").count():
         assert page.page.inner_text("#verify-missing") == "verify is not available in this build"
         return
-    page.page.click("#start-verify")
-    page.page.wait_for_url(re.compile(r"/runs/verify/[^/]+$"))
-    page.page.wait_for_function(
-        "() => !['running', '…'].includes(document.querySelector('#verify-status').textContent)",
-        timeout=120_000,
-    )
-    assert page.page.inner_text("#verify-status") in ("pass", "fail")
+    assert page.run_from_runs_page("verify") in ("pass", "fail")
     assert page.page.locator("#report-frame:visible, #verify-report:visible").count() == 1
 
 
