@@ -94,3 +94,13 @@ def test_pretty_indents_json_text_and_leaves_other_text() -> None:
     assert pretty('{"a": [1, 2]}') == '{\n  "a": [\n    1,\n    2\n  ]\n}'
     assert pretty("not json") == "not json"
     assert pretty(None) == ""
+
+
+async def test_record_links_are_links_only_for_http_urls(client: httpx.AsyncClient) -> None:
+    connection = (await client.get("/_emulator/connection")).json()
+    page = (await client.get("/contacts/4")).text
+    assert 'id="crm-link" href="http://127.0.0.1:8400/crm-ui/contacts/' in page
+    odd = {**connection, "apiKey": "crm-demo-key", "contactLinkTemplate": "javascript:alert('{{crmId}}')"}
+    assert (await client.put("/_emulator/connection", json=odd)).status_code == 200
+    page = (await client.get("/contacts/4")).text
+    assert 'id="crm-link"' not in page and "javascript:alert(&#39;" in page
