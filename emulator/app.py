@@ -19,6 +19,7 @@ from emulator import __version__
 from emulator.control.routes import routes as control_routes
 from emulator.crm.routes import routes as crm_routes
 from emulator.crm.seed import seed as seed_crm
+from emulator.dashboard.routes import routes as dashboard_routes
 from emulator.errors import ApiError, CrmError, api_error_handler, crm_error_handler
 from emulator.fixtures.models import FixtureSet
 from emulator.fixtures.seed import seed as seed_platform
@@ -92,6 +93,7 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
             Mount("/crm", routes=crm_routes),
             Mount("/_emulator", routes=control_routes),
             Route("/openapi.json", openapi, methods=["GET"]),
+            *dashboard_routes,  # /, the record pages and /docs
         ],
         exception_handlers={
             ApiError: api_error_handler,

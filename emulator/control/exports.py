@@ -23,6 +23,7 @@ from emulator.fixtures.models import CrmConnection
 from emulator.http import decode_body, json_response
 from emulator.openapi import Param, operation, query
 from emulator.state import Emulator
+from emulator.store.db import Store
 from emulator.wire import Wire, encode
 
 log = logging.getLogger(__name__)
@@ -171,6 +172,7 @@ async def get_export_html(request: Request) -> Response:
 
 JOURNAL_FILTERS = (
     query("method", "e.g. POST"), query("path", "path prefix, e.g. /contacts"), query("exportId"),
+    query("status", "an HTTP status, or none for exchanges that got no answer"),
 )
 JSONL_CHUNK = 1000  # rows per read while streaming JSON Lines
 JOURNAL_COLUMNS = ", ".join(JournalEntry.__struct_fields__)
@@ -189,7 +191,22 @@ def journal_filter(q: QueryParams) -> tuple[list[str], list[Any]]:
     if q.get("exportId"):
         clauses.append("exportId = ?")
         params.append(q["exportId"])
+    if q.get("status"):
+        if q["status"] == "none":
+            clauses.append("status IS NULL")
+        elif q["status"].isdigit():
+            clauses.append("status = ?")
+            params.append(int(q["status"]))
+        else:
+            raise BadRequest.field("status", "must be an HTTP status or none")
     return clauses, params
+
+
+async def read_journal(db: Store, q: QueryParams, page: int, size: int) -> tuple[int, list[JournalEntry]]:
+    """(total, one page) of the journal entries matching the filters of `q`, oldest first."""
+    clauses, params = journal_filter(q)
+    total, rows = await db.page("export_journal", JOURNAL_COLUMNS, clauses, params, page, size)
+    return total, _entries(rows)
 
 
 def bounded(q: QueryParams, name: str, default: int, low: int, high: int) -> int:
@@ -219,11 +236,8 @@ async def journal(request: Request) -> Response:
         return await journal_jsonl(request)
     # Not page_params: that one holds /v1's 1..100 page size.
     page, size = bounded(q, "page", 1, 1, 10**9), bounded(q, "pageSize", 50, 1, 500)
-    clauses, params = journal_filter(q)
-    total, rows = await _emulator(request).db.page(
-        "export_journal", JOURNAL_COLUMNS, clauses, params, page, size
-    )
-    return json_response(JournalPage(data=_entries(rows), page=page, pageSize=size, total=total))
+    total, data = await read_journal(_emulator(request).db, q, page, size)
+    return json_response(JournalPage(data=data, page=page, pageSize=size, total=total))
 
 
 @operation(
