@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run test lint bench fixtures-large clean
+.PHONY: help venv run test browser lint bench fixtures-large clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -21,8 +21,15 @@ venv: $(STAMP) ## create the virtual environment and install the package
 run: $(STAMP) ## serve on 127.0.0.1:8400 with the default fixtures
 	$(BIN)/emulator serve
 
-test: $(STAMP) ## run the whole test suite
+test: $(STAMP) browser ## run the whole test suite
 	$(BIN)/pytest
+
+# The dashboard's browser tests drive Debian's chromium; without it (and without root and apt to
+# install it) they skip, saying why.
+browser: ## install Debian's chromium for the browser tests when it is missing (root and apt)
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+		|| echo "chromium could not be installed: the browser tests will be skipped"
 
 lint: $(STAMP) ## ruff and mypy
 	$(BIN)/pip install -q ruff mypy

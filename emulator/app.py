@@ -20,6 +20,7 @@ from emulator.control.routes import routes as control_routes
 from emulator.crm.routes import routes as crm_routes
 from emulator.crm.seed import seed as seed_crm
 from emulator.asgi_guards import BodyLimit, ControlToken
+from emulator.dashboard.routes import routes as dashboard_routes
 from emulator.errors import (
     ApiError,
     BadRequest,
@@ -36,7 +37,9 @@ from emulator.openapi import build_document
 from emulator.operations import Busy
 from emulator.public_api.context import ApiContext
 from emulator.public_api.routes import routes as public_routes
-from emulator.simulation.autosync import AutoSync
+from emulator.simulation.actions_export import ActionsExports
+from emulator.simulation.autosync import AutoSync, InProcessTransport
+from emulator.simulation.crm_health import HealthChecker
 from emulator.simulation.dispatch import DeliveryListener
 from emulator.simulation.engine import Simulation
 from emulator.simulation.seed import seed as seed_simulation
@@ -124,6 +127,7 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
             Mount("/crm", routes=crm_routes),
             Mount("/_emulator", routes=control_routes),
             Route("/openapi.json", openapi, methods=["GET"]),
+            *dashboard_routes,  # /, the record pages and /docs
         ],
         exception_handlers={
             ApiError: api_error_handler,
@@ -146,6 +150,8 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
     app.state.public_api = ApiContext(emulator)
     app.state.autosync = AutoSync(emulator, app)
     simulation.listeners.append(app.state.autosync)  # CRM auto-sync after each advance
-    app.state.deliveries = DeliveryListener(emulator)
+    crm_transport = InProcessTransport(app)  # a relative crmUrl ("/crm") is this app
+    app.state.deliveries = DeliveryListener(emulator, ActionsExports(emulator, crm_transport))
     simulation.listeners.append(app.state.deliveries)  # webhooks and actions runs
+    simulation.listeners.append(HealthChecker(emulator, crm_transport))  # the CRM's health
     return app

@@ -1,4 +1,5 @@
-"""Command line: `emulator serve` (more subcommands join as they are built)."""
+"""Command line of the outreach platform emulator: serve it, export to a CRM, verify a CRM,
+replay and record scenarios, wait for a server."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import os
 import sys
 from pathlib import Path
 
-from emulator import export_command
+from emulator import export_command, verify_command
 from emulator.clock import parse_clock
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.scenarios import command as replay_command
 from emulator.scenarios import record as record_command
 from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
 from emulator.settings import RateLimit, Settings
+from emulator import __version__, wait_command
 
 
 def _rate_limit(text: str) -> RateLimit:
@@ -44,11 +46,18 @@ def _positive(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="emulator", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    serve = sub.add_parser("serve", help="serve /v1, /crm and /_emulator on one port")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=_port, default=8400, help="0..65535 (0: any free port)")
+    serve = sub.add_parser(
+        "serve", help="serve /v1, /crm, /_emulator, the dashboard (/) and /docs on one port"
+    )
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
+    serve.add_argument(
+        "--port", type=_port, default=8400, help="port to listen on, 0..65535 (default 8400)"
+    )
     serve.add_argument("--fixtures", default=str(DEFAULT_FIXTURES), help="fixture directory")
     serve.add_argument("--db", default=None, help="SQLite file that keeps state across restarts")
     serve.add_argument(
@@ -85,9 +94,35 @@ def build_parser() -> argparse.ArgumentParser:
         help="another directory POST /_emulator/fixtures and /_emulator/scenarios/run may read "
         "(besides --fixtures and the bundled fixtures and scenarios); repeatable",
     )
+    wait_command.add_parser(sub)
     export_command.add_parser(sub)
     replay_command.add_parser(sub)
     record_command.add_parser(sub)
+    verify_command.add_parser(sub)
+    return parser
+
+
+# One example per subcommand, shown at the end of its --help.
+EXAMPLES = {
+    "serve": "emulator serve --port 8400 --fixtures fixtures/default --db state.db",
+    "export": 'emulator export --crm-url https://crm.example.com/api --api-key "$CRM_KEY" '
+    "--junit export.xml",
+    "replay": "emulator replay fixtures/scenarios --junit scenarios.xml",
+    "record": 'emulator record --crm-url https://crm.example.com/api --api-key "$CRM_KEY" '
+    "--out bug-1234.json",
+    "verify": 'emulator verify --crm-url http://127.0.0.1:3000 --api-key "$CRM_API_KEY" '
+    "--junit verify.xml --html verify.html",
+    "wait": "emulator serve & emulator wait --timeout 30 && curl -s localhost:8400/_emulator/health",
+}
+
+
+def add_examples(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Give each subcommand without an epilog of its own its example; answers the parser."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, command in sub.choices.items():
+        if command.epilog is None and name in EXAMPLES:
+            command.epilog = f"example:\n  {EXAMPLES[name]}"
+            command.formatter_class = argparse.RawDescriptionHelpFormatter
     return parser
 
 
@@ -146,7 +181,7 @@ def _fail(message: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = add_examples(build_parser()).parse_args(argv)
     try:
         return _run(args)
     except BrokenPipeError:
@@ -156,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.command == "wait":
+        return wait_command.main(args)
     if args.command == "serve":
         return serve(args)
     if args.command == "export":
@@ -164,6 +201,8 @@ def _run(args: argparse.Namespace) -> int:
         return replay_command.main(args)
     if args.command == "record":
         return record_command.main(args)
+    if args.command == "verify":
+        return verify_command.main(args)
     return 2
 
 

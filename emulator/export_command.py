@@ -50,7 +50,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--fixtures when new)"
     )
     export.add_argument("--report", help="write the JSON report to FILE")
-    export.add_argument("--junit", help="write JUnit XML (one test case per contract check)")
+    export.add_argument(
+        "--junit", help="write JUnit XML (a test case per contract check, per phase and for the run)"
+    )
+    export.add_argument("--html", help="write the report as one self-contained HTML page to FILE")
     export.add_argument("--json", action="store_true", help="print the JSON report to stdout")
 
 
@@ -217,12 +220,15 @@ def main(args: argparse.Namespace) -> int:
         print(f"emulator export: {exc}", file=sys.stderr)
         return 2
     from emulator.exporter.report import junit_xml, summary
+    from emulator.exporter.report_html import html_report
 
     data = msgspec.json.format(msgspec.json.encode(report), indent=2)
     if args.report:
         Path(args.report).write_bytes(data + b"\n")
     if args.junit:
         Path(args.junit).write_bytes(junit_xml(report))
+    if args.html:
+        Path(args.html).write_text(html_report(report), encoding="utf-8")
     if args.json:
         sys.stdout.write(data.decode() + "\n")
     else:

@@ -15,7 +15,7 @@ class RateLimit(Wire, frozen=True):
 
     scope: RateLimitScope = "contact"
     limit: int = 100
-    windowSeconds: float = 60.0
+    windowSeconds: float = 60.0  # the rolling window, and how long a 429 blocks
 
     @classmethod
     def parse(cls, text: str) -> RateLimit:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, dataclass_transform
 
 import msgspec
 
@@ -22,6 +22,9 @@ class _KeywordOnly(msgspec.StructMeta):
         return super().__new__(mcls, name, bases, ns, **kw)
 
 
+# dataclass_transform tells type checkers what the metaclass does (without it mypy reads the
+# fields as positional and reports every required field that follows an optional one).
+@dataclass_transform(kw_only_default=True, field_specifiers=(msgspec.field,))
 class Wire(msgspec.Struct, metaclass=_KeywordOnly):
     """Base of every body and fixture struct; field names are the wire names (camelCase)."""
 

@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fixture_words as w
 
 from emulator.fixtures import models as m
+from emulator.simulation.action_types import ACTION_TYPES as DOCUMENTED_ACTION_TYPES
 from emulator.wire import now_iso
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -31,7 +32,7 @@ HOUR, DAY = 3600, 86400
 DELAYS = [4 * HOUR, 12 * HOUR, DAY, 2 * DAY, 3 * DAY, 5 * DAY, 7 * DAY]
 MESSAGE_STEPS: tuple[str, ...] = get_args(m.MessageType)
 ALL_SCOPES: tuple[str, ...] = get_args(m.Scope)
-ACTION_TYPES = ["VERIFY_LEAD_EMAIL", "FIND_LEAD_EMAIL", "ENRICH_LEAD"]
+ACTION_TYPES = list(DOCUMENTED_ACTION_TYPES)  # the six of the actions guide
 PLATFORM_DOMAIN = "outreach-demo.com"
 HOOK_URL = "http://127.0.0.1:9/hooks/"
 CRM_USERS = [

@@ -85,6 +85,7 @@ class Receiver:
     status: int = 200
     delay: float = 0.0
     requests: list[Recorded] = field(default_factory=list)
+    status_for: dict[str, int] = field(default_factory=dict)  # path -> its own answer
 
 
 def recording_app(receiver: Receiver) -> Starlette:
@@ -96,7 +97,8 @@ def recording_app(receiver: Receiver) -> Starlette:
         ))
         if receiver.delay:
             await asyncio.sleep(receiver.delay)
-        return Response(b'{"ok": true}', receiver.status, media_type="application/json")
+        status = receiver.status_for.get(request.url.path, receiver.status)
+        return Response(b'{"ok": true}', status, media_type="application/json")
 
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
     return Starlette(routes=[Route("/{path:path}", record, methods=methods)])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import msgspec
 from starlette.requests import Request
@@ -21,6 +20,7 @@ from emulator.simulation.engine import (
     Simulation,
     SimulationError,
 )
+from emulator.simulation.event_log import EventOut, read_events
 from emulator.state import Emulator
 from emulator.wire import Wire, WireOmit, now_iso, parse_iso
 
@@ -45,12 +45,6 @@ class CampaignRun(Wire):
     id: int
     status: str
     scheduled: int = 0  # members given a timeline by this start
-
-
-class EventOut(InjectedOut):
-    """One row of the event log (`data`: the event's payload fields)."""
-
-    data: dict[str, Any]
 
 
 class EventPage(Wire):
@@ -168,22 +162,13 @@ async def list_events(request: Request) -> Response:
     emulator: Emulator = request.app.state.emulator
     after = _int_query(request, "afterId", 0, 0, 2**63 - 1)
     limit = _int_query(request, "limit", 100, 1, 1000)
-    where: list[str] = ["id > ?"]
-    params: list[Any] = [after]
-    for name in ("campaignId", "contactId"):
-        value = _int_query(request, name, None, 0, 2**63 - 1)
-        if value is not None:
-            where.append(f"{name} = ?")
-            params.append(value)
-    if (etype := request.query_params.get("type")) is not None:
-        where.append("type = ?")
-        params.append(etype)
-    rows = await emulator.db.fetchall(
-        "SELECT id, type, contactId, campaignId, messageId, occurredAt, data FROM events"
-        f" WHERE {' AND '.join(where)} ORDER BY id LIMIT ?", (*params, limit),
+    assert after is not None and limit is not None
+    data = await read_events(
+        emulator.db, after, limit,
+        campaign_id=_int_query(request, "campaignId", None, 0, 2**63 - 1),
+        contact_id=_int_query(request, "contactId", None, 0, 2**63 - 1),
+        event_type=request.query_params.get("type"),
     )
-    data = [EventOut(id=r[0], type=r[1], contactId=r[2], campaignId=r[3], messageId=r[4],
-                     occurredAt=r[5], data=msgspec.json.decode(r[6])) for r in rows]
     next_after = data[-1].id if len(data) == limit else None
     return json_response(EventPage(data=data, nextAfterId=next_after))
 

@@ -9,15 +9,17 @@ from starlette.routing import BaseRoute, Route
 
 from emulator.asgi_guards import token_matches
 from emulator.control.schemas import STORED_ONE, STORED_PAGES
-from emulator.crm import inspect
+from emulator.crm import inspect, tasks
 from emulator.crm.faults import rule_problems
 from emulator.crm.routes import crm_context
+from emulator.crm.schemas import Task
 from emulator.errors import BadRequest, FieldError, NotFound
 from emulator.fixtures.models import CrmSettings
 from emulator.http import decode_body, json_response
 from emulator.openapi import PAGE, Param, operation, query
 from emulator.public_api.envelopes import meta_list
 from emulator.public_api.params import page_params
+from emulator.wire import Wire
 
 KIND = Param(
     name="kind", where="path", required=True,
@@ -110,9 +112,48 @@ async def get_record(request: Request) -> Response:
     return json_response(found)
 
 
+class CrmTaskChange(Wire):
+    """What a CRM user does to a task on the CRM side."""
+
+    completed: bool
+
+
+TASK_ID = Param(name="crmId", where="path", required=True, description="The CRM's task id")
+
+
+@operation(
+    "Complete (or reopen) a task on the CRM side, as a CRM user would; the next export's "
+    "task read-back brings the completion to the platform",
+    Task, body=CrmTaskChange, params=(TASK_ID,), errors=(400, (404, "Unknown task id")),
+    security=None,
+)
+async def change_task(request: Request) -> Response:
+    body = await decode_body(request, CrmTaskChange, BadRequest.field)
+    ctx = crm_context(request)
+    crm_id = request.path_params["crmId"]
+    found = await tasks.set_completed(ctx.db, [crm_id], body.completed, ctx.now())
+    if not found:
+        raise NotFound(f"No CRM task {crm_id}")
+    return json_response(found[0])
+
+
+@operation(
+    "Delete a task on the CRM side, as a CRM user would (the exporter then finds it unknown)",
+    Task, params=(TASK_ID,), errors=((404, "Unknown task id"),), security=None,
+)
+async def delete_task(request: Request) -> Response:
+    crm_id = request.path_params["crmId"]
+    deleted = await tasks.delete_task(crm_context(request).db, crm_id)
+    if deleted is None:
+        raise NotFound(f"No CRM task {crm_id}")
+    return json_response(deleted)
+
+
 routes: list[BaseRoute] = [
     Route("/crm/settings", get_settings, methods=["GET"]),
     Route("/crm/settings", put_settings, methods=["PUT"]),
     Route("/crm/{kind}", list_records, methods=["GET"]),
     Route("/crm/{kind}/{recordId}", get_record, methods=["GET"]),
+    Route("/crm/tasks/{crmId}", change_task, methods=["PATCH"]),
+    Route("/crm/tasks/{crmId}", delete_task, methods=["DELETE"]),
 ]

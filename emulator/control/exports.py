@@ -10,19 +10,21 @@ from typing import Any
 import msgspec
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from emulator.errors import BadRequest, Conflict, FieldError, NotFound
 from emulator.exporter import records as rec
 from emulator.exporter.plan import ENGAGEMENT_FIELDS
 from emulator.exporter.report import Report
+from emulator.exporter.report_html import html_report
 from emulator.exporter.run import Exporter, resolve_crm_url
 from emulator.fixtures.models import CrmConnection
 from emulator.http import decode_body, json_response
 from emulator.openapi import Param, operation, query
 from emulator.self_target import control_api_target
 from emulator.state import Emulator
+from emulator.store.db import Store
 from emulator.store.export_lock import ExportLock, ExportLocked
 from emulator.wire import Wire, encode
 
@@ -178,8 +180,21 @@ async def get_export(request: Request) -> Response:
     return json_response(exporter.report)
 
 
+@operation(
+    "An export's report as one self-contained HTML page (what `emulator export --html` writes)",
+    str, errors=(404,), params=[Param(name="exportId", where="path", required=True)],
+    security=None, media="text/html",
+)
+async def get_export_html(request: Request) -> Response:
+    exporter = _runs(request).get(request.path_params["exportId"])
+    if exporter is None:
+        raise NotFound("unknown export")
+    return HTMLResponse(html_report(exporter.report))
+
+
 JOURNAL_FILTERS = (
     query("method", "e.g. POST"), query("path", "path prefix, e.g. /contacts"), query("exportId"),
+    query("status", "an HTTP status, or none for exchanges that got no answer"),
 )
 JSONL_CHUNK = 1000  # rows per read while streaming JSON Lines
 JOURNAL_COLUMNS = ", ".join(JournalEntry.__struct_fields__)
@@ -198,7 +213,22 @@ def journal_filter(q: QueryParams) -> tuple[list[str], list[Any]]:
     if q.get("exportId"):
         clauses.append("exportId = ?")
         params.append(q["exportId"])
+    if q.get("status"):
+        if q["status"] == "none":
+            clauses.append("status IS NULL")
+        elif q["status"].isdigit():
+            clauses.append("status = ?")
+            params.append(int(q["status"]))
+        else:
+            raise BadRequest.field("status", "must be an HTTP status or none")
     return clauses, params
+
+
+async def read_journal(db: Store, q: QueryParams, page: int, size: int) -> tuple[int, list[JournalEntry]]:
+    """(total, one page) of the journal entries matching the filters of `q`, oldest first."""
+    clauses, params = journal_filter(q)
+    total, rows = await db.page("export_journal", JOURNAL_COLUMNS, clauses, params, page, size)
+    return total, _entries(rows)
 
 
 def bounded(q: QueryParams, name: str, default: int, low: int, high: int) -> int:
@@ -228,11 +258,8 @@ async def journal(request: Request) -> Response:
         return await journal_jsonl(request)
     # Not page_params: that one holds /v1's 1..100 page size.
     page, size = bounded(q, "page", 1, 1, 10**9), bounded(q, "pageSize", 50, 1, 500)
-    clauses, params = journal_filter(q)
-    total, rows = await _emulator(request).db.page(
-        "export_journal", JOURNAL_COLUMNS, clauses, params, page, size
-    )
-    return json_response(JournalPage(data=_entries(rows), page=page, pageSize=size, total=total))
+    total, data = await read_journal(_emulator(request).db, q, page, size)
+    return json_response(JournalPage(data=data, page=page, pageSize=size, total=total))
 
 
 @operation(
@@ -264,6 +291,7 @@ routes: list[BaseRoute] = [
     Route("/connection", put_connection, methods=["PUT"]),
     Route("/exports", start_export, methods=["POST"]),
     Route("/exports/{exportId}", get_export, methods=["GET"]),
+    Route("/exports/{exportId}/report.html", get_export_html, methods=["GET"]),
     Route("/journal", journal, methods=["GET"]),
     Route("/journal.jsonl", journal_jsonl, methods=["GET"]),
 ]

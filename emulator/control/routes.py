@@ -12,6 +12,7 @@ from starlette.routing import BaseRoute, Route
 from emulator.control import clock, crm, exports, scenarios, snapshots, tasks
 from emulator.control import autosync
 from emulator.control import deliveries
+from emulator.control import verify as verify_runs
 from emulator.control.schemas import ControlHealth, Counts, FixturesLoaded, ResetOut
 from emulator.errors import BadRequest
 from emulator.fixtures.loader import FixtureError
@@ -83,4 +84,5 @@ routes: list[BaseRoute] = [
     *snapshots.routes,
     *tasks.routes,
     *scenarios.routes,
+    *verify_runs.routes,
 ]

@@ -19,6 +19,7 @@ from emulator.http import decode_body, json_response
 from emulator.openapi import PAGE, operation, query
 from emulator.public_api.envelopes import MetaList, meta_list
 from emulator.public_api.params import page_params
+from emulator.sequence_text import task_subject
 from emulator.state import Emulator
 from emulator.wire import Int64, Wire
 
@@ -135,7 +136,11 @@ async def create_task(request: Request) -> Response:
         campaign = conn.execute("SELECT name, sequence FROM campaigns WHERE id = ?", (body.campaignId,)).fetchone()
         if campaign is None:
             raise BadRequest.field("campaignId", f"unknown campaign {body.campaignId}")
-        if conn.execute("SELECT 1 FROM contacts WHERE id = ?", (body.contactId,)).fetchone() is None:
+        contact = conn.execute(
+            "SELECT c.firstName, co.name FROM contacts c LEFT JOIN companies co ON co.id = c.companyId"
+            " WHERE c.id = ?", (body.contactId,),
+        ).fetchone()
+        if contact is None:
             raise BadRequest.field("contactId", f"unknown contact {body.contactId}")
         steps = json.loads(campaign[1] or "[]")
         task_steps = [i for i, s in enumerate(steps) if s.get("type") == "TASK"]
@@ -148,7 +153,9 @@ async def create_task(request: Request) -> Response:
         ).fetchone():
             raise BadRequest.field("stepIndex", "this member already has that task")
         step = steps[index]
-        subject = body.subject or step.get("taskSubject") or f"{step.get('taskType') or 'Task'}: {campaign[0]}"
+        subject = task_subject(
+            body.subject or step.get("taskSubject"), step.get("taskType"), campaign[0], *contact
+        )
         cur = conn.execute(
             "INSERT INTO platform_tasks(contactId, campaignId, stepIndex, subject, type, dueDate)"
             " VALUES (?, ?, ?, ?, ?, ?)",

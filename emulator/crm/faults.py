@@ -12,24 +12,7 @@ import random
 import re
 
 from emulator.fixtures.models import FaultRule
-
-ENDPOINTS = (
-    "GET /health",
-    "POST /contacts",
-    "POST /contacts/sync",
-    "PUT /contacts",
-    "POST /companies",
-    "POST /companies/sync",
-    "PUT /companies",
-    "POST /associations",
-    "POST /activities",
-    "POST /tasks",
-    "GET /tasks/:taskId",
-    "PATCH /tasks/:taskId",
-    "POST /tasks/batch",
-    "PATCH /tasks/batch",
-    "GET /users",
-)
+from emulator.part_a import ENDPOINTS
 
 _BRACES = re.compile(r"\{(\w+)\}")
 

@@ -88,3 +88,15 @@ async def set_completed(
         return updated
 
     return [task_view(row) for row in await db.write(write)]
+
+
+async def delete_task(db: Store, task_id: str) -> dict[str, Any] | None:
+    """Forget a task (what a CRM user deleting it does); answers it, None when there was none."""
+
+    def delete(conn: sqlite3.Connection) -> tuple[Any, ...] | None:
+        row = _select(conn, [task_id]).get(task_id)
+        conn.execute("DELETE FROM crm_tasks WHERE id = ?", (task_id,))
+        return row
+
+    row = await db.write(delete)
+    return None if row is None else task_view(row)

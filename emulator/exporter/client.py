@@ -145,6 +145,8 @@ class CrmClient:
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.policy = policy or RetryPolicy()
+        # A 429 with Retry-After pauses every call to this CRM until then (decisions.md §3).
+        self._resume_at = 0.0  # time.monotonic() before which no request starts
         self._journal = journal
         self._key = api_key.encode()
         self._http = httpx.AsyncClient(
@@ -174,12 +176,23 @@ class CrmClient:
             return data
         return data.replace(self._key, REDACTED)
 
+    def pause(self, seconds: float) -> None:
+        """No request to this CRM starts within `seconds` from now (a later end wins)."""
+        log.info("CRM asked to slow down: every call waits %.2fs", seconds)
+        self._resume_at = max(self._resume_at, time.monotonic() + seconds)
+
+    async def _gate(self) -> None:
+        # Loops: a 429 answered meanwhile may push the end further.
+        while (wait := self._resume_at - time.monotonic()) > 0:
+            await asyncio.sleep(wait)
+
     async def call(self, method: str, path: str, body: Any = None) -> Exchange:
         """Send one request, retrying 429/502/503/504 and transport errors; 401 stops the run."""
         content = None if body is None else encode(body)
         started = time.perf_counter()
         attempt = 0
         while True:
+            await self._gate()
             t0 = time.perf_counter()
             status, data, error, retry_after = 0, b"", None, None
             try:
@@ -195,12 +208,16 @@ class CrmClient:
                         attempt + 1, self._redact(content), self._redact(data), error,
                     )
                 )
+            paused = status == 429 and retry_after is not None
+            if paused:
+                self.pause(self.policy.delay(attempt, retry_after))
             retryable = status == 0 or status in RETRY_STATUSES
             if not retryable or attempt >= self.policy.retries:
                 break
-            delay = self.policy.delay(attempt, retry_after if status == 429 else None)
-            log.info("%s %s: %s, retry in %.2fs", method, path, error or status, delay)
-            await asyncio.sleep(delay)
+            if not paused:  # a pause is waited out by the gate, like every other call's
+                delay = self.policy.delay(attempt, None)
+                log.info("%s %s: %s, retry in %.2fs", method, path, error or status, delay)
+                await asyncio.sleep(delay)
             attempt += 1
         exchange = Exchange(
             method, path, status, (time.perf_counter() - started) * 1000,

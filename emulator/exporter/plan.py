@@ -42,7 +42,8 @@ class Finding:
 
     severity: Severity
     check: str
-    message: str
+    message: str  # the kind of finding: the same text for every record it concerns
+    about: str | None = None  # which record or value showed it
 
 
 # ---------------------------------------------------------------------------------------------
@@ -73,10 +74,10 @@ def _asked_id(item: Any, asked: set[str], check: str, what: str, findings: list[
     """The item's externalId when it names an asked record; a violation otherwise."""
     ext = item.get("externalId") if isinstance(item, dict) else None
     if not _is_id(ext):
-        findings.append(Finding("violation", check, f"{what} without a string externalId: {item!r}"[:300]))
+        findings.append(Finding("violation", check, f"{what} without a string externalId", repr(item)[:300]))
         return None
     if ext not in asked:
-        findings.append(Finding("violation", check, f"{what} for externalId {ext!r} that was not asked"))
+        findings.append(Finding("violation", check, f"{what} for an externalId that was not asked", f"externalId {ext!r}"))
         return None
     return ext
 
@@ -114,42 +115,41 @@ def plan_sync(kind: Kind, asked: Sequence[str], body: Any) -> SyncPlan:
     matched: dict[str, Match] = {}
     for item in body["results"]:
         if not isinstance(item, dict):
-            plan.findings.append(Finding("violation", check, f"result item is not an object: {item!r}"[:300]))
+            plan.findings.append(Finding("violation", check, "result item is not an object", repr(item)[:300]))
             continue
         ext = _asked_id(item, asked_set, check, "result item", plan.findings)
         if ext is None:
             continue
         crm_id, props = item.get("crmId"), item.get("properties")
         if not _is_id(crm_id):
-            reason = f"sync result without a string crmId ({crm_id!r})"
-            plan.findings.append(Finding("violation", check, f"externalId {ext}: {reason}"))
-            failed.setdefault(ext, reason)
+            plan.findings.append(Finding("violation", check, "sync result without a string crmId", f"externalId {ext}: crmId {crm_id!r}"))
+            failed.setdefault(ext, f"sync result without a string crmId ({crm_id!r})")
             continue
         if props is not None and not isinstance(props, dict):
             reason = "sync result `properties` is not an object"
-            plan.findings.append(Finding("violation", check, f"externalId {ext}: {reason}"))
+            plan.findings.append(Finding("violation", check, reason, f"externalId {ext}"))
             failed.setdefault(ext, reason)
             continue
         if ext in failed:
             if ext not in matched:
                 plan.findings.append(
-                    Finding("violation", check, f"externalId {ext} is both in `results` and `errors`")
+                    Finding("violation", check, "externalId both in `results` and `errors`", f"externalId {ext}")
                 )
             continue
         previous = matched.get(ext)
         if previous is not None:
             if previous.crm_id != crm_id:
                 reason = f"sync matched it to two CRM records ({previous.crm_id}, {crm_id})"
-                plan.findings.append(Finding("violation", check, f"externalId {ext}: {reason}"))
+                plan.findings.append(Finding("violation", check, "sync matched one record to two CRM records", f"externalId {ext}: {reason}"))
                 failed[ext] = reason
                 del matched[ext]
             else:
-                plan.findings.append(Finding("warning", check, f"externalId {ext} returned twice"))
+                plan.findings.append(Finding("warning", check, "externalId returned twice in `results`", f"externalId {ext}"))
             continue
         matched[ext] = Match(crm_id, props)
         if props is not None and (ECHO_KEYS & props.keys()):
             plan.findings.append(
-                Finding("warning", check, f"externalId {ext}: `properties` carry a whole stored record")
+                Finding("warning", check, "`properties` carry a whole stored record", f"externalId {ext}")
             )
     for ext in asked:
         if ext in failed:
@@ -197,12 +197,12 @@ def plan_create(kind: Kind, asked: Sequence[str], status: int, body: Any) -> Wri
         crm_id = item.get("crmId")
         if not _is_id(crm_id):
             reason = f"create result without a string crmId ({crm_id!r})"
-            plan.findings.append(Finding("violation", check, f"externalId {ext}: {reason}"))
+            plan.findings.append(Finding("violation", check, "create result without a string crmId", f"externalId {ext}: crmId {crm_id!r}"))
             plan.failed.setdefault(ext, reason)
             continue
         if ext in plan.created and plan.created[ext] != crm_id:
             reason = f"created twice ({plan.created[ext]}, {crm_id})"
-            plan.findings.append(Finding("violation", check, f"externalId {ext}: {reason}"))
+            plan.findings.append(Finding("violation", check, "one record created twice", f"externalId {ext}: {reason}"))
             plan.failed.setdefault(ext, reason)
             continue
         plan.created.setdefault(ext, crm_id)
@@ -211,7 +211,7 @@ def plan_create(kind: Kind, asked: Sequence[str], status: int, body: Any) -> Wri
             plan.created.pop(ext, None)
         elif ext not in plan.created:
             reason = "no result for this record in the create answer"
-            plan.findings.append(Finding("violation", check, f"externalId {ext}: {reason}"))
+            plan.findings.append(Finding("violation", check, reason, f"externalId {ext}"))
             plan.failed[ext] = reason
     return plan
 
@@ -229,15 +229,15 @@ def plan_update(kind: Kind, asked: Sequence[tuple[str, str]], body: Any) -> Writ
     for item in body["results"]:
         answered_id = item.get("crmId") if isinstance(item, dict) else None
         if not _is_id(answered_id):
-            plan.findings.append(Finding("violation", check, f"result item without a string crmId: {item!r}"[:300]))
+            plan.findings.append(Finding("violation", check, "result item without a string crmId", repr(item)[:300]))
             continue
         crm_id = answered_id
         if crm_id not in by_crm:
-            plan.findings.append(Finding("violation", check, f"result for crmId {crm_id!r} that was not sent"))
+            plan.findings.append(Finding("violation", check, "result for a crmId that was not sent", f"crmId {crm_id!r}"))
             continue
         success = item.get("success")
         if not isinstance(success, bool):
-            plan.findings.append(Finding("violation", check, f"crmId {crm_id}: `success` is not a boolean"))
+            plan.findings.append(Finding("violation", check, "`success` is not a boolean", f"crmId {crm_id}"))
             answered.setdefault(crm_id, (False, "update result without a boolean `success`"))
             continue
         error = item.get("error")
@@ -248,7 +248,7 @@ def plan_update(kind: Kind, asked: Sequence[tuple[str, str]], body: Any) -> Writ
     for crm_id, exts in by_crm.items():
         if crm_id not in answered:
             reason = "no result for this record in the update answer"
-            plan.findings.append(Finding("violation", check, f"crmId {crm_id}: {reason}"))
+            plan.findings.append(Finding("violation", check, reason, f"crmId {crm_id}"))
             for ext in exts:
                 plan.failed[ext] = reason
             continue
@@ -258,6 +258,106 @@ def plan_update(kind: Kind, asked: Sequence[tuple[str, str]], body: Any) -> Writ
                 plan.updated.add(ext)
             else:
                 plan.failed[ext] = reason
+    return plan
+
+
+# ---------------------------------------------------------------------------------------------
+# Associations and tasks
+
+
+@dataclass
+class LinkPlan:
+    """What a POST /associations answer says: links made, links refused, findings."""
+
+    created: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (contactCRMId, why)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def plan_associations(sent: Sequence[str], body: Any) -> LinkPlan:
+    """Map an answer {success, created?, errors?} to the links sent (contact CRM ids in order).
+
+    `created` is what counts; without it, every link not in `errors` of a successful answer.
+    A `created` that is not a count between 0 and the links sent fails every link.
+    """
+    check = "POST /associations"
+    plan = LinkPlan()
+    answer = body if isinstance(body, dict) else {}
+    success = answer.get("success")
+    if not isinstance(success, bool):
+        plan.findings.append(Finding("violation", check, "answer is not {success: boolean, ...}"))
+    errors = answer.get("errors")
+    for e in errors if isinstance(errors, list) else []:
+        if isinstance(e, dict):
+            plan.failed.append((str(e.get("contactCRMId")), f"CRM association error: {e.get('error')}"))
+    if errors is not None and not isinstance(errors, list):
+        plan.findings.append(Finding("violation", check, "`errors` is not an array"))
+    created = answer.get("created")
+    if created is None:
+        if success is False and not plan.failed:
+            plan.failed = [(c, "CRM answered success: false") for c in sent]
+        plan.created = len(sent) - len(plan.failed)
+        return plan
+    if not isinstance(created, int) or isinstance(created, bool) or not 0 <= created <= len(sent):
+        plan.findings.append(
+            Finding("violation", check, "`created` is not a count of the links sent", repr(created)[:100])
+        )
+        plan.created = 0
+        plan.failed = [(c, "association answer without a usable `created` count") for c in sent]
+        return plan
+    # Fewer than sent without errors is no fault: a link that already existed is not created.
+    plan.created = created
+    return plan
+
+
+def task_list(body: Any, check: str) -> tuple[list[Any] | None, list[Finding]]:
+    """The array of tasks a POST or PATCH /tasks/batch answers (a wrapped one is tolerated)."""
+    if isinstance(body, list):
+        return body, []
+    if isinstance(body, dict):
+        for key in ("tasks", "results", "data"):
+            if isinstance(body.get(key), list):
+                return body[key], [Finding("warning", check, "tasks wrapped in an object, not a bare array")]
+    return None, [Finding("violation", check, "answer is not an array of tasks")]
+
+
+@dataclass
+class ReadBackPlan:
+    """What reading tasks back found, per asked CRM task id."""
+
+    completed: dict[str, str | None] = field(default_factory=dict)  # crm id -> completedAt
+    open: set[str] = field(default_factory=set)
+    unknown: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def plan_read_back(asked: Sequence[str], tasks: Sequence[Any], check: str) -> ReadBackPlan:
+    """Sort asked task ids by what the CRM answered: completed, open, or left out (unknown)."""
+    plan = ReadBackPlan()
+    asked_set = set(asked)
+    answered: set[str] = set()
+    for task in tasks:
+        task_id = task.get("id") if isinstance(task, dict) else None
+        if isinstance(task_id, int) and not isinstance(task_id, bool):
+            task_id = str(task_id)
+        if not _is_id(task_id):
+            plan.findings.append(Finding("violation", check, "task without a string `id`", repr(task)[:300]))
+            continue
+        if task_id not in asked_set:
+            plan.findings.append(Finding("violation", check, "task for an id that was not asked", f"id {task_id!r}"))
+            continue
+        answered.add(task_id)
+        completed, at = task.get("completed"), task.get("completedAt")
+        if not isinstance(completed, bool):
+            plan.findings.append(Finding("violation", check, "task without a boolean `completed`", f"id {task_id}"))
+            continue
+        if completed:
+            if not isinstance(at, str):
+                plan.findings.append(Finding("warning", check, "completed task without `completedAt`", f"id {task_id}"))
+            plan.completed[task_id] = at if isinstance(at, str) else None
+        else:
+            plan.open.add(task_id)
+    plan.unknown = [t for t in dict.fromkeys(asked) if t not in answered]
     return plan
 
 

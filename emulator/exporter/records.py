@@ -14,6 +14,7 @@ from emulator.exporter import plan as p
 from emulator.exporter.plan import Kind
 from emulator.fixtures.models import CrmConnection
 from emulator.normalise import domain_key, email_key
+from emulator.sequence_text import task_description, task_subject
 from emulator.wire import decode, encode
 
 _COMPANY_COLUMNS = (
@@ -74,13 +75,18 @@ def _synced(conn: sqlite3.Connection, kind: Kind, ids: Sequence[int]) -> dict[in
     return {rid: decode(names) for rid, names in rows}
 
 
-def read_batch(conn: sqlite3.Connection, kind: Kind, after: int, limit: int) -> list[dict[str, Any]]:
-    """The next `limit` records with id > after, as dicts (customFields decoded, `synced` added)."""
+def read_batch(
+    conn: sqlite3.Connection, kind: Kind, after: int, limit: int, ids: Sequence[int] | None = None
+) -> list[dict[str, Any]]:
+    """The next `limit` records with id > after (and among `ids` when given), as dicts
+    (customFields decoded, `synced` added)."""
     if kind == "companies":
-        sql, names = f"SELECT {_COMPANY_COLUMNS} FROM companies WHERE id > ? ORDER BY id LIMIT ?", _COMPANY_NAMES
+        where, extra = only("id", ids)
+        sql, names = f"SELECT {_COMPANY_COLUMNS} FROM companies WHERE id > ?{where} ORDER BY id LIMIT ?", _COMPANY_NAMES
     else:
-        sql, names = f"{_CONTACT_SELECT} WHERE c.id > ? ORDER BY c.id LIMIT ?", _CONTACT_NAMES
-    rows = [dict(zip(names, r)) for r in conn.execute(sql, (after, limit))]
+        where, extra = only("c.id", ids)
+        sql, names = f"{_CONTACT_SELECT} WHERE c.id > ?{where} ORDER BY c.id LIMIT ?", _CONTACT_NAMES
+    rows = [dict(zip(names, r)) for r in conn.execute(sql, (after, *extra, limit))]
     if not rows:
         return rows
     synced = _synced(conn, kind, [r["id"] for r in rows])
@@ -153,19 +159,19 @@ def with_keys(kind: Kind, columns: dict[str, Any], row: dict[str, Any]) -> dict[
 # Activities and tasks
 
 
-MessageRow = tuple[p.MessageView, str | None, str | None, str | None, int]
+MessageRow = tuple[p.MessageView, str | None, str | None, str | None, int, int | None]
 
 
 def read_messages(
     conn: sqlite3.Connection, after: int, limit: int, contacts: Sequence[int] | None = None
 ) -> list[MessageRow]:
     """Unlogged messages of campaigns with message sync on, of `contacts` when given:
-    (view, contact CRM id, company CRM id, owner, contact id)."""
+    (view, contact CRM id, company CRM id, owner, contact id, company id)."""
     extra, params = only("cv.contactId", contacts)
     rows = conn.execute(
         "SELECT m.id, m.type, m.isContactSender, m.subject, m.content, m.sequenceIndex,"
         " m.createdAt, ca.sequence, i.name, i.companyName, c.firstName, c.lastName, co.name,"
-        " c.contactCRMId, co.companyCRMId, ca.crmOwnerId, cv.contactId"
+        " c.contactCRMId, co.companyCRMId, ca.crmOwnerId, cv.contactId, c.companyId"
         " FROM messages m JOIN conversations cv ON cv.id = m.conversationId"
         " JOIN campaigns ca ON ca.id = cv.campaignId"
         " LEFT JOIN identities i ON i.id = cv.identityId"
@@ -186,7 +192,7 @@ def read_messages(
             sequence_index=r[5], sequence_count=n, occurred_at=r[6], sender_name=r[8],
             sender_company=r[9], contact_first=r[10], contact_last=r[11], contact_company=r[12],
         )
-        out.append((view, r[13], r[14], r[15], r[16]))
+        out.append((view, r[13], r[14], r[15], r[16], r[17]))
     return out
 
 
@@ -199,55 +205,97 @@ def ensure_platform_tasks(conn: sqlite3.Connection, contacts: Sequence[int] | No
         for index, step in enumerate(_steps(sequence)):
             if step.get("type") != "TASK":
                 continue
-            subject = step.get("taskSubject") or f"{step.get('taskType') or 'Task'}: {name}"
-            cur = conn.execute(
-                "INSERT INTO platform_tasks(contactId, campaignId, stepIndex, subject, type)"
-                " SELECT m.contactId, m.campaignId, ?, ?, ? FROM campaign_members m"
+            members = conn.execute(
+                "SELECT m.contactId, c.firstName, co.name FROM campaign_members m"
+                " JOIN contacts c ON c.id = m.contactId LEFT JOIN companies co ON co.id = c.companyId"
                 f" WHERE m.campaignId = ? AND m.stepIndex > ?{extra} AND NOT EXISTS ("
                 "  SELECT 1 FROM platform_tasks t WHERE t.contactId = m.contactId"
                 "  AND t.campaignId = m.campaignId AND t.stepIndex = ?)",
-                (index, subject, step.get("taskType"), cid, index, *params, index),
+                (cid, index, *params, index),
+            ).fetchall()
+            conn.executemany(
+                "INSERT INTO platform_tasks(contactId, campaignId, stepIndex, subject, type)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [(contact, cid, index,
+                  task_subject(step.get("taskSubject"), step.get("taskType"), name, first, company),
+                  step.get("taskType")) for contact, first, company in members],
             )
-            added += cur.rowcount
+            added += len(members)
     return added
 
 
-TaskRow = tuple[int, dict[str, Any], str | None, str | None, int]
+TaskRow = tuple[int, dict[str, Any], str | None, str | None, int, int | None]
 
 
 def read_tasks_to_create(
     conn: sqlite3.Connection, after: int, limit: int, contacts: Sequence[int] | None = None
 ) -> list[TaskRow]:
     """Unsent tasks (of `contacts` when given): (task id, task body without owner,
-    contact CRM id, campaign owner, contact id)."""
+    contact CRM id, campaign owner, contact id, company id)."""
     extra, params = only("t.contactId", contacts)
     rows = conn.execute(
         "SELECT t.id, t.subject, t.type, t.dueDate, c.contactCRMId, co.companyCRMId,"
-        " ca.crmOwnerId, ca.name, t.contactId FROM platform_tasks t"
+        " ca.crmOwnerId, ca.name, t.contactId, c.companyId, t.stepIndex, ca.sequence,"
+        " c.firstName, co.name FROM platform_tasks t"
         " LEFT JOIN contacts c ON c.id = t.contactId"
         " LEFT JOIN companies co ON co.id = c.companyId"
         " LEFT JOIN campaigns ca ON ca.id = t.campaignId"
         f" WHERE t.id > ? AND t.crmTaskId IS NULL{extra} ORDER BY t.id LIMIT ?",
         (after, *params, limit),
     ).fetchall()
+    steps: dict[str, list[dict[str, Any]]] = {}  # per campaign sequence: decoded once
     out = []
-    for tid, subject, typ, due, contact, company, owner, campaign, contact_id in rows:
+    for (tid, subject, typ, due, contact, company, owner, campaign, contact_id, company_id,
+         index, sequence, first, company_name) in rows:
+        if sequence is not None and sequence not in steps:
+            steps[sequence] = _steps(sequence)
+        step = steps[sequence][index] if sequence is not None and index < len(steps[sequence]) else {}
         body: dict[str, Any] = {"subject": subject}
-        if campaign:
-            body["description"] = f"Sequence task of campaign {campaign}"
-        for key, value in (("type", typ), ("dueDate", due), ("contactId", contact),
-                           ("companyId", company)):
+        for key, value in (
+            ("description", task_description(step.get("content"), campaign, first, company_name)),
+            ("type", typ), ("dueDate", due), ("contactId", contact), ("companyId", company),
+        ):
             if value is not None:
                 body[key] = value
-        out.append((tid, body, contact, owner, contact_id))
+        out.append((tid, body, contact, owner, contact_id, company_id))
     return out
 
 
+# Completed on the platform, not yet on the CRM, and the CRM still knows the task.
+COMPLETIONS_DUE = (
+    "SELECT id, crmTaskId FROM platform_tasks t WHERE completed = 1 AND crmCompleted = 0"
+    " AND crmTaskId IS NOT NULL AND NOT EXISTS (SELECT 1 FROM export_tasks_gone g WHERE g.taskId = t.id)"
+)
+
+
 def read_tasks_to_complete(conn: sqlite3.Connection) -> list[tuple[int, str]]:
+    return conn.execute(f"{COMPLETIONS_DUE} ORDER BY id").fetchall()
+
+
+def read_tasks_to_read_back(conn: sqlite3.Connection) -> list[tuple[int, str]]:
+    """(task id, CRM task id) of every task the CRM holds and has not completed as far as the
+    platform knows, less those the CRM no longer knows."""
     return conn.execute(
-        "SELECT id, crmTaskId FROM platform_tasks WHERE completed = 1 AND crmCompleted = 0"
-        " AND crmTaskId IS NOT NULL ORDER BY id"
+        "SELECT id, crmTaskId FROM platform_tasks t WHERE crmTaskId IS NOT NULL AND crmCompleted = 0"
+        " AND NOT EXISTS (SELECT 1 FROM export_tasks_gone g WHERE g.taskId = t.id) ORDER BY id"
     ).fetchall()
+
+
+def write_read_back(
+    conn: sqlite3.Connection, completed: Sequence[tuple[int, str | None]],
+    gone: Sequence[tuple[int, str]], now: str,
+) -> None:
+    """Tasks completed on the CRM side become completed on the platform (keeping a platform
+    completion time when there is one); tasks the CRM no longer knows are remembered."""
+    conn.executemany(
+        "UPDATE platform_tasks SET completed = 1, crmCompleted = 1,"
+        " completedAt = coalesce(completedAt, ?) WHERE id = ?",
+        [(at or now, task_id) for task_id, at in completed],
+    )
+    conn.executemany(
+        "INSERT OR IGNORE INTO export_tasks_gone(taskId, crmTaskId, at) VALUES (?, ?, ?)",
+        [(task_id, crm_id, now) for task_id, crm_id in gone],
+    )
 
 
 # ---------------------------------------------------------------------------------------------

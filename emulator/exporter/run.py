@@ -36,6 +36,7 @@ from emulator.exporter.report import (
     Report,
     add_finding,
     exit_code,
+    hold_back,
     new_report,
 )
 from emulator.fixtures.models import CrmConnection
@@ -43,6 +44,7 @@ from emulator.store.db import Store
 
 MISSING_ENDPOINT = frozenset({404, 405, 501})
 STREAM_PAGE = 500  # activity and task rows per read hop
+UNKNOWN_IDS_CAP = 200  # CRM task ids named in the report's read-back section (all are counted)
 JOURNAL_BODY_CAP = 4096
 
 
@@ -155,6 +157,18 @@ class Exporter:
         # Platform ids of the records a push left something unsent for (retried next push).
         self.unfinished: dict[str, set[int]] = {"contacts": set(), "companies": set()}
         self.stop_when_unreachable = False  # a push gives up at once on a CRM that is down
+        # export_records: the platform ids to export per kind (None: every record)
+        self.record_ids: dict[str, Sequence[int]] | None = None
+        # Reshapes each create (False) and update (True) item before it is sent (actions runs'
+        # field-mapping options); None: items as planned.
+        self.shape_item: Callable[[Kind, dict[str, Any], bool], dict[str, Any]] | None = None
+        # Platform ids whose CRM id this run learnt (sync match or create), per kind. A full
+        # run sends no CRM id it did not learn (decisions.md §3); a push (None) has no sync
+        # and trusts the stored ids.
+        self.learned: dict[str, set[int]] | None = None
+        # The failure entry of each record that failed in the companies or contacts phase:
+        # what it holds back is noted on it.
+        self.record_failures: dict[tuple[str, int], FailedRecord] = {}
         self._phase = "health"
         self._activity_ids = Coalescer(lambda rows: self._write(lambda c: c.executemany(
             "UPDATE messages SET crmActivityId = ? WHERE id = ? AND crmActivityId IS NULL", rows)))
@@ -208,13 +222,39 @@ class Exporter:
         try:
             return ex.json(), None
         except MalformedBody as exc:
-            self._finding(Finding("violation", check, str(exc)), ex)
+            self._finding(Finding("violation", check, "answered a body that is not JSON", str(exc)), ex)
             return None, str(exc)
 
-    def _fail(self, phase: str, kind: str, record_id: str | None, reason: str) -> None:
+    def _fail(self, phase: str, kind: str, record_id: str | None, reason: str) -> FailedRecord | None:
         self.report.phases[phase].failed += 1
-        if len(self.report.failed) < FAILED_CAP:
-            self.report.failed.append(FailedRecord(kind=kind, id=record_id, reason=reason))
+        if len(self.report.failed) >= FAILED_CAP:
+            return None
+        failed = FailedRecord(kind=kind, id=record_id, reason=reason, phase=phase)
+        self.report.failed.append(failed)
+        return failed
+
+    def _fail_record(self, kind: Kind, row: dict[str, Any], reason: str) -> None:
+        """A company or contact failed: once in the report, where its dependents get noted."""
+        failure = self._fail(kind, kind, str(row["id"]), reason)
+        if failure is not None:
+            self.record_failures[(kind, row["id"])] = failure
+
+    def _unlearnt(self, kind: str, record_id: int | None) -> bool:
+        """Whether a full run must not send this record's stored CRM id: it did not learn it."""
+        return self.learned is not None and record_id is not None and record_id not in self.learned[kind]
+
+    def _held_back(self, phase: str, dependent: str, *records: tuple[str, int | None]) -> bool:
+        """Whether `dependent` waits because one of `records` (kind, platform id) has no CRM id
+        this run learnt; if so it is counted skipped and noted on those records' failures."""
+        blocking = [(k, i) for k, i in records if self._unlearnt(k, i)]
+        if not blocking:
+            return False
+        self.report.phases[phase].skipped += 1
+        for key in blocking:
+            failure = self.record_failures.get(key)  # type: ignore[arg-type]
+            if failure is not None:
+                hold_back(failure, dependent)
+        return True
 
     async def _write(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """One write hop carrying `fn` and the journal's buffered attempts."""
@@ -278,6 +318,7 @@ class Exporter:
         self.totals = await self.store.read(
             lambda c: {k: rec.count(c, k) for k in ("companies", "contacts")}  # type: ignore[misc]
         )
+        self.learned = {"companies": set(), "contacts": set()}
 
         async def sequence() -> None:
             await self._health()
@@ -315,6 +356,34 @@ class Exporter:
             await self._activities(contacts)
             await self._tasks(contacts)
             await self._engagement(contacts, companies)
+
+        return await self._session(sequence)
+
+    async def export_records(
+        self,
+        contacts: Sequence[int],
+        companies: Sequence[int],
+        *,
+        owner_selection: bool | None = None,
+    ) -> Report:
+        """Export only the given platform records (an actions run's EXPORT_TO_CRM): health,
+        users (unless `owner_selection` is known), companies, contacts, associations."""
+        self.record_ids = {"contacts": contacts, "companies": companies}
+        self.totals = {"contacts": len(contacts), "companies": len(companies)}
+        # It syncs its records, so like a full run it sends only CRM ids it learnt.
+        self.learned = {"companies": set(), "contacts": set()}
+
+        async def sequence() -> None:
+            await self._health()
+            if owner_selection is None:
+                await self._users()
+            else:
+                self.owner_enabled = self.report.ownerSelection = owner_selection
+            if companies:
+                await self._records("companies")
+            if contacts:
+                await self._records("contacts")
+            await self._associations()
 
         return await self._session(sequence)
 
@@ -356,9 +425,9 @@ class Exporter:
             left = self.totals.get(kind, 0) - (s.created + s.updated + s.unchanged + s.failed)
             if left > 0:
                 s.failed += left
-                self.report.failed.append(
-                    FailedRecord(kind=kind, id=None, reason=f"{left} record(s) not exported: {why}")
-                )
+                self.report.failed.append(FailedRecord(
+                    kind=kind, id=None, reason=f"{left} record(s) not exported: {why}", phase=kind,
+                ))
 
     async def _health(self) -> None:
         with self._timed("health"):
@@ -371,7 +440,7 @@ class Exporter:
                 body = ex.json()
             except MalformedBody as exc:
                 body = None
-                self._finding(Finding("warning", "GET /health", str(exc)), ex)
+                self._finding(Finding("warning", "GET /health", "answered a body that is not JSON", str(exc)), ex)
             if body is not None and not (isinstance(body, dict) and isinstance(body.get("status"), str)):
                 self._finding(Finding("warning", "GET /health", "body is not {status: string}"), ex)
 
@@ -382,7 +451,8 @@ class Exporter:
                 self.owner_enabled = False
             elif not ex.ok:
                 self.owner_enabled = False
-                self._finding(Finding("warning", "GET /users", f"answered {ex.status or ex.error}; owner selection off"), ex)
+                answered = f"answered {ex.status}" if ex.status else "no answer"
+                self._finding(Finding("warning", "GET /users", f"{answered}; owner selection off", ex.error), ex)
             else:
                 users = None
                 try:
@@ -400,9 +470,9 @@ class Exporter:
                     ids = {str(u["id"]) for u in users if isinstance(u, dict) and "id" in u}
                     if len(ids) < len(users):
                         self._finding(Finding("warning", "GET /users", "user item without an id"), ex)
-                    self.report.users = stats.sent = len(users)
+                    self.report.users = stats.received = len(users)
                     if self.conn.ownerId is not None and self.conn.ownerId not in ids:
-                        self._finding(Finding("warning", "GET /users", f"ownerId {self.conn.ownerId} is not among the CRM's users"), ex)
+                        self._finding(Finding("warning", "GET /users", "ownerId is not among the CRM's users", f"ownerId {self.conn.ownerId}"), ex)
             self.report.ownerSelection = self.owner_enabled
 
     # -- companies and contacts ----------------------------------------------------------------
@@ -414,13 +484,16 @@ class Exporter:
 
     def _create_item(self, kind: Kind, row: dict[str, Any]) -> dict[str, Any]:
         if kind == "companies":
-            return p.company_create_item(row, self.owner_id)
-        return p.with_owner(self._as_sent(kind, row), self.owner_id)
+            item = p.company_create_item(row, self.owner_id)
+        else:
+            item = p.with_owner(self._as_sent(kind, row), self.owner_id)
+        return item if self.shape_item is None else self.shape_item(kind, item, False)
 
     async def _records(self, kind: Kind) -> None:
         with self._timed(kind):
             self._progress(kind, 0, self.totals.get(kind, 0))
-            batches = self._pages(partial(rec.read_batch, kind=kind), itemgetter("id"), self.batch_size)
+            ids = None if self.record_ids is None else self.record_ids[kind]
+            batches = self._pages(partial(rec.read_batch, kind=kind, ids=ids), itemgetter("id"), self.batch_size)
             await self._bounded(batches, partial(self._record_batch, kind))
 
     async def _record_batch(self, kind: Kind, rows: list[dict[str, Any]]) -> None:
@@ -432,8 +505,8 @@ class Exporter:
         ex = await self._call(sync_check, "POST", f"/{kind}/sync", {kind: list(sent.values())})
         body, reason = self._answer(ex, sync_check)
         if reason is not None:
-            for ext in by_ext:
-                self._fail(kind, kind, ext, reason)
+            for ext, row in by_ext.items():
+                self._fail_record(kind, row, reason)
             await self._write(lambda conn: None)
             self._advance(kind)
             return
@@ -458,7 +531,8 @@ class Exporter:
                 row = {**row, **change.columns, "customFields": change.custom}
             updates.append(update)
             item = self._as_sent(kind, row) if match.properties is not None else sent[ext]
-            put_items.append(p.update_item(item, match.crm_id))
+            put_item = p.update_item(item, match.crm_id)
+            put_items.append(put_item if self.shape_item is None else self.shape_item(kind, put_item, True))
             put_asked.append((ext, match.crm_id))
         created: dict[str, str] = {}
         if sync.new:
@@ -491,14 +565,20 @@ class Exporter:
         await self._write(lambda conn: rec.write_batch(conn, kind, updates, now))
         stats.created += len(created)
         stats.updated += len(updated)
+        if self.learned is not None:
+            self.learned[kind].update(by_ext[e]["id"] for e in (*sync.matched, *created))
         for ext, why in failed.items():
-            self._fail(kind, kind, ext, why)
+            self._fail_record(kind, by_ext[ext], why)
         if kind == "contacts":
             crm_ids = {**{e: m.crm_id for e, m in sync.matched.items()}, **created}
             for ext in (*created, *updated):
-                company = by_ext[ext].get("companyCRMId")
-                if company and ext not in failed:
-                    self.pairs.append((crm_ids[ext], company))
+                row = by_ext[ext]
+                company = row.get("companyCRMId")
+                if not company or ext in failed or self._held_back(
+                    "associations", f"association of contact {ext}", ("companies", row["companyId"])
+                ):
+                    continue
+                self.pairs.append((crm_ids[ext], company))
         self._advance(kind)
 
     def _advance(self, kind: str) -> None:
@@ -513,8 +593,8 @@ class Exporter:
             )
         if c.core:
             self._finding(
-                Finding("warning", f"POST /{kind}/sync",
-                        f"sync-back cleared core field `{c.name}` of {kind} {record_id}"),
+                Finding("warning", f"POST /{kind}/sync", f"sync-back cleared core field `{c.name}`",
+                        f"{kind} {record_id}"),
                 ex,
             )
 
@@ -532,43 +612,53 @@ class Exporter:
                     for a, _ in chunk:
                         self._fail("associations", "associations", a, reason)
                     continue
-                if not isinstance(body, dict) or not isinstance(body.get("success"), bool):
-                    self._finding(Finding("violation", "POST /associations", "answer is not {success: boolean, ...}"), ex)
-                errors = body.get("errors") if isinstance(body, dict) else None
-                bad = 0
-                for e in errors if isinstance(errors, list) else []:
-                    if isinstance(e, dict):
-                        bad += 1
-                        self._fail("associations", "associations", str(e.get("contactCRMId")),
-                                   f"CRM association error: {e.get('error')}")
-                stats.created += len(items) - bad
+                links = p.plan_associations([a for a, _ in chunk], body)
+                for f in links.findings:
+                    self._finding(f, ex)
+                for contact, why in links.failed:
+                    self._fail("associations", "associations", contact, why)
+                stats.created += links.created
             await self._write(lambda conn: None)
 
     async def _activities(self, contacts: Sequence[int] | None = None) -> None:
         with self._timed("activities"):
             reader = partial(rec.read_messages, contacts=contacts)
-            rows = self._sendable("activities", reader, lambda row: row[0].id, contact_at=1)
+            rows = self._sendable("activities", reader, lambda row: row[0].id,
+                                  lambda row: (row[0].id, row[1], row[2]))
             await self._bounded(rows, self._activity)
 
     async def _tasks(self, contacts: Sequence[int] | None = None) -> None:
         with self._timed("tasks"):
             await self._write(partial(rec.ensure_platform_tasks, contacts=contacts))
             reader = partial(rec.read_tasks_to_create, contacts=contacts)
-            rows = self._sendable("tasks", reader, itemgetter(0), contact_at=2)
+            rows = self._sendable("tasks", reader, itemgetter(0),
+                                  lambda row: (row[0], row[2], row[1].get("companyId")))
             await self._bounded(rows, self._task)
+            # Read back first: a task completed or lost on the CRM side needs no PATCH.
+            await self._read_back_tasks()
             await self._complete_tasks()
 
     async def _sendable(
-        self, phase: str, reader: Callable[..., list[Any]], key: Callable[[Any], int], contact_at: int
+        self, phase: str, reader: Callable[..., list[Any]], key: Callable[[Any], int],
+        ids: Callable[[Any], tuple[int, str | None, str | None]],
     ) -> Any:
-        """Rows of `reader` in id order, STREAM_PAGE per read hop, less those whose contact
-        (CRM id at `contact_at`) is not in the CRM yet: counted skipped, a later run sends them."""
+        """Rows of `reader` in id order, STREAM_PAGE per read hop, less those that must wait
+        (counted skipped; a later run sends them): those whose contact is not in the CRM yet,
+        and, in a full run, those that would carry a CRM id of their contact or company
+        (platform ids last in the row) that this run did not learn. `ids(row)` answers the
+        row's own id and the contact and company CRM ids it would carry."""
         stats = self.report.phases[phase]
+        dependent = "activity" if phase == "activities" else "task"
         async for rows in self._pages(reader, key, STREAM_PAGE):
             for row in rows:
-                if row[contact_at] is None:
+                own, contact_crm, company_crm = ids(row)
+                contact_id, company_id = row[-2], row[-1]
+                if contact_crm is None:
                     stats.skipped += 1
-                else:
+                elif not self._held_back(
+                    phase, f"{dependent} {own}", ("contacts", contact_id),
+                    ("companies", company_id if company_crm is not None else None),
+                ):
                     yield row
 
     def _owner_for(self, campaign_owner: str | None) -> str | None:
@@ -576,12 +666,12 @@ class Exporter:
         return (campaign_owner or self.conn.ownerId) if self.owner_enabled else None
 
     async def _activity(self, row: rec.MessageRow) -> None:
-        view, contact, company, campaign_owner, contact_id = row
+        view, contact, company, campaign_owner, contact_id, _ = row
         body = p.activity_body(view, contact, company, self._owner_for(campaign_owner))
         await self._post_one("activities", body, view.id, contact_id, self._activity_ids)
 
     async def _task(self, row: rec.TaskRow) -> None:
-        task_id, body, _, campaign_owner, contact_id = row
+        task_id, body, _, campaign_owner, contact_id, _ = row
         body = p.with_owner(dict(body), self._owner_for(campaign_owner))
         await self._post_one("tasks", body, task_id, contact_id, self._task_ids)
 
@@ -614,6 +704,56 @@ class Exporter:
             self._finding(Finding("warning", check, "`id` is a number, not a string"), ex)
         return crm_id
 
+    async def _read_back_tasks(self) -> None:
+        """Ask the CRM for every task it holds open as far as the platform knows (GET for one,
+        POST /tasks/batch by 100 for more): completed there -> completed on the platform;
+        unknown there -> reported once and never asked again."""
+        todo: list[tuple[int, str]] = await self.store.read(rec.read_tasks_to_read_back)
+        by_crm = {crm_id: task_id for task_id, crm_id in todo}
+        rb, stats = self.report.taskReadBack, self.report.phases["tasks"]
+        for chunk in p.chunks(todo, 100):
+            asked = [crm_id for _, crm_id in chunk]
+            rb.asked += len(asked)
+            if len(todo) == 1:
+                check = "GET /tasks/:taskId"
+                ex = await self._call(check, "GET", f"/tasks/{asked[0]}")
+                tasks: list[Any] | None = [] if ex.status == 404 else None
+                if tasks is None:
+                    body, reason = self._answer(ex, check)
+                    tasks = [body] if reason is None else None
+            else:
+                check = "POST /tasks/batch"
+                ex = await self._call(check, "POST", "/tasks/batch", {"ids": asked})
+                body, reason = self._answer(ex, check)
+                tasks = None
+                if reason is None:
+                    tasks, findings = p.task_list(body, check)
+                    for f in findings:
+                        self._finding(f, ex)
+                    if tasks is None:
+                        reason = f"{check} answer is not an array of tasks"
+            if tasks is None:
+                for task_id, _ in chunk:
+                    self._fail("tasks", "task read-back", str(task_id), reason or ex.describe())
+                continue
+            found = p.plan_read_back(asked, tasks, check)
+            for f in found.findings:
+                self._finding(f, ex)
+            stats.received += len(found.completed) + len(found.open)
+            rb.open += len(found.open)
+            rb.completedOnCrm += len(found.completed)
+            rb.unknown += len(found.unknown)
+            for crm_id in found.unknown:
+                if len(rb.unknownIds) < UNKNOWN_IDS_CAP:
+                    rb.unknownIds.append(crm_id)
+                self._finding(Finding(
+                    "warning", check, "task unknown to the CRM: reported once, not asked again",
+                    f"task {by_crm[crm_id]} (CRM task {crm_id})"), ex)
+            await self._write(partial(
+                rec.write_read_back, completed=[(by_crm[c], at) for c, at in found.completed.items()],
+                gone=[(by_crm[c], c) for c in found.unknown], now=self.now(),
+            ))
+
     async def _complete_tasks(self) -> None:
         stats = self.report.phases["tasks"]
         todo: list[tuple[int, str]] = await self.store.read(rec.read_tasks_to_complete)
@@ -624,7 +764,7 @@ class Exporter:
             ex = await self._call(check, "PATCH", f"/tasks/{crm_id}", {"completed": True})
             body, reason = self._answer(ex, check)
             if reason is not None:
-                self._fail("tasks", "tasks", str(task_id), reason)
+                self._fail("tasks", "task completion", str(task_id), reason)
             else:
                 if not (isinstance(body, dict) and body.get("completed") is True):
                     self._finding(Finding("violation", check, "answer is not the task with completed true"), ex)
@@ -634,13 +774,10 @@ class Exporter:
             ex = await self._call(check, "PATCH", "/tasks/batch", {"ids": [c for _, c in chunk], "completed": True})
             body, reason = self._answer(ex, check)
             if reason is None:
-                tasks = body
-                if isinstance(body, dict):
-                    tasks = next((body[k] for k in ("tasks", "results", "data") if isinstance(body.get(k), list)), None)
-                    if tasks is not None:
-                        self._finding(Finding("warning", check, "tasks wrapped in an object, not a bare array"), ex)
-                if not isinstance(tasks, list):
-                    self._finding(Finding("violation", check, "answer is not an array of tasks"), ex)
+                tasks, findings = p.task_list(body, check)
+                for f in findings:
+                    self._finding(f, ex)
+                if tasks is None:
                     reason = "PATCH /tasks/batch answer is not an array"
                 else:
                     completed = {str(t.get("id")) for t in tasks if isinstance(t, dict) and t.get("completed") is True}
@@ -648,10 +785,10 @@ class Exporter:
                         if crm_id in completed:
                             done.append(task_id)
                         else:
-                            self._fail("tasks", "tasks", str(task_id), f"CRM did not complete task {crm_id}")
+                            self._fail("tasks", "task completion", str(task_id), f"CRM did not complete task {crm_id}")
                     continue
             for task_id, _ in chunk:
-                self._fail("tasks", "tasks", str(task_id), reason)
+                self._fail("tasks", "task completion", str(task_id), reason)
         stats.updated += len(done)
         await self._write(lambda conn: conn.executemany(
             "UPDATE platform_tasks SET crmCompleted = 1 WHERE id = ?", [(t,) for t in done]))
@@ -675,6 +812,8 @@ class Exporter:
         stats = self.report.phases["engagement"]
         items, asked = [], []
         for rid, crm_id, members, log in rows:
+            if self._held_back("engagement", f"engagement of {kind} {rid}", (kind, rid)):
+                continue
             item = p.engagement_item(crm_id, p.engagement_values(kind, members, log), mapping)
             if item is not None:
                 items.append(item)

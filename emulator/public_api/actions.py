@@ -1,22 +1,30 @@
-"""Actions runs: starting one over contacts, and its status.
+"""Actions runs: starting one over contacts or companies (given, or the members of lists),
+and its status.
 
 A run started here progresses on the virtual clock (simulation/actions_timeline.py): its
-status is computed for the clock's current time on every read. Fixture runs keep the state
-their fixture gives them.
+status is computed for the clock's current time (and its exports' outcomes) on every read.
+Fixture runs keep the state their fixture gives them.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from emulator.errors import BadRequest, NotFound, refuse_control_target
 from emulator.fixtures.models import StatusCounts
 from emulator.public_api.context import ApiContext
-from emulator.public_api.schemas import ActionsIn, ActionsRunCreated, ActionsRunStatus
-from emulator.simulation.actions_runs import schedule, timeline_of
+from emulator.public_api.schemas import ActionIn, ActionsIn, ActionsRunCreated, ActionsRunStatus
+from emulator.simulation import action_types as types
+from emulator.simulation.actions_runs import read_exports, schedule, timeline_of
 from emulator.wire import decode, encode
 
-ENTITY = "CONTACT"
+TARGETS = {  # body field -> (entity, list type or None for record ids)
+    "contactIds": ("CONTACT", None),
+    "companyIds": ("COMPANY", None),
+    "contactGroupIds": ("CONTACT", "CONTACTS"),
+    "companyGroupIds": ("COMPANY", "COMPANIES"),
+}
 
 
 def progress(counts: StatusCounts, total: int) -> float:
@@ -27,34 +35,88 @@ def progress(counts: StatusCounts, total: int) -> float:
     return round(100.0 * done / total, 2)
 
 
-def _unknown_contacts(conn: sqlite3.Connection, ids: list[int]) -> list[int]:
+def check_actions(actions: list[ActionIn]) -> list[dict[str, Any]]:
+    """Each action's type and options as documented; answers them as stored."""
+    stored = []
+    for i, action in enumerate(actions):
+        try:
+            types.parse_options(action.type, action.options)
+        except types.OptionsError as exc:
+            raise BadRequest.field(f"actions[{i}].{exc.field}", exc.message) from None
+        entry: dict[str, Any] = {"type": action.type}
+        if action.options:
+            entry["options"] = action.options
+        stored.append(entry)
+    if [a.type for a in actions].count(types.EXPORT) > 1:
+        raise BadRequest.field("actions", "at most one EXPORT_TO_CRM per run")
+    return stored
+
+
+def target_of(body: ActionsIn) -> tuple[str, list[int]]:
+    """The one target field given, and its ids."""
+    given = [name for name in TARGETS if getattr(body, name) is not None]
+    if len(given) != 1:
+        names = ", ".join(TARGETS)
+        raise BadRequest.field(
+            given[1] if given else "contactIds",
+            f"give exactly one of {names} (got {', '.join(given) or 'none'})",
+        )
+    return given[0], getattr(body, given[0])
+
+
+def _shown(ids: list[int]) -> str:
+    return ", ".join(map(str, ids[:20])) + (" ..." if len(ids) > 20 else "")
+
+
+def _unknown(conn: sqlite3.Connection, table: str, ids: list[int], where: str = "") -> list[int]:
     wanted = sorted(set(ids))
-    known: set[int] = set()
-    for start in range(0, len(wanted), 500):  # stay far below SQLite's variable limit
-        chunk = wanted[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        known.update(r[0] for r in conn.execute(
-            f"SELECT id FROM contacts WHERE id IN ({marks})", chunk))
+    known = {r[0] for r in conn.execute(
+        f"SELECT id FROM {table} WHERE id IN (SELECT value FROM json_each(?)){where}",
+        (encode(wanted).decode(),))}
     return [i for i in wanted if i not in known]
 
 
+def resolve_records(conn: sqlite3.Connection, field: str, ids: list[int]) -> tuple[str, list[int]]:
+    """The run's entity and record ids: the given ones, or the members of the given lists (in
+    list order, then member id; each record once). Unknown ids are a 400 naming them."""
+    entity, list_type = TARGETS[field]
+    table = "contacts" if entity == "CONTACT" else "companies"
+    if list_type is None:
+        unknown = _unknown(conn, table, ids)
+        if unknown:
+            raise BadRequest.field(field, f"unknown {entity.lower()} id(s): {_shown(unknown)}")
+        return entity, ids
+    unknown = _unknown(conn, "lists", ids, f" AND type = '{list_type}'")
+    if unknown:
+        raise BadRequest.field(field, f"unknown {list_type.lower()} list id(s): {_shown(unknown)}")
+    members: dict[int, None] = {}
+    for list_id in ids:
+        for (member,) in conn.execute(
+            f"SELECT m.entityId FROM list_members m JOIN {table} r ON r.id = m.entityId"
+            " WHERE m.listId = ? ORDER BY m.entityId", (list_id,)
+        ):
+            members.setdefault(member, None)
+    if not members:
+        raise BadRequest.field(field, "the lists have no members: nothing to run")
+    return entity, list(members)
+
+
 async def start_run(ctx: ApiContext, body: ActionsIn) -> ActionsRunCreated:
-    """Queue every action for every contact; unknown contact ids are a 400 naming them."""
+    """Queue every action for every record of the target; a bad action, target or id is a
+    400 naming it, and nothing is started."""
     if body.webhookUrl is not None:
         refuse_control_target("webhookUrl", body.webhookUrl)
     now = ctx.now()
-    total = len(body.actions) * len(body.contactIds)
-    counts = StatusCounts(queued=total)
+    field, ids = target_of(body)
+    actions = check_actions(body.actions)
 
     def insert(conn: sqlite3.Connection) -> int:
-        unknown = _unknown_contacts(conn, body.contactIds)
-        if unknown:
-            shown = ", ".join(map(str, unknown[:20])) + (" ..." if len(unknown) > 20 else "")
-            raise BadRequest.field("contactIds", f"unknown contact id(s): {shown}")
+        entity, records = resolve_records(conn, field, ids)
+        counts = StatusCounts(queued=len(actions) * len(records))
         cursor = conn.execute(
             "INSERT INTO actions_runs(entity, actions, contactIds, webhookUrl, overallStatus,"
             " statusCounts, createdAt) VALUES (?, ?, ?, ?, 'QUEUED', ?, ?)",
-            (ENTITY, encode(body.actions).decode(), encode(body.contactIds).decode(),
+            (entity, encode(actions).decode(), encode(records).decode(),
              body.webhookUrl, encode(counts).decode(), now),
         )
         run_id = cursor.lastrowid or 0
@@ -78,7 +140,9 @@ async def run_status(ctx: ApiContext, run_id: int) -> ActionsRunStatus:
     status: str = row[4]
     counts: StatusCounts = decode(row[5], StatusCounts)
     if row[7] is not None:  # progresses on the clock: where it stands now
-        state = timeline_of(row[0], row[7], row[2], row[3]).state(ctx.emulator.clock.now())
+        exports = await ctx.store.read(lambda conn: read_exports(conn, run_id))
+        timeline = timeline_of(row[0], row[7], row[2], row[3], exports)
+        state = timeline.state(ctx.emulator.clock.now())
         status, counts = state.overallStatus, state.counts
     return ActionsRunStatus(
         actionsId=row[0], entity=row[1], overallStatus=status,  # type: ignore[arg-type]

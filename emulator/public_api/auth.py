@@ -1,18 +1,14 @@
-"""API keys, scopes and the rolling-window rate limit of /v1 (decisions.md §2)."""
+"""API keys and scopes of /v1, and the guard that applies them and the rate limit."""
 
 from __future__ import annotations
 
-import math
-import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from functools import wraps
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from emulator.errors import ApiError, Forbidden, RateLimited, Unauthorized
-from emulator.settings import RateLimit
+from emulator.errors import ApiError, Forbidden, Unauthorized
 from emulator.store.db import Store
 from emulator.wire import decode
 
@@ -36,42 +32,11 @@ class KeyRing:
         return self._keys.get(key)
 
 
-class RateLimiter:
-    """Rolling window per API key: at most `limit` requests in any `windowSeconds`."""
-
-    def __init__(self, config: RateLimit) -> None:
-        self.config = config
-        self._hits: dict[str, deque[float]] = {}
-
-    def reset(self) -> None:
-        self._hits.clear()
-
-    def applies(self, documented: bool) -> bool:
-        scope = self.config.scope
-        return scope == "all" or (scope == "contact" and documented)
-
-    def check(self, key: str) -> dict[str, str]:
-        """Count one request; answer the X-RateLimit headers or raise RateLimited."""
-        # Wall (monotonic) time on purpose, not the virtual clock: the limit protects the
-        # server per real minute, and a frozen clock would never let the window roll.
-        now = time.monotonic()
-        window, limit = self.config.windowSeconds, self.config.limit
-        hits = self._hits.setdefault(key, deque())
-        while hits and hits[0] <= now - window:
-            hits.popleft()
-        reset_in = math.ceil(hits[0] + window - now) if hits else math.ceil(window)
-        headers = {"X-RateLimit-Limit": str(limit), "X-RateLimit-Reset-Seconds": str(reset_in)}
-        if len(hits) >= limit:
-            retry = str(max(1, reset_in))
-            headers |= {
-                "X-RateLimit-Remaining": "0",
-                "X-RateLimit-Retry-After-Seconds": retry,
-                "Retry-After": retry,
-            }
-            raise RateLimited(headers=headers)
-        hits.append(now)
-        headers["X-RateLimit-Remaining"] = str(limit - len(hits))
-        return headers
+def endpoint_of(request: Request) -> str:
+    """The rate limit's endpoint: method and route template, e.g. GET /v1/contact/{contactId}."""
+    route = request.scope.get("route")
+    template = getattr(route, "path", None) or request.url.path
+    return f"{request.method} {request.scope.get('root_path', '')}{template}"
 
 
 def guarded(scope: str, documented_limit: bool = False) -> Callable[[Handler], Handler]:
@@ -95,7 +60,7 @@ def guarded(scope: str, documented_limit: bool = False) -> Callable[[Handler], H
                 raise Forbidden(f"API key lacks the scope {scope}")
             headers: dict[str, str] = {}
             if api.limiter.applies(documented_limit):
-                headers = api.limiter.check(key)
+                headers = api.limiter.check(key, endpoint_of(request))
             try:
                 response = await handler(request)
             except ApiError as exc:  # a limited route's 400 or 404 carries the headers too

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from emulator.fixtures.models import CrmConnection
-from emulator.public_api.auth import KeyRing, RateLimiter
+from emulator.public_api.auth import KeyRing
+from emulator.public_api.rate_limit import RateLimiter
 from emulator.state import Emulator
 from emulator.store.db import Store
 from emulator.store.pages import PageIndex

@@ -13,18 +13,15 @@ import msgspec
 from emulator.errors import NotFound
 from emulator.fixtures.models import CrmConnection
 from emulator.public_api.context import ApiContext
-from emulator.public_api.outbound import call
 from emulator.public_api.schemas import CustomCrmHealth, CustomCrmIn, CustomCrmStatus
-from emulator.wire import Wire, decode, encode
-
-
-class Health(Wire):
-    """The stored `lastHealth` of the connection."""
-
-    ok: bool
-    status: int | None
-    checkedAt: str
-    message: str
+from emulator.simulation.crm_health import (
+    HEALTH_INTERVAL_SECONDS,
+    ConnectionHealth,
+    UsersProbe,
+    probe,
+    users_verdict,
+)
+from emulator.wire import decode, encode
 
 
 def resolve_base_url(base_url: str, own_base: str) -> str:
@@ -34,24 +31,24 @@ def resolve_base_url(base_url: str, own_base: str) -> str:
     return base_url
 
 
-async def check_health(url: str, api_key: str, header: str) -> CustomCrmHealth:
-    """GET {url}/health with the key; success means a 2xx answer within 10 s."""
-    target = url.rstrip("/") + "/health"
-    outcome = await call(
-        "GET", target, headers={header: api_key, "Accept": "application/json"}
-    )
-    if outcome.ok:
-        message = f"CRM reachable: GET {target} answered {outcome.statusCode}"
-    else:
-        message = f"CRM health check failed: GET {target}: {outcome.errorMessage}"
-    return CustomCrmHealth(success=outcome.ok, status=outcome.statusCode, message=message)
+async def check(url: str, api_key: str, header: str, at: str) -> tuple[CustomCrmHealth, UsersProbe]:
+    """GET {url}/health and GET {url}/users with the key: the health answer and the users
+    verdict (owner selection)."""
+    health, message, users = await probe(url, api_key, header)
+    assert users is not None
+    verdict = users_verdict(url.rstrip("/") + "/users", users, at)
+    return CustomCrmHealth(
+        success=health.ok, status=health.statusCode, message=message,
+        ownerSelection=verdict.ownerSelection, usersStatus=verdict.status,
+    ), verdict
 
 
 def _status(settings: str | None, health: str | None) -> CustomCrmStatus:
     if settings is None:
         return CustomCrmStatus(
             connected=False, baseUrl=None, apiKeyHeader=None, contactLinkTemplate=None,
-            companyLinkTemplate=None, lastHealth=None,
+            companyLinkTemplate=None, lastHealth=None, ownerSelection=None,
+            healthCheckIntervalSeconds=HEALTH_INTERVAL_SECONDS,
         )
     conn: CrmConnection = decode(settings, CrmConnection)
     return CustomCrmStatus(
@@ -59,13 +56,23 @@ def _status(settings: str | None, health: str | None) -> CustomCrmStatus:
         contactLinkTemplate=conn.contactLinkTemplate,
         companyLinkTemplate=conn.companyLinkTemplate,
         lastHealth=None if health is None else decode(health),
+        ownerSelection=None if health is None else _owner(decode(health, ConnectionHealth)),
+        healthCheckIntervalSeconds=HEALTH_INTERVAL_SECONDS,
     )
 
 
-async def connect(ctx: ApiContext, body: CustomCrmIn, health: CustomCrmHealth) -> CustomCrmStatus:
-    """Store the connection (baseUrl as given) with the outcome of its health check."""
-    last = Health(
-        ok=health.success, status=health.status, checkedAt=ctx.now(), message=health.message
+def _owner(health: ConnectionHealth) -> bool | None:
+    return None if health.users is None else health.users.ownerSelection
+
+
+async def connect(
+    ctx: ApiContext, body: CustomCrmIn, health: CustomCrmHealth, users: UsersProbe
+) -> CustomCrmStatus:
+    """Store the connection (baseUrl as given) with the outcome of its probes; a new
+    connection starts its health history afresh."""
+    last = ConnectionHealth(
+        ok=health.success, status=health.status, checkedAt=ctx.now(), message=health.message,
+        failuresInRow=0 if health.success else 1, users=users, crmUrl=body.baseUrl,
     )
 
     def store(conn: sqlite3.Connection) -> tuple[str, str]:

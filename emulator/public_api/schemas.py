@@ -314,14 +314,23 @@ class WebhookPatch(WireOmit):
 
 
 class ActionIn(Wire):
+    """One action: one of the six documented types, with that type's options."""
+
     type: Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
+    options: dict[str, Any] | None = None
+
+
+TargetIds = Annotated[list[Id], msgspec.Meta(min_length=1, max_length=10_000)]
 
 
 class ActionsIn(Wire):
-    """POST /v1/actions."""
+    """POST /v1/actions: the actions and exactly one target (records, or list ids)."""
 
     actions: Annotated[list[ActionIn], msgspec.Meta(min_length=1, max_length=100)]
-    contactIds: Annotated[list[Id], msgspec.Meta(min_length=1, max_length=10_000)]
+    contactIds: TargetIds | None = None
+    companyIds: TargetIds | None = None
+    contactGroupIds: TargetIds | None = None
+    companyGroupIds: TargetIds | None = None
     webhookUrl: Uri | None = None
 
 
@@ -342,11 +351,14 @@ class CustomCrmIn(Wire):
 
 
 class CustomCrmHealth(Wire):
-    """POST /v1/custom-crm/test: the outcome of GET {baseUrl}/health."""
+    """POST /v1/custom-crm/test: the outcome of GET {baseUrl}/health, and whether GET /users
+    makes owner selection available (None: its answer decided nothing)."""
 
     success: bool
     status: int | None
     message: str
+    ownerSelection: bool | None = None
+    usersStatus: int | None = None
 
 
 class CustomCrmStatus(Wire):
@@ -355,5 +367,7 @@ class CustomCrmStatus(Wire):
     apiKeyHeader: str | None
     contactLinkTemplate: str | None
     companyLinkTemplate: str | None
-    lastHealth: dict[str, Any] | None
+    lastHealth: dict[str, Any] | None  # {ok, status, checkedAt, message, failuresInRow, ...}
+    ownerSelection: bool | None  # from the last GET /users probe
+    healthCheckIntervalSeconds: int  # virtual time between periodic health checks
 

@@ -1,7 +1,9 @@
 """Webhook deliveries (decisions.md §2): the payload of an event, one HTTP attempt, its log.
 
 Payload: {"eventType", "timestamp", "data": {"contact": {...}, "campaign": {...}, ...event
-fields}}, with the subscription's `customFields` values inside `data.contact`. The secret
+fields}}, with the subscription's `customFields` values inside `data.contact`: a name is the
+contact's own field (column or custom field) when it has one, else the field of its company
+(`company.<name>` names the company's explicitly), else null. The secret
 travels as is in `X-Webhook-Secret`. Retries are the caller's business: `deliver_once` makes
 attempt number `attempt` and records it, with `next_attempt_at` when it failed.
 """
@@ -21,9 +23,11 @@ CONTACT_FIELDS = (
     "companyId",
 )
 # Internal columns a custom field name must not reach.
-_HIDDEN_COLUMNS = frozenset({"customFields", "emailKey", "networkUrlKey"})
+_HIDDEN_COLUMNS = frozenset(
+    {"customFields", "emailKey", "networkUrlKey", "domainKey", "nameKey", "doc", "ref"}
+)
+COMPANY_PREFIX = "company."
 
-TEST_EVENT = "TEST"
 SAMPLE_CONTACT: dict[str, Any] = {
     "id": 0, "firstName": "Test", "lastName": "Contact", "professionalEmail": None,
     "networkProfileUrl": None, "jobTitle": None, "companyId": None,
@@ -81,27 +85,50 @@ def all_subscriptions(conn: sqlite3.Connection) -> dict[int, Subscription]:
     }
 
 
-def _contact_record(conn: sqlite3.Connection, contact_id: int) -> dict[str, Any] | None:
-    cursor = conn.execute("SELECT * FROM contacts WHERE id = ?", (contact_id,))
+def _record(conn: sqlite3.Connection, table: str, record_id: int | None) -> dict[str, Any] | None:
+    """A contact or company row as a dict, its custom fields decoded, hidden columns left out."""
+    if record_id is None:
+        return None
+    cursor = conn.execute(f"SELECT * FROM {table} WHERE id = ?", (record_id,))
     row = cursor.fetchone()
-    return None if row is None else dict(zip((d[0] for d in cursor.description), row, strict=True))
+    if row is None:
+        return None
+    record = dict(zip((d[0] for d in cursor.description), row, strict=True))
+    custom: Any = decode(record.get("customFields") or "{}")
+    fields = {k: v for k, v in record.items() if k not in _HIDDEN_COLUMNS}
+    return {"fields": fields, "custom": custom if isinstance(custom, dict) else {}}
 
 
-def _contact_data(record: dict[str, Any], custom: list[str]) -> dict[str, Any]:
+def _field(record: dict[str, Any] | None, name: str) -> tuple[bool, Any]:
+    """(found, value) of a column or custom field of a `_record`."""
+    if record is None:
+        return False, None
+    for source in (record["fields"], record["custom"]):
+        if name in source:
+            return True, source[name]
+    return False, None
+
+
+def _contact_data(
+    record: dict[str, Any], company: dict[str, Any] | None, custom: list[str]
+) -> dict[str, Any]:
     """The payload's contact: the standard fields plus the subscription's custom ones."""
-    extra: dict[str, Any] = decode(record.get("customFields") or "{}")
-    data = {name: record[name] for name in CONTACT_FIELDS}
+    data = {name: record["fields"][name] for name in CONTACT_FIELDS}
     for name in custom:
-        if name in record and name not in _HIDDEN_COLUMNS:
-            data[name] = record[name]
-        else:
-            data[name] = extra.get(name)
+        if name.startswith(COMPANY_PREFIX):
+            data[name] = _field(company, name.removeprefix(COMPANY_PREFIX))[1]
+            continue
+        found, value = _field(record, name)
+        data[name] = value if found else _field(company, name)[1]
     return data
 
 
 def _contact(conn: sqlite3.Connection, contact_id: int, custom: list[str]) -> dict[str, Any] | None:
-    record = _contact_record(conn, contact_id)
-    return None if record is None else _contact_data(record, custom)
+    record = _record(conn, "contacts", contact_id)
+    if record is None:
+        return None
+    company = _record(conn, "companies", record["fields"]["companyId"]) if custom else None
+    return _contact_data(record, company, custom)
 
 
 def _campaign(conn: sqlite3.Connection, campaign_id: int) -> dict[str, Any] | None:
@@ -129,6 +156,7 @@ class Payloads:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self._contacts: dict[int, dict[str, Any] | None] = {}
+        self._companies: dict[int, dict[str, Any] | None] = {}
         self._campaigns: dict[int, dict[str, Any] | None] = {}
 
     def event(
@@ -137,11 +165,19 @@ class Payloads:
     ) -> dict[str, Any]:
         """The delivery body of one event about `contact_id` in `campaign_id`."""
         if contact_id not in self._contacts:
-            self._contacts[contact_id] = _contact_record(self.conn, contact_id)
+            self._contacts[contact_id] = _record(self.conn, "contacts", contact_id)
         if campaign_id not in self._campaigns:
             self._campaigns[campaign_id] = _campaign(self.conn, campaign_id)
         record = self._contacts[contact_id]
-        contact = None if record is None else _contact_data(record, custom_fields)
+        contact = None
+        if record is not None:
+            company_id = record["fields"]["companyId"]
+            company = None
+            if custom_fields and company_id is not None:
+                if company_id not in self._companies:
+                    self._companies[company_id] = _record(self.conn, "companies", company_id)
+                company = self._companies[company_id]
+            contact = _contact_data(record, company, custom_fields)
         return _payload(event_type, timestamp, contact, self._campaigns[campaign_id], fields)
 
 
@@ -161,7 +197,8 @@ def event_payload(
 
 
 async def sample_payload(store: Store, sub: Subscription, timestamp: str) -> dict[str, Any]:
-    """A TEST delivery about a real campaign of the subscription and one of its contacts."""
+    """A sample delivery of the first event type the subscription lists, about a real campaign
+    of the subscription and one of its contacts."""
 
     def read(conn: sqlite3.Connection) -> dict[str, Any]:
         campaign_id: int | None = None
@@ -185,7 +222,8 @@ async def sample_payload(store: Store, sub: Subscription, timestamp: str) -> dic
             "messageId": None,
             "content": "This is a test event.",
         }
-        return _payload(TEST_EVENT, timestamp, contact, campaign or SAMPLE_CAMPAIGN, fields)
+        event_type = sub.events[0] if sub.events else "TEST"  # fixtures may list none
+        return _payload(event_type, timestamp, contact, campaign or SAMPLE_CAMPAIGN, fields)
 
     return await store.read(read)
 

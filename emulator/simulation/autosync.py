@@ -63,6 +63,7 @@ class AutoSyncPush(Wire):
     contacts: int = 0  # contacts in the CRM that the push covered
     companies: int = 0
     retrying: int = 0  # of those, records left pending after failures
+    completionError: str | None = None  # why a task completion failed in this push, if one did
     waiting: int = 0  # pending records not in the CRM yet (pushed once they are)
     counts: AutoSyncCounts = msgspec.field(default_factory=AutoSyncCounts)
     seconds: float = 0.0
@@ -78,6 +79,8 @@ class AutoSyncState(Wire):
     cursor: int  # the last event id collected
     pending: int  # records with something not pushed yet
     waiting: int  # of those, records not in the CRM yet
+    completionsPending: int  # tasks completed on the platform the CRM has not completed yet
+    completionError: str | None  # the last push's completion error while completions are pending
     last: AutoSyncPush | None
 
 
@@ -146,8 +149,7 @@ def has_work(conn: sqlite3.Connection) -> bool:
         "  WHERE p.kind = 'contacts' AND c.contactCRMId IS NOT NULL)"
         " OR EXISTS (SELECT 1 FROM autosync_pending p JOIN companies co ON co.id = p.id"
         "  WHERE p.kind = 'companies' AND co.companyCRMId IS NOT NULL)"
-        " OR EXISTS (SELECT 1 FROM platform_tasks WHERE completed = 1 AND crmCompleted = 0"
-        f"  AND crmTaskId IS NOT NULL) OR EXISTS ({_UNSENT_TASKS})",
+        f" OR EXISTS ({rec.COMPLETIONS_DUE}) OR EXISTS ({_UNSENT_TASKS})",
         (cursor,),
     ).fetchone()[0] == 1
 
@@ -181,10 +183,7 @@ def collect(conn: sqlite3.Connection) -> Batch:
     companies = [r[0] for r in conn.execute(
         "SELECT p.id FROM autosync_pending p JOIN companies co ON co.id = p.id"
         " WHERE p.kind = 'companies' AND co.companyCRMId IS NOT NULL ORDER BY p.id")]
-    completions = conn.execute(
-        "SELECT 1 FROM platform_tasks WHERE completed = 1 AND crmCompleted = 0"
-        " AND crmTaskId IS NOT NULL LIMIT 1"
-    ).fetchone() is not None
+    completions = conn.execute(f"{rec.COMPLETIONS_DUE} LIMIT 1").fetchone() is not None
     number = int(read_meta(conn, "autosync.pushes") or 0) + 1
     waiting = int(conn.execute(_WAITING).fetchone()[0])
     return Batch(number, contacts, companies, waiting, completions)
@@ -202,7 +201,9 @@ def settle(
     write_meta(conn, "autosync.last", encode(msgspec.structs.replace(last, report=None)).decode())
 
 
-def read_state(conn: sqlite3.Connection) -> tuple[CrmConnection | None, int, int, int, int, AutoSyncPush | None]:
+def read_state(
+    conn: sqlite3.Connection,
+) -> tuple[CrmConnection | None, int, int, int, int, int, AutoSyncPush | None]:
     last = read_meta(conn, "autosync.last")
     return (
         rec.read_connection(conn),
@@ -210,6 +211,7 @@ def read_state(conn: sqlite3.Connection) -> tuple[CrmConnection | None, int, int
         int(read_meta(conn, "autosync.cursor") or 0),
         int(conn.execute("SELECT count(*) FROM autosync_pending").fetchone()[0]),
         int(conn.execute(_WAITING).fetchone()[0]),
+        int(conn.execute(f"SELECT count(*) FROM ({rec.COMPLETIONS_DUE})").fetchone()[0]),
         None if last is None else decode(last, AutoSyncPush),
     )
 
@@ -309,6 +311,9 @@ class AutoSync:
                     "companies": [i for i in batch.companies if i not in left["companies"]],
                 }
         push.counts = summarise(report)
+        push.completionError = next(
+            (f.reason for f in report.failed if f.kind == "task completion"), None
+        )
         push.retrying = len(batch.contacts) + len(batch.companies) - sum(map(len, done.values()))
         push.seconds = report.seconds
         push.report = report
@@ -317,12 +322,16 @@ class AutoSync:
         return push
 
     async def state(self) -> AutoSyncState:
-        conn, pushes, cursor, pending, waiting, last = await self.emulator.db.read(read_state)
+        conn, pushes, cursor, pending, waiting, completions, last = await self.emulator.db.read(
+            read_state
+        )
         if self.last is not None and last is not None and self.last.id == last.id:
             last = self.last  # the stored summary, plus the exporter's report
         return AutoSyncState(
             enabled=bool(conn and conn.autoSync), crmUrl=conn.crmUrl if conn else None,
-            pushes=pushes, cursor=cursor, pending=pending, waiting=waiting, last=last,
+            pushes=pushes, cursor=cursor, pending=pending, waiting=waiting,
+            completionsPending=completions,
+            completionError=last.completionError if completions and last else None, last=last,
         )
 
 

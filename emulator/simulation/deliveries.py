@@ -160,7 +160,8 @@ def _record(conn: sqlite3.Connection, done: Sequence[Done]) -> int:
 
 def _contact_of(payload: str) -> int:
     data: dict[str, Any] = decode(payload)
-    return int(data["data"]["contactId"])
+    record = data["data"]  # a contact run's completion names the contact, a company run's the company
+    return int(record["contactId"] if "contactId" in record else record["companyId"])
 
 
 def _retry(item: Due, outcome: Outcome | None) -> Due | None:

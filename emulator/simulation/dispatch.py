@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 
 from emulator.simulation.actions_runs import step_runs
@@ -19,8 +20,12 @@ class DeliveryListener:
     """`await listener(target)`: queue what happened up to `target`, then make every attempt
     due by then. Errors are logged and kept in meta `deliveries.lastError`, never raised."""
 
-    def __init__(self, emulator: Emulator) -> None:
+    def __init__(
+        self, emulator: Emulator,
+        exports: Callable[[datetime], Awaitable[None]] | None = None,
+    ) -> None:
         self.emulator = emulator
+        self.exports = exports  # actions runs' EXPORT_TO_CRM, before their completions go
         self.made = 0  # attempts made since start (benchmarks read it)
 
     async def __call__(self, target: datetime) -> None:
@@ -29,6 +34,8 @@ class DeliveryListener:
             horizon = now_iso(target)
             await enqueue_events(store, horizon)
             await step_runs(store, target)
+            if self.exports is not None:
+                await self.exports(target)
             async with Sender() as sender:  # opens a client only when something is due
                 self.made += await process_due(store, horizon, sender)
         except Exception as exc:

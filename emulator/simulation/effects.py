@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from emulator import sequence_text
 from emulator.exporter.plan import ENGAGEMENT_ORDER
 from emulator.simulation.timeline import CHANNELS, DAY_MS, Plan, iso
 
@@ -104,11 +105,7 @@ class Member:
 
 
 def render(text: str | None, member: Member) -> str | None:
-    if not text:
-        return None
-    return text.replace("{{firstName}}", member.first_name or "there").replace(
-        "{{companyName}}", member.company or "your team"
-    )
+    return sequence_text.render(text, member.first_name, member.company)
 
 
 class Known:
@@ -219,7 +216,9 @@ class Batch:
     def task(self, member: Member, plan: Plan, step: int, ms: int) -> tuple[int, str, str | None]:
         """The platform task of a TASK step, keyed like exporter.records.ensure_platform_tasks."""
         spec = plan.steps[step]
-        subject = spec.taskSubject or f"{spec.taskType or 'Task'}: {plan.name}"
+        subject = sequence_text.task_subject(
+            spec.taskSubject, spec.taskType, plan.name, member.first_name, member.company
+        )
         row = self.conn.execute(
             "SELECT id FROM platform_tasks WHERE contactId = ? AND campaignId = ? AND stepIndex = ?",
             (member.contact_id, member.campaign_id, step),

@@ -144,6 +144,13 @@ class FakeCrm:
             task_id = f"t{next(self.counter)}"
             self.tasks[task_id] = {"id": task_id, **body, "completed": False, "completedAt": None}
             return httpx.Response(201, json=self.tasks[task_id])
+        if method_path == ("POST", "/tasks/batch"):
+            return httpx.Response(200, json=[self.tasks[t] for t in body["ids"] if t in self.tasks])
+        if request.method == "GET" and path.startswith("/tasks/"):
+            task = self.tasks.get(path.removeprefix("/tasks/"))
+            if task is None:
+                return httpx.Response(404, json={"error": "not_found", "message": "no task"})
+            return httpx.Response(200, json=task)
         if method_path == ("PATCH", "/tasks/batch"):
             done = []
             for task_id in body["ids"]:

@@ -26,8 +26,9 @@ def export(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_export_to_the_embedded_crm_exits_0_and_writes_reports(tmp_path: Path) -> None:
-    report_file, junit_file = tmp_path / "r.json", tmp_path / "j.xml"
-    done = export("--report", str(report_file), "--junit", str(junit_file), "--batch-size", "50")
+    report_file, junit_file, html_file = tmp_path / "r.json", tmp_path / "j.xml", tmp_path / "r.html"
+    done = export("--report", str(report_file), "--junit", str(junit_file), "--html", str(html_file),
+                  "--batch-size", "50")
     assert done.returncode == 0, done.stderr + done.stdout
     assert "ok (exit 0)" in done.stdout and "contacts" in done.stdout
     report = json.loads(report_file.read_text())
@@ -36,6 +37,11 @@ def test_export_to_the_embedded_crm_exits_0_and_writes_reports(tmp_path: Path) -
     suite = ET.parse(junit_file).getroot()
     names = [case.get("name") for case in suite.iter("testcase")]
     assert "POST /contacts/sync" in names and suite.get("failures") == "0"
+    assert {"contacts", "tasks", "export run"} <= set(names)
+    page = html_file.read_text()
+    assert page.startswith("<!doctype html>") and f"Export <code>{report['id']}</code>" in page
+    for group in report["warnings"]:  # every kind of finding is on the page
+        assert f"{group['message']}: {group['count']}</h3>" in page
 
 
 def test_rerun_on_a_db_file_logs_nothing_twice(tmp_path: Path) -> None:
@@ -86,9 +92,12 @@ def test_a_crm_that_breaks_the_contract_exits_1(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
     assert report["ownerSelection"] is False
-    # Contacts the fixtures already link to CRM ids still get activities and engagement: the
-    # broken CRM answers those without ids or results, which the report shows too.
-    assert {"POST /companies/sync", "POST /contacts/sync"} <= {v["check"] for v in report["violations"]}
+    # No sync answered, so the run learnt no CRM id: the ids the fixtures store (from some
+    # earlier CRM) go nowhere, and every activity, link and engagement value waits.
+    assert {v["check"] for v in report["violations"]} == {"POST /companies/sync", "POST /contacts/sync"}
     assert report["phases"]["contacts"]["failed"] == 200
+    assert report["phases"]["activities"]["requests"] == report["phases"]["engagement"]["requests"] == 0
+    assert report["phases"]["activities"]["skipped"] > 0
+    assert sum(f["heldBackTotal"] for f in report["failed"]) > 0
     suite = ET.parse(junit_file).getroot()
     assert int(suite.get("failures") or 0) >= 2

@@ -176,6 +176,11 @@ async def test_control_api_connection_exports_and_journal(default_fixtures: Any)
             assert report["status"] == "ok" and report["exitCode"] == 0, report["violations"]
             assert report["phases"]["contacts"]["requests"] >= 2 * 200 // 40
             assert (await client.get("/exports/nope")).status_code == 404
+            page_html = await client.get(f"/exports/{export_id}/report.html")
+            assert page_html.status_code == 200
+            assert page_html.headers["content-type"].startswith("text/html")
+            assert f"Export <code>{export_id}</code>" in page_html.text and "<script" not in page_html.text
+            assert (await client.get("/exports/nope/report.html")).status_code == 404
 
             page = (await client.get("/journal", params={"method": "post", "path": "/contacts/sync", "pageSize": "3"})).json()
             assert page["total"] == 5 and len(page["data"]) == 3

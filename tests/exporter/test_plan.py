@@ -147,7 +147,7 @@ def test_update_answer_maps_each_record_once(asked_ids: list[str], data: st.Data
         assert (ext in plan.updated) == (fate == "ok")
         if fate == "fail":
             assert plan.failed[ext] == "CRM update error: nope"
-    assert any("foreign" in f.message for f in plan.findings)
+    assert any("foreign" in (f.about or "") for f in plan.findings)
 
 
 columns_of = {

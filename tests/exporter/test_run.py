@@ -153,7 +153,8 @@ async def test_malformed_sync_body_fails_that_batch_and_run_goes_on(platform: Em
     assert report.exitCode == 1
     assert report.phases["companies"].failed == 3 and report.phases["contacts"].created == 6
     violation = next(v for v in report.violations if v.check == "POST /companies/sync")
-    assert violation.exchange is not None and violation.exchange.response == "{not json"
+    exchange = violation.examples[0].exchange
+    assert exchange is not None and exchange.response == "{not json"
     xml = junit_xml(report).decode()
     assert 'name="POST /companies/sync"' in xml and "<failure" in xml
 
@@ -319,3 +320,24 @@ async def test_journal_redacts_the_api_key_and_is_capped() -> None:
         assert "secret-key" not in everything[0][0]
     finally:
         await emulator.close()
+
+
+@pytest.mark.parametrize(("answer", "created", "failed", "violations"), [
+    ({"success": True, "created": 1}, 1, 0, 0),  # the other links existed already
+    ({"success": True}, 5, 0, 0),
+    ({"success": True, "errors": [{"contactCRMId": "x", "companyCRMId": "y", "error": "no"}]}, 4, 1, 0),
+    ({"success": False}, 0, 5, 0),
+    ({"success": True, "created": "all"}, 0, 5, 1),
+])
+async def test_associations_count_what_the_crm_answered(
+    platform: Emulator, answer: dict[str, Any], created: int, failed: int, violations: int
+) -> None:
+    def links(request: httpx.Request) -> httpx.Response | None:
+        if request.url.path.endswith("/associations"):
+            return httpx.Response(200, json=answer)
+        return None
+
+    report = await run_export(platform, FakeCrm(faults=[links]))
+    stats = report.phases["associations"]
+    assert stats.sent == 5 and stats.created == created  # contacts 1, 2, 3, 5, 6 have a company
+    assert stats.failed == failed and report.checks["POST /associations"].violations == violations

@@ -14,7 +14,7 @@ from tests.public_api.paging import fixtures
 
 pytestmark = pytest.mark.anyio
 
-RUN = {"actions": [{"type": "VERIFY_LEAD_EMAIL"}, {"type": "ENRICH_LEAD"}], "contactIds": [1, 2, 3]}
+RUN = {"actions": [{"type": "VERIFY_LEAD_EMAIL"}, {"type": "ENRICH_WITH_EMAIL"}], "contactIds": [1, 2, 3]}
 
 
 async def status(client: httpx.AsyncClient, run_id: int) -> dict[str, Any]:

@@ -48,11 +48,14 @@ async def test_test_calls_health_with_the_key_in_the_given_header(
     with recording_server() as crm:
         doc = await post(client, "test", crm_body(crm.url + "/api/"))
     assert doc["data"]["success"] is True and doc["data"]["status"] == 200
-    assert set(doc["data"]) == {"success", "status", "message"}
-    [request] = crm.requests
-    assert (request.method, request.path) == ("GET", "/api/health")
-    assert request.headers["x-custom-key"] == KEY
-    assert "x-api-key" not in request.headers  # the emulator's own key never travels
+    assert set(doc["data"]) == {"success", "status", "message", "ownerSelection", "usersStatus"}
+    assert doc["data"]["ownerSelection"] is True and doc["data"]["usersStatus"] == 200
+    health, users = crm.requests  # the users probe decides owner selection
+    assert (health.method, health.path) == ("GET", "/api/health")
+    assert (users.method, users.path) == ("GET", "/api/users")
+    for request in (health, users):
+        assert request.headers["x-custom-key"] == KEY
+        assert "x-api-key" not in request.headers  # the emulator's own key never travels
 
 
 async def test_test_reports_rejections_and_unreachable_crms(client: httpx.AsyncClient) -> None:
@@ -80,8 +83,8 @@ async def test_relative_base_url_reaches_the_embedded_crm() -> None:
         async with httpx.AsyncClient(base_url=base) as client:
             key = CRM_KEY["X-API-Key"]
             good = await post(client, "test", {"baseUrl": "/crm", "apiKey": key})
-            assert good["data"] == {"success": True, "status": 200,
-                                    "message": good["data"]["message"]}
+            assert good["data"] == {"success": True, "status": 200, "ownerSelection": True,
+                                    "usersStatus": 200, "message": good["data"]["message"]}
             assert f"{base}/crm/health" in good["data"]["message"]
             bad = await post(client, "test", {"baseUrl": "/crm", "apiKey": "wrong"})
             assert bad["data"]["success"] is False and bad["data"]["status"] == 401
@@ -124,7 +127,8 @@ async def test_connect_status_disconnect(client: httpx.AsyncClient, app: Starlet
     assert response.json()["data"]["connected"] is False
     assert await crm_status(client) == {
         "connected": False, "baseUrl": None, "apiKeyHeader": None, "contactLinkTemplate": None,
-        "companyLinkTemplate": None, "lastHealth": None,
+        "companyLinkTemplate": None, "lastHealth": None, "ownerSelection": None,
+        "healthCheckIntervalSeconds": 300,
     }
     assert_error(await client.delete("/v1/custom-crm/disconnect", headers=ALL), 404)
 

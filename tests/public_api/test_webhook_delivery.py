@@ -53,7 +53,8 @@ async def test_delivers_the_documented_shape_with_the_secret(client: httpx.Async
     assert request.headers["x-webhook-secret"] == SECRET
     assert request.headers["content-type"] == "application/json"
     payload = json.loads(request.body)
-    assert payload["eventType"] == "TEST" and payload["timestamp"].endswith("Z")
+    # a sample of an event type the subscription lists
+    assert payload["eventType"] == "MESSAGE_REPLIED" and payload["timestamp"].endswith("Z")
     data = payload["data"]
     fx = fixtures()
     campaign = next(c for c in fx.campaigns if c.id == data["campaign"]["id"])
@@ -66,7 +67,7 @@ async def test_delivers_the_documented_shape_with_the_secret(client: httpx.Async
         "companyId": contact.companyId,
     }
     [entry] = (await logs(client, hook))["data"]
-    assert entry["eventType"] == "TEST" and entry["statusCode"] == 200
+    assert entry["eventType"] == "MESSAGE_REPLIED" and entry["statusCode"] == 200
     assert entry["attemptNumber"] == 1 and entry["errorMessage"] is None
     assert isinstance(entry["durationMs"], int) and entry["durationMs"] >= 0
     assert set(entry) == {"id", "eventType", "statusCode", "errorMessage", "attemptNumber",
@@ -101,6 +102,37 @@ async def test_custom_fields_and_campaign_filter_shape_the_sample(
     assert data["contact"]["contactCountry"] == contact.contactCountry
     assert data["contact"]["noSuchField"] is None
     assert data["contact"]["emailKey"] is None  # internal columns never leak
+
+
+async def test_custom_fields_name_fields_of_the_contacts_company(
+    client: httpx.AsyncClient,
+) -> None:
+    fx = fixtures()
+    members = sorted(
+        (c for c in fx.contacts if c.campaignIds and c.companyId is not None), key=lambda c: c.id
+    )
+    contact = members[0]
+    campaign = min(contact.campaignIds)
+    first = min(c.id for c in fx.contacts if campaign in c.campaignIds)
+    assert first == contact.id, "the sample takes the campaign's first member"
+    company = next(co for co in fx.companies if co.id == contact.companyId)
+    with recording_server() as receiver:
+        hook = await subscribe(
+            client, receiver.url, campaignIds=[campaign],
+            events=["EMAIL_SENT", "MESSAGE_REPLIED"],
+            customFields=["industry", "domain", "company.name", "company.id", "firstName",
+                          "domainKey", "company.noSuchField"],
+        )
+        await send_test(client, hook)
+    payload = json.loads(receiver.requests[0].body)
+    assert payload["eventType"] == "EMAIL_SENT"
+    data = payload["data"]["contact"]
+    assert data["id"] == contact.id
+    assert data["industry"] == company.industry
+    assert data["domain"] == company.domain
+    assert data["company.name"] == company.name and data["company.id"] == company.id
+    assert data["firstName"] == contact.firstName  # the contact's own field comes first
+    assert data["domainKey"] is None and data["company.noSuchField"] is None
 
 
 async def test_receiver_error_is_a_failed_attempt(client: httpx.AsyncClient) -> None:

@@ -27,7 +27,7 @@ ORDER = ["QUEUED", "PENDING", "PROCESSING", "END"]
 @given(
     run_id=st.integers(1, 10_000),
     contacts=st.lists(st.integers(1, 500), min_size=1, max_size=40),
-    actions=st.lists(st.sampled_from(["VERIFY_LEAD_EMAIL", "ENRICH_LEAD"]), min_size=1,
+    actions=st.lists(st.sampled_from(["VERIFY_LEAD_EMAIL", "ENRICH_WITH_EMAIL"]), min_size=1,
                      max_size=2),
     moments=st.lists(st.integers(-1_000, 80_000), min_size=1, max_size=30),
 )
@@ -63,7 +63,7 @@ async def test_a_run_sends_one_completion_per_contact_with_retries(
     listener = DeliveryListener(app.state.emulator)
     with scripted_receiver(fail_first(1)) as receiver:
         started = await client.post("/v1/actions", headers=ALL, json={
-            "actions": [{"type": "VERIFY_LEAD_EMAIL"}, {"type": "ENRICH_LEAD"}],
+            "actions": [{"type": "VERIFY_LEAD_EMAIL"}, {"type": "ENRICH_WITH_EMAIL"}],
             "contactIds": [3, 1, 2], "webhookUrl": f"{receiver.url}/done",
         })
         assert started.status_code == 200, started.text
@@ -84,7 +84,7 @@ async def test_a_run_sends_one_completion_per_contact_with_retries(
     for body in firsts.values():
         assert body["eventType"] == "ACTIONS_CONTACT_COMPLETED"
         assert body["data"]["actionsId"] == run["actionsId"]
-        assert [a["type"] for a in body["data"]["actions"]] == ["VERIFY_LEAD_EMAIL", "ENRICH_LEAD"]
+        assert [a["type"] for a in body["data"]["actions"]] == ["VERIFY_LEAD_EMAIL", "ENRICH_WITH_EMAIL"]
     assert firsts[3]["timestamp"] < firsts[1]["timestamp"] < firsts[2]["timestamp"]
     listed = await client.get(f"/_emulator/actions/{run['actionsId']}/deliveries")
     assert listed.status_code == 200

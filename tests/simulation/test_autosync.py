@@ -152,15 +152,64 @@ async def test_tasks_created_then_completed(app: Starlette, client: httpx.AsyncC
     assert len(await crm_all(client, "tasks")) == before + 1
 
 
+async def task_in_the_crm(app: Starlette, client: httpx.AsyncClient) -> tuple[list[int], int]:
+    """Export, auto-sync on, and one new platform task pushed; answers the members and the task."""
+    contacts = await ready(app, client)
+    task = await write(app, lambda c: task_event(c, contacts[3], SYNCED, AT, step=5))
+    await autosync_of(app)(TARGET)
+    return contacts, task
+
+
+async def test_completions_that_keep_failing_show_as_pending_with_the_last_error(
+    app: Starlette, client: httpx.AsyncClient
+) -> None:
+    _, task = await task_in_the_crm(app, client)
+    await write(app, lambda c: c.execute(
+        "UPDATE platform_tasks SET completed = 1, completedAt = ? WHERE id = ?", (AT, task)))
+    await set_faults(client, [{"endpoint": "PATCH /tasks/:taskId", "status": 500}])
+    for _ in range(2):  # each push tries again, and fails again
+        await autosync_of(app)(TARGET)
+        state = (await client.get("/_emulator/autosync")).json()
+        assert state["completionsPending"] == 1
+        assert "PATCH /tasks/" in state["completionError"] and "500" in state["completionError"]
+        assert state["last"]["counts"]["failed"] == 1
+    await set_faults(client, [])
+    await autosync_of(app)(TARGET)
+    state = (await client.get("/_emulator/autosync")).json()
+    assert state["completionsPending"] == 0 and state["completionError"] is None
+
+
+async def test_a_task_completed_on_the_crm_side_is_completed_on_the_platform(
+    app: Starlette, client: httpx.AsyncClient
+) -> None:
+    contacts, task = await task_in_the_crm(app, client)
+    crm_id = (await emulator_of(app).db.fetchone(
+        "SELECT crmTaskId FROM platform_tasks WHERE id = ?", (task,)))[0]  # type: ignore[index]
+    done = await client.patch(f"/_emulator/crm/tasks/{crm_id}", json={"completed": True})
+    assert done.status_code == 200 and done.json()["completedAt"]
+    assert (await client.patch("/_emulator/crm/tasks/nope", json={"completed": True})).status_code == 404
+    await write(app, lambda c: message_event(c, contacts[0], SYNCED, AT))  # something to push
+    await autosync_of(app)(TARGET)
+    row = await emulator_of(app).db.fetchone(
+        "SELECT completed, completedAt, crmCompleted FROM platform_tasks WHERE id = ?", (task,))
+    assert row == (1, done.json()["completedAt"], 1)
+    state = (await client.get("/_emulator/autosync")).json()
+    assert state["last"]["report"]["taskReadBack"]["completedOnCrm"] >= 1
+
+
 async def test_task_added_without_an_event_is_sent(app: Starlette, client: httpx.AsyncClient) -> None:
     contacts = await ready(app, client)
+    # a member whose history has not reached the task step yet (those past it have theirs)
+    tasked = {r[0] for r in await emulator_of(app).db.fetchall(
+        "SELECT contactId FROM platform_tasks WHERE campaignId = ?", (SYNCED,))}
+    target = next(c for c in contacts if c not in tasked)
     before = len(await crm_all(client, "tasks"))
-    added = await client.post("/_emulator/tasks", json={"contactId": contacts[5], "campaignId": SYNCED})
+    added = await client.post("/_emulator/tasks", json={"contactId": target, "campaignId": SYNCED})
     assert added.status_code == 201, added.text
     await autosync_of(app)(TARGET)
     tasks = await crm_all(client, "tasks")
     assert len(tasks) == before + 1
-    listed = (await client.get("/_emulator/tasks", params={"contactId": contacts[5]})).json()["data"]
+    listed = (await client.get("/_emulator/tasks", params={"contactId": target})).json()["data"]
     assert [t["crmTaskId"] for t in listed if t["id"] == added.json()["id"]] == [tasks[-1]["id"]]
 
 

@@ -52,11 +52,14 @@ async def test_an_event_reaches_its_subscription_with_payload_and_secret(
     client: httpx.AsyncClient, app: Starlette, listener: DeliveryListener
 ) -> None:
     fx = fixtures()
-    contact = next(c for c in fx.contacts if c.campaignIds and "score" in c.customFields)
+    contact = next(c for c in fx.contacts
+                   if c.campaignIds and "score" in c.customFields and c.companyId)
     campaign = next(c for c in fx.campaigns if c.id == contact.campaignIds[0])
+    company = next(co for co in fx.companies if co.id == contact.companyId)
     with scripted_receiver() as receiver:
         hook = await subscribe(
-            client, f"{receiver.url}/in", secret=SECRET, customFields=["score"],
+            client, f"{receiver.url}/in", secret=SECRET,
+            customFields=["score", "industry", "company.name"],  # the company's fields too
             events=["MESSAGE_REPLIED", "EMAIL_SENT"],
         )
         fields = {"messageId": 7, "content": "Sounds good", "sentAt": iso(10)}
@@ -78,6 +81,7 @@ async def test_an_event_reaches_its_subscription_with_payload_and_secret(
                 "professionalEmail": contact.professionalEmail,
                 "networkProfileUrl": contact.networkProfileUrl, "jobTitle": contact.jobTitle,
                 "companyId": contact.companyId, "score": contact.customFields["score"],
+                "industry": company.industry, "company.name": company.name,
             },
             "campaign": {"id": campaign.id, "name": campaign.name, "status": campaign.status},
             **fields,

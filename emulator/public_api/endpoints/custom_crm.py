@@ -14,20 +14,23 @@ from emulator.public_api.auth import guarded
 from emulator.public_api.context import ApiContext
 from emulator.public_api.envelopes import Success, success
 from emulator.public_api.schemas import CustomCrmHealth, CustomCrmIn, CustomCrmStatus
+from emulator.simulation.crm_health import UsersProbe
 
 
-async def _checked(request: Request) -> tuple[CustomCrmIn, CustomCrmHealth]:
-    """The decoded body and the health check of the CRM it names."""
+async def _checked(request: Request) -> tuple[CustomCrmIn, CustomCrmHealth, UsersProbe]:
+    """The decoded body and the probes (health, users) of the CRM it names."""
+    ctx: ApiContext = request.app.state.public_api
     body = await decode_body(request, CustomCrmIn, BadRequest.field)
     refuse_control_target("baseUrl", body.baseUrl)
     url = service.resolve_base_url(body.baseUrl, str(request.base_url))
-    return body, await service.check_health(url, body.apiKey, body.apiKeyHeader)
+    health, users = await service.check(url, body.apiKey, body.apiKeyHeader, ctx.now())
+    return body, health, users
 
 
 @operation("Test a custom CRM connection", Success[CustomCrmHealth], body=CustomCrmIn)
 @guarded("ALL")
 async def test_crm(request: Request) -> Response:
-    _, health = await _checked(request)
+    _, health, _ = await _checked(request)
     return json_response(success(health, health.message))
 
 
@@ -35,8 +38,8 @@ async def test_crm(request: Request) -> Response:
 @guarded("ALL")
 async def connect_crm(request: Request) -> Response:
     ctx: ApiContext = request.app.state.public_api
-    body, health = await _checked(request)
-    status = await service.connect(ctx, body, health)
+    body, health, users = await _checked(request)
+    status = await service.connect(ctx, body, health, users)
     message = "Connected" if health.success else f"Connected, but {health.message}"
     return json_response(success(status, message))
 

@@ -38,3 +38,13 @@ CREATE TABLE IF NOT EXISTS actions_deliveries (
     createdAt TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS actions_deliveries_run ON actions_deliveries(runId, id);
+
+-- The outcome of each record's EXPORT_TO_CRM in an actions run (simulation/actions_export.py),
+-- exported through the exporter under the journal's exportId `exportId`.
+CREATE TABLE IF NOT EXISTS actions_exports (
+    runId INTEGER NOT NULL,
+    recordIndex INTEGER NOT NULL,
+    ok INTEGER NOT NULL,
+    exportId TEXT NOT NULL,
+    PRIMARY KEY (runId, recordIndex)
+);

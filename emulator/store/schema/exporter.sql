@@ -20,3 +20,10 @@ CREATE TABLE IF NOT EXISTS export_synced_properties (
     names TEXT NOT NULL,                      -- JSON array
     PRIMARY KEY (kind, recordId)
 );
+-- Platform tasks whose CRM task the CRM no longer knows (task read-back found it missing):
+-- reported once, then neither read back nor completed again.
+CREATE TABLE IF NOT EXISTS export_tasks_gone (
+    taskId INTEGER PRIMARY KEY,
+    crmTaskId TEXT NOT NULL,
+    at TEXT NOT NULL
+);

@@ -1,0 +1,112 @@
+"""/_emulator/verify: start `emulator verify` runs in the background, read their reports."""
+
+from __future__ import annotations
+
+import httpx
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from emulator.crm.routes import crm_context
+from emulator.errors import BadRequest, Conflict, NotFound
+from emulator.http import decode_body, json_response
+from emulator.openapi import operation
+from emulator.verify.html import html_report
+from emulator.verify.report import Report
+from emulator.verify.runner import Prober
+from emulator.verify.runs import Run, RunStatus, TooManyRuns, VerifyRuns
+from emulator.wire import WireOmit
+
+
+class VerifyIn(WireOmit):
+    """Which CRM to verify; without `crmUrl`, this emulator's own reference CRM (/crm)."""
+
+    crmUrl: str | None = None
+    apiKey: str | None = None
+    apiKeyHeader: str | None = None
+
+
+class VerifyRun(WireOmit):
+    id: str
+    status: RunStatus
+    crmUrl: str
+    message: str | None = None
+    report: Report | None = None
+
+
+def _registry(request: Request) -> VerifyRuns:
+    state = request.app.state
+    if not hasattr(state, "verify_runs"):
+        state.verify_runs = VerifyRuns()
+    return state.verify_runs  # type: ignore[no-any-return]
+
+
+def _run(request: Request) -> Run:
+    run = _registry(request).get(request.path_params["verifyId"])
+    if run is None:
+        raise NotFound("unknown verify run")
+    return run
+
+
+def _view(run: Run) -> VerifyRun:
+    return VerifyRun(id=run.id, status=run.status, crmUrl=run.crm_url, message=run.message, report=run.report)
+
+
+async def _prober(request: Request, body: VerifyIn) -> Prober:
+    """A prober of the CRM asked for; this app's own /crm is called in-process (ASGI)."""
+    url = body.crmUrl or "/crm"
+    if url.startswith("/"):
+        settings = await crm_context(request).settings()
+        own = str(request.base_url).rstrip("/") + url.rstrip("/")
+        transport = httpx.ASGITransport(app=request.app, raise_app_exceptions=False)
+        return Prober(own, body.apiKey or settings.apiKey, body.apiKeyHeader or settings.apiKeyHeader,
+                      transport=transport)
+    if not url.startswith(("http://", "https://")):
+        raise BadRequest.field("crmUrl", "must be an http(s) URL or a path of this emulator (/crm)")
+    if not body.apiKey:
+        raise BadRequest.field("apiKey", "is required with a crmUrl of another server")
+    return Prober(url, body.apiKey, body.apiKeyHeader or "X-API-Key")
+
+
+@operation(
+    "Verify a CRM against every Part A endpoint and rule (runs in the background)",
+    VerifyRun, status=202, body=VerifyIn, errors=(400, 409), security=None,
+)
+async def start_verify(request: Request) -> Response:
+    raw = await request.body()
+    body = await decode_body(request, VerifyIn, BadRequest.field) if raw.strip() else VerifyIn()
+    if body.apiKeyHeader is not None and not body.apiKeyHeader.strip():
+        raise BadRequest.field("apiKeyHeader", "must not be empty")
+    prober = await _prober(request, body)
+    try:
+        run = _registry(request).start(prober)
+    except TooManyRuns as exc:
+        await prober.aclose()
+        raise Conflict(str(exc)) from None
+    return json_response(_view(run), 202, {"Location": f"/_emulator/verify/{run.id}"})
+
+
+@operation(
+    "A verify run: running, then pass, fail or error with the JSON report", VerifyRun,
+    errors=(404,), security=None,
+)
+async def get_verify(request: Request) -> Response:
+    return json_response(_view(_run(request)))
+
+
+@operation(
+    "A finished verify run's self-contained HTML report", str, errors=(404, 409),
+    security=None, media="text/html",
+)
+async def verify_html(request: Request) -> Response:
+    run = _run(request)
+    if run.report is None:
+        raise Conflict(f"verify run {run.id} has no report: {run.message or run.status}")
+    return Response(html_report(run.report), 200, media_type="text/html; charset=utf-8")
+
+
+routes: list[BaseRoute] = [
+    Route("/verify", start_verify, methods=["POST"]),
+    Route("/verify/{verifyId}", get_verify, methods=["GET"]),
+    Route("/verify/{verifyId}/report.html", verify_html, methods=["GET"]),
+]

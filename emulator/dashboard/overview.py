@@ -1,0 +1,46 @@
+"""The overview page: clock, record counts, campaigns by status, CRM connection, auto-sync."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from emulator.control.exports import redacted
+from emulator.control.routes import counts
+from emulator.dashboard.render import api, emulator_of, page
+from emulator.exporter import records as rec
+from emulator.fixtures.models import CampaignStatus
+from emulator.public_api import custom_crm
+from emulator.public_api.campaigns import list_campaigns
+from emulator.simulation.event_log import count_events
+from emulator.wire import now_iso
+
+# the advance buttons: (label, seconds)
+ADVANCES = (("+1 hour", 3600), ("+1 day", 86400), ("+1 week", 604800))
+
+
+async def overview(request: Request) -> Response:
+    emulator, ctx = emulator_of(request), api(request)
+    by_status = {
+        status: (await list_campaigns(ctx, 1, 1, status=status))[0]
+        for status in get_args(CampaignStatus)
+    }
+    _, campaigns = await list_campaigns(ctx, 1, 100)
+    connection = await emulator.db.read(rec.read_connection)
+    health = None
+    if connection is not None and request.query_params.get("check") == "health":
+        base = custom_crm.resolve_base_url(connection.crmUrl, str(request.base_url))
+        health = await custom_crm.check_health(base, connection.apiKey, connection.apiKeyHeader)
+    clock = emulator.clock
+    return page(
+        request, "overview.html",
+        clock=clock, clock_start=now_iso(clock.start), advances=ADVANCES,
+        counts=await counts(emulator), events=await count_events(emulator.db),
+        by_status=by_status, campaigns=campaigns,
+        connection=None if connection is None else redacted(connection),
+        crm_status=await custom_crm.status(ctx), health=health,
+        autosync=await request.app.state.autosync.state(),
+        fixtures=emulator.fixtures_dir,
+    )

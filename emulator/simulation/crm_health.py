@@ -1,0 +1,184 @@
+"""The custom CRM connection's life: its probes and its periodic health check.
+
+Connecting (and testing) probes GET /health and GET /users; the users answer decides owner
+selection (2xx: on; 404, 405, 501: off, as the spec says; anything else: unknown, and an
+export asks again). While the clock runs, every HEALTH_INTERVAL_SECONDS of virtual time the
+platform checks GET /health again (at most once per advance: a long jump makes one check, not
+one per interval missed; each call waits at most PERIODIC_TIMEOUT_SECONDS) and, when the users
+verdict is older than USERS_FRESH_SECONDS, GET /users too. The outcome lives in `crm_connection.lastHealth` as a ConnectionHealth.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from datetime import datetime, timedelta
+
+import httpx
+
+from emulator.fixtures.models import CrmConnection
+from emulator.public_api.outbound import TIMEOUT_SECONDS, Outcome, call
+from emulator.simulation.autosync import IN_PROCESS_BASE
+from emulator.state import Emulator
+from emulator.wire import Wire, decode, encode, now_iso, parse_iso
+
+log = logging.getLogger(__name__)
+
+HEALTH_INTERVAL_SECONDS = 300  # virtual time between periodic health checks
+USERS_FRESH_SECONDS = 3600  # a users verdict younger than this spares exports the probe
+# The periodic check runs inside an advance of the clock: a CRM that hangs must not stall it
+# for long (connect and test wait the full 10 s).
+PERIODIC_TIMEOUT_SECONDS = 3.0
+MISSING_USERS = (404, 405, 501)
+
+
+class UsersProbe(Wire):
+    """The last GET /users of the connection and the owner selection it decided."""
+
+    ownerSelection: bool | None  # None: the answer decided nothing (an error, unreachable)
+    status: int | None
+    checkedAt: str
+    message: str
+
+
+class ConnectionHealth(Wire):
+    """`crm_connection.lastHealth`: the last health check, failures in a row, the users probe."""
+
+    ok: bool
+    status: int | None
+    checkedAt: str
+    message: str
+    failuresInRow: int = 0
+    checks: int = 1
+    users: UsersProbe | None = None
+    crmUrl: str | None = None  # the CRM checked: another one (PUT /_emulator/connection) starts afresh
+
+
+def health_message(target: str, outcome: Outcome) -> str:
+    if outcome.ok:
+        return f"CRM reachable: GET {target} answered {outcome.statusCode}"
+    return f"CRM health check failed: GET {target}: {outcome.errorMessage}"
+
+
+def users_verdict(target: str, outcome: Outcome, at: str) -> UsersProbe:
+    """Owner selection from a GET /users outcome (interfaces.md GET /users)."""
+    if outcome.ok:
+        verdict: bool | None = True
+        message = f"GET {target} answered {outcome.statusCode}: owner selection on"
+    elif outcome.statusCode in MISSING_USERS:
+        verdict, message = False, f"GET {target} answered {outcome.statusCode}: owner selection off"
+    else:
+        verdict, message = None, f"GET {target}: {outcome.errorMessage}; owner selection unknown"
+    return UsersProbe(ownerSelection=verdict, status=outcome.statusCode, checkedAt=at,
+                      message=message)
+
+
+def next_health(
+    previous: ConnectionHealth | None, outcome: Outcome, message: str, at: str,
+    users: UsersProbe | None, crm_url: str,
+) -> ConnectionHealth:
+    """The stored health after one check (pure)."""
+    failures = 0 if outcome.ok else (previous.failuresInRow if previous else 0) + 1
+    return ConnectionHealth(
+        ok=outcome.ok, status=outcome.statusCode, checkedAt=at, message=message,
+        failuresInRow=failures, checks=(previous.checks if previous else 0) + 1,
+        users=users or (previous.users if previous else None), crmUrl=crm_url,
+    )
+
+
+def health_of(health: ConnectionHealth | None, connection: CrmConnection) -> ConnectionHealth | None:
+    """The stored health when it is the connection's CRM's (None: never checked)."""
+    if health is None or health.crmUrl not in (None, connection.crmUrl):
+        return None
+    return health
+
+
+def fresh_owner_selection(
+    health: ConnectionHealth | None, connection: CrmConnection | None, now: datetime
+) -> bool | None:
+    """The stored owner selection when a users probe of this CRM decided it recently enough
+    (else None: ask)."""
+    if connection is None:
+        return None
+    health = health_of(health, connection)
+    if health is None or health.users is None:
+        return None
+    if now - parse_iso(health.users.checkedAt) > timedelta(seconds=USERS_FRESH_SECONDS):
+        return None
+    return health.users.ownerSelection
+
+
+def reach(
+    crm_url: str, in_process: httpx.AsyncBaseTransport | None
+) -> tuple[str, httpx.AsyncBaseTransport | None]:
+    """Where a connection's CRM is and through what: a relative crmUrl ("/crm") is this app,
+    reached in-process; a URL over the network."""
+    if crm_url.startswith(("http://", "https://")):
+        return crm_url, None
+    return IN_PROCESS_BASE + "/" + crm_url.lstrip("/"), in_process
+
+
+def read_health(conn: sqlite3.Connection) -> ConnectionHealth | None:
+    row = conn.execute("SELECT lastHealth FROM crm_connection WHERE id = 1").fetchone()
+    if row is None or row[0] is None:
+        return None
+    return decode(row[0], ConnectionHealth)
+
+
+async def probe(
+    base: str, api_key: str, header: str, *, client: httpx.AsyncClient | None = None,
+    users: bool = True, timeout: float = TIMEOUT_SECONDS,
+) -> tuple[Outcome, str, Outcome | None]:
+    """GET {base}/health, then GET {base}/users when asked: (health, its message, users)."""
+    headers = {header: api_key, "Accept": "application/json"}
+    target = base.rstrip("/") + "/health"
+    health = await call("GET", target, headers=headers, client=client, timeout=timeout)
+    users_outcome = None
+    if users:
+        users_outcome = await call("GET", base.rstrip("/") + "/users", headers=headers,
+                                   client=client, timeout=timeout)
+    return health, health_message(target, health), users_outcome
+
+
+class HealthChecker:
+    """The simulation listener of periodic health checks (`await checker(target)`)."""
+
+    def __init__(self, emulator: Emulator, transport: httpx.AsyncBaseTransport | None) -> None:
+        self.emulator = emulator
+        self.transport = transport  # this app in-process, for a relative crmUrl ("/crm")
+
+    async def __call__(self, target: datetime) -> None:
+        db = self.emulator.db
+
+        def read(conn: sqlite3.Connection) -> tuple[str | None, ConnectionHealth | None]:
+            row = conn.execute("SELECT settings FROM crm_connection WHERE id = 1").fetchone()
+            return (None if row is None else row[0]), read_health(conn)
+
+        settings, stored = await db.read(read)
+        if settings is None:
+            return
+        connection: CrmConnection = decode(settings, CrmConnection)
+        previous = health_of(stored, connection)
+        if previous is not None and target - parse_iso(previous.checkedAt) < timedelta(
+            seconds=HEALTH_INTERVAL_SECONDS
+        ):
+            return
+        ask_users = previous is None or fresh_owner_selection(previous, connection, target) is None
+        at = now_iso(target)
+        base, transport = reach(connection.crmUrl, self.transport)
+        async with httpx.AsyncClient(transport=transport, verify=connection.verify) as client:
+            health, message, users = await probe(
+                base, connection.apiKey, connection.apiKeyHeader, client=client,
+                timeout=PERIODIC_TIMEOUT_SECONDS, users=ask_users,
+            )
+        verdict = None if users is None else users_verdict(base + "/users", users, at)
+        state = next_health(previous, health, message, at, verdict, connection.crmUrl)
+
+        def write(conn: sqlite3.Connection) -> None:
+            # a connection replaced meanwhile keeps its own health
+            conn.execute(
+                "UPDATE crm_connection SET lastHealth = ? WHERE id = 1 AND settings = ?",
+                (encode(state).decode(), settings),
+            )
+
+        await db.write(write)

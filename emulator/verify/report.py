@@ -1,0 +1,136 @@
+"""The verify report and its outputs: progress lines, the summary, JSON and JUnit XML.
+
+Exit codes: 0 no check failed, 1 a check failed, 2 the CRM could not be reached at all.
+The JUnit file is made from the same checks as the exit code, so the two always agree.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+from xml.etree import ElementTree as ET
+
+import msgspec
+
+from emulator.verify.catalogue import CHECKS
+from emulator.verify.checks import Outcome
+from emulator.wire import Wire
+
+OUTCOMES: tuple[Outcome, ...] = ("pass", "fail", "warn", "skip")
+
+
+class Exchange(Wire):
+    """One request and its answer as the report shows them (the API key redacted)."""
+
+    method: str
+    path: str
+    key: str  # "valid", "missing" or "wrong": which key the request carried
+    status: int  # 0: no HTTP answer
+    durationMs: float
+    request: str | None
+    response: str
+    error: str | None = None
+
+
+class CheckResult(Wire):
+    id: str
+    endpoint: str
+    outcome: Outcome
+    rule: str
+    message: str
+    exchanges: list[Exchange] = msgspec.field(default_factory=list)
+
+
+class Report(Wire):
+    status: Literal["pass", "fail", "error"]
+    exitCode: int
+    crmUrl: str
+    runId: str
+    startedAt: str
+    durationMs: float
+    summary: dict[str, int]
+    checks: list[CheckResult]
+    message: str | None = None
+
+
+def build(
+    results: dict[str, CheckResult], *, crm_url: str, run_id: str, started_at: str,
+    duration_ms: float, unreachable: str | None = None,
+) -> Report:
+    """The report of every catalogued check, in catalogue order; those not run are skips."""
+    checks = []
+    for check in CHECKS:
+        result = results.get(check.id)
+        if result is None:
+            why = "not run: the CRM could not be reached" if unreachable else "not run"
+            result = CheckResult(id=check.id, endpoint=check.endpoint, outcome="skip",
+                                 rule=check.rule, message=why)
+        checks.append(result)
+    summary: dict[str, int] = {o: sum(1 for c in checks if c.outcome == o) for o in OUTCOMES}
+    if unreachable:
+        status: Literal["pass", "fail", "error"] = "error"
+        exit_code = 2
+    else:
+        status, exit_code = ("fail", 1) if summary["fail"] else ("pass", 0)
+    return Report(
+        status=status, exitCode=exit_code, crmUrl=crm_url, runId=run_id, startedAt=started_at,
+        durationMs=round(duration_ms, 1), summary=summary, checks=checks, message=unreachable,
+    )
+
+
+def line(result: CheckResult) -> str:
+    """One progress line: outcome, endpoint, check id, what was seen."""
+    return f"{result.outcome.upper():<4}  {result.endpoint:<21} {result.id:<44} {result.message}"
+
+
+def summary(report: Report) -> str:
+    s = report.summary
+    counts = ", ".join(f"{s[o]} {o}" for o in OUTCOMES)
+    lines = [f"verify {report.crmUrl} (run {report.runId}): {len(report.checks)} checks: {counts}"]
+    if report.message:
+        lines.append(f"  {report.message}")
+    for outcome in ("fail", "warn"):
+        for c in report.checks:
+            if c.outcome == outcome:
+                lines.append(f"  {outcome.upper()} {c.endpoint} {c.id}: {c.message}")
+    verdict = {"pass": "PASS", "fail": "FAIL", "error": "ERROR (CRM unreachable)"}[report.status]
+    marked = "" if report.status == "error" else f"; probe records are marked verify-{report.runId}-*"
+    lines.append(f"verdict: {verdict} (exit {report.exitCode}){marked}")
+    return "\n".join(lines)
+
+
+def to_json(report: Report) -> bytes:
+    return msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n"
+
+
+def junit_xml(report: Report) -> bytes:
+    """One test case per check (classname: its endpoint); a failure per failing check.
+
+    An unreachable CRM (exit 2) is one more failing case, so the file never reads green
+    when the exit code is not 0.
+    """
+    fails = report.summary["fail"] + (1 if report.status == "error" else 0)
+    suite = ET.Element("testsuite", {
+        "name": "emulator verify", "tests": str(len(report.checks) + (report.status == "error")),
+        "failures": str(fails), "errors": "0", "skipped": str(report.summary["skip"]),
+        "time": f"{report.durationMs / 1000:.3f}",
+    })
+    if report.status == "error":
+        case = ET.SubElement(suite, "testcase", {"classname": "GET /health", "name": "reachable"})
+        ET.SubElement(case, "failure", {"message": report.message or "unreachable"}).text = report.message
+    for c in report.checks:
+        case = ET.SubElement(suite, "testcase", {"classname": c.endpoint, "name": c.id})
+        detail = f"{c.message}\nrule: {c.rule}\n" + "\n".join(
+            f"{x.method} {x.path} (key {x.key}) -> {x.status or x.error}" for x in c.exchanges
+        )
+        match c.outcome:
+            case "fail":
+                ET.SubElement(case, "failure", {"message": c.message}).text = detail
+            case "skip":
+                ET.SubElement(case, "skipped", {"message": c.message})
+            case "warn":
+                ET.SubElement(case, "system-out").text = f"WARNING: {detail}"
+            case "pass":
+                pass
+    suites = ET.Element("testsuites", {"tests": suite.get("tests", "0"), "failures": str(fails)})
+    suites.append(suite)
+    return ET.tostring(suites, encoding="utf-8", xml_declaration=True) + b"\n"

@@ -1,0 +1,58 @@
+"""The command line's own documentation: version, help for every flag, one example each."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+from emulator import __version__
+from emulator.cli import build_parser
+from tests.processes import emulator_process, free_port
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def _emulator(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "emulator", *args], capture_output=True, text=True, timeout=60,
+        check=False,
+    )
+
+
+def test_version_prints_the_package_version() -> None:
+    done = _emulator("--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"emulator {__version__}"
+
+
+def test_every_flag_of_every_subcommand_has_help() -> None:
+    missing = [
+        f"{name} {action.option_strings or action.dest}"
+        for name, command in _subcommands().items()
+        for action in command._actions
+        if not action.help
+    ]
+    assert missing == []
+
+
+def test_every_subcommand_help_shows_an_example_and_no_stale_text() -> None:
+    assert "join as they are built" not in _emulator("--help").stdout
+    for name in _subcommands():
+        text = _emulator(name, "--help").stdout
+        assert "example:" in text.lower(), name
+        example = text.lower().split("example:")[1]
+        assert f"emulator {name}" in example, name
+
+
+def test_wait_answers_once_the_server_is_up_and_fails_clearly_when_none_is() -> None:
+    with emulator_process() as url:
+        done = _emulator("wait", "--url", url, "--timeout", "10")
+        assert done.returncode == 0 and done.stdout.startswith(f"emulator ready at {url}")
+    nobody = f"http://127.0.0.1:{free_port()}"
+    done = _emulator("wait", "--url", nobody, "--timeout", "0.5")
+    assert done.returncode == 1
+    assert "not ready after 0.5 s" in done.stderr and "Connection refused" in done.stderr

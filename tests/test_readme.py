@@ -1,0 +1,55 @@
+"""README examples that must work when pasted: the scenario anywhere, the pytest example's reset."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.processes import ROOT
+
+pytest_plugins = ["pytester"]
+QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+
+NO_RESET = """
+import httpx
+import pytest
+
+from emulator.testing import Emulator
+
+
+@pytest.fixture
+def emulator(emulator_server):
+    with httpx.Client(base_url=emulator_server.url, timeout=30) as client:
+        yield Emulator(emulator_server, client)
+"""
+
+
+def readme_block(section: str, language: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    body = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    match = re.search(rf"```{language}\n(.*?)```", body, re.DOTALL)
+    assert match is not None, f"the README's {section} section lost its {language} example"
+    return match.group(1)
+
+
+def test_the_scenario_example_passes_saved_in_any_directory(tmp_path: Path) -> None:
+    (tmp_path / "link-templates.json").write_text(readme_block("Scenarios", "json"))
+    done = subprocess.run(
+        [sys.executable, "-m", "emulator", "replay", "link-templates.json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("PASS  link-templates")
+
+
+def test_the_pytest_example_needs_the_reset_it_claims(pytester: pytest.Pytester) -> None:
+    """Without the `emulator` fixture's reset, the example's second test must fail."""
+    pytester.makepyfile(test_outreach=readme_block("Use it in your tests", "python"))
+    pytester.makeconftest(NO_RESET)
+    result = pytester.runpytest_subprocess(*QUIET, "test_outreach.py")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*FAILED test_outreach.py::test_every_test_starts_from_the_fixtures*"])
