@@ -22,6 +22,17 @@ def is_control(path: str) -> bool:
     return path == CONTROL or path.startswith(CONTROL + "/")
 
 
+def needs_token(method: str, path: str) -> bool:
+    """Every /_emulator route but health, and any other request that is not a read outside
+    the emulated APIs (a dashboard form, e.g. POST /scenarios): what an exposed port risks."""
+    if path in OPEN_CONTROL_PATHS:
+        return False
+    if is_control(path):
+        return True
+    emulated = path.startswith(("/v1/", "/crm/")) or path in ("/v1", "/crm")
+    return method not in ("GET", "HEAD", "OPTIONS") and not emulated
+
+
 def token_matches(headers: Iterable[tuple[bytes, bytes]], token: str | None) -> bool:
     """Whether the request carries `Authorization: Bearer <token>` (compared in constant time)."""
     if not token:
@@ -36,15 +47,14 @@ def token_matches(headers: Iterable[tuple[bytes, bytes]], token: str | None) -> 
 
 
 class ControlToken:
-    """With a token set, every /_emulator route but health answers 401 without it."""
+    """With a token set, every request `needs_token` names answers 401 without it."""
 
     def __init__(self, app: ASGIApp, token: str | None) -> None:
         self.app, self.token = app, token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
-            self.token and scope["type"] == "http" and is_control(scope["path"])
-            and scope["path"] not in OPEN_CONTROL_PATHS
+            self.token and scope["type"] == "http" and needs_token(scope["method"], scope["path"])
             and not token_matches(scope["headers"], self.token)
         ):
             error = Unauthorized(

@@ -6,6 +6,7 @@ The serving emulator's state is never touched: each scenario gets its own store 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from emulator.http import json_response
 from emulator.openapi import operation
 from emulator.path_roots import PathRefused, PathRoots
 from emulator.scenarios import models as sm
+from emulator.settings import Settings
 from emulator.wire import decode
 
 
@@ -41,7 +43,7 @@ async def run_scenarios(request: Request) -> Response:
         raise BadRequest("Body must be a scenario object or {\"path\": ...}")
     if "name" not in body and isinstance(body.get("path"), str):
         try:
-            loaded = await asyncio.to_thread(_read_allowed, roots, body["path"])
+            loaded = await read_allowed(settings, body["path"])
         except PathRefused as exc:
             raise BadRequest.field("path", str(exc)) from None
         return json_response(await run_loaded(loaded))
@@ -62,6 +64,15 @@ def _check_fixtures(roots: PathRoots, scenario: sm.Scenario) -> None:
     from emulator.scenarios.runner import fixture_directory, scenario_base
 
     roots.fixture_dir(fixture_directory(scenario, scenario_base(scenario)))
+
+
+async def read_allowed(
+    settings: Settings, raw: str, extra_roots: Sequence[Path] = ()
+) -> list[tuple[Path, sm.Scenario | sm.ScenarioError]]:
+    """The scenarios of `raw` under the server's roots (and `extra_roots`: the dashboard's
+    working directory), read in a worker thread."""
+    roots = PathRoots.of_server(settings.fixtures, [*settings.allowPaths, *map(str, extra_roots)])
+    return await asyncio.to_thread(_read_allowed, roots, raw)
 
 
 def _read_allowed(roots: PathRoots, raw: str) -> list[tuple[Path, sm.Scenario | sm.ScenarioError]]:

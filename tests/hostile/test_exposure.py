@@ -139,3 +139,16 @@ def test_the_default_limit_takes_a_100_item_batch_of_long_records() -> None:
     record = {"externalId": "1", "firstName": "x" * 2000, "notes": "y" * 10_000}
     batch = httpx.Request("POST", "/", json={"contacts": [record] * 100}).content
     assert len(batch) * 4 < Settings().maxBody
+
+
+def test_the_dashboard_forms_need_the_token_and_its_pages_hide_the_key(
+    server: EmulatorServer,
+) -> None:
+    """Pages are reads; a form that acts (POST /scenarios reads files) is behind the token."""
+    refused = httpx.post(f"{server.url}/scenarios", data={"path": "/etc/passwd"})
+    assert refused.status_code == 401
+    page = httpx.get(f"{server.url}/crm-ui", timeout=30)
+    assert page.status_code == 200 and "crm-demo-key" not in page.text
+    shown = httpx.get(f"{server.url}/crm-ui", headers=server.headers, timeout=30)
+    assert "crm-demo-key" in shown.text
+    assert httpx.get(f"{server.url}/", timeout=30).status_code == 200
