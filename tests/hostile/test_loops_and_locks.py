@@ -51,6 +51,9 @@ def test_every_way_to_aim_at_the_control_api_is_refused() -> None:
                 assert answer.status_code == 400 and "control API" in answer.text, answer.text
             conn = client.put("/_emulator/connection", json={"crmUrl": target, "apiKey": "k"})
             assert conn.status_code == 400 and "control API" in conn.text, conn.text
+            for url in (target, path):  # verify takes a path of this emulator too
+                verify = client.post("/_emulator/verify", json={"crmUrl": url, "apiKey": "k"})
+                assert verify.status_code == 400 and "control API" in verify.text, verify.text
         # an existing webhook cannot be pointed there either
         made = client.post("/v1/webhooks", headers=ALL, json={
             "name": "fine", "url": "http://127.0.0.1:9/hook", "events": ["EMAIL_SENT"]}).json()
