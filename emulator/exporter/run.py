@@ -16,8 +16,11 @@ from urllib.parse import urljoin
 
 import httpx
 
+from emulator.exporter import engagement as eng
 from emulator.exporter import plan as p
+from emulator.exporter import properties as rule
 from emulator.exporter import records as rec
+from emulator.exporter import shapes
 from emulator.exporter.client import (
     Attempt,
     CrmClient,
@@ -479,14 +482,14 @@ class Exporter:
 
     def _as_sent(self, kind: Kind, row: dict[str, Any]) -> dict[str, Any]:
         if kind == "companies":
-            return p.company_as_sent(row)
-        return p.contact_as_sent(row, row.get("companyName"))
+            return shapes.company_as_sent(row)
+        return shapes.contact_as_sent(row, row.get("companyName"))
 
     def _create_item(self, kind: Kind, row: dict[str, Any]) -> dict[str, Any]:
         if kind == "companies":
-            item = p.company_create_item(row, self.owner_id)
+            item = shapes.company_create_item(row, self.owner_id)
         else:
-            item = p.with_owner(self._as_sent(kind, row), self.owner_id)
+            item = shapes.with_owner(self._as_sent(kind, row), self.owner_id)
         return item if self.shape_item is None else self.shape_item(kind, item, False)
 
     async def _records(self, kind: Kind) -> None:
@@ -520,7 +523,7 @@ class Exporter:
             row = by_ext[ext]
             update = rec.RecordUpdate(id=row["id"], crm_id=match.crm_id)
             if match.properties is not None:
-                change = p.apply_properties(kind, row, row["customFields"], row["synced"], match.properties)
+                change = rule.apply_properties(kind, row, row["customFields"], row["synced"], match.properties)
                 update.columns = rec.with_keys(kind, change.columns, row)
                 if change.custom != row["customFields"]:
                     update.custom = change.custom
@@ -531,7 +534,7 @@ class Exporter:
                 row = {**row, **change.columns, "customFields": change.custom}
             updates.append(update)
             item = self._as_sent(kind, row) if match.properties is not None else sent[ext]
-            put_item = p.update_item(item, match.crm_id)
+            put_item = shapes.update_item(item, match.crm_id)
             put_items.append(put_item if self.shape_item is None else self.shape_item(kind, put_item, True))
             put_asked.append((ext, match.crm_id))
         created: dict[str, str] = {}
@@ -585,7 +588,7 @@ class Exporter:
         s = self.report.phases[kind]
         self._progress(kind, s.created + s.updated + s.unchanged + s.failed, self.totals.get(kind, 0))
 
-    def _cleared(self, kind: str, record_id: int, c: p.Cleared, ex: Exchange) -> None:
+    def _cleared(self, kind: str, record_id: int, c: rule.Cleared, ex: Exchange) -> None:
         self.report.clearedTotal += 1
         if len(self.report.cleared) < CLEARED_CAP:
             self.report.cleared.append(
@@ -667,12 +670,12 @@ class Exporter:
 
     async def _activity(self, row: rec.MessageRow) -> None:
         view, contact, company, campaign_owner, contact_id, _ = row
-        body = p.activity_body(view, contact, company, self._owner_for(campaign_owner))
+        body = shapes.activity_body(view, contact, company, self._owner_for(campaign_owner))
         await self._post_one("activities", body, view.id, contact_id, self._activity_ids)
 
     async def _task(self, row: rec.TaskRow) -> None:
         task_id, body, _, campaign_owner, contact_id, _ = row
-        body = p.with_owner(dict(body), self._owner_for(campaign_owner))
+        body = shapes.with_owner(dict(body), self._owner_for(campaign_owner))
         await self._post_one("tasks", body, task_id, contact_id, self._task_ids)
 
     async def _post_one(
@@ -814,7 +817,7 @@ class Exporter:
         for rid, crm_id, members, log in rows:
             if self._held_back("engagement", f"engagement of {kind} {rid}", (kind, rid)):
                 continue
-            item = p.engagement_item(crm_id, p.engagement_values(kind, members, log), mapping)
+            item = eng.engagement_item(crm_id, eng.engagement_values(kind, members, log), mapping)
             if item is not None:
                 items.append(item)
                 asked.append((str(rid), crm_id))
