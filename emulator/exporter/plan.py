@@ -19,6 +19,54 @@ from emulator.exporter.terms import Finding as Finding
 from emulator.exporter.terms import Kind as Kind
 
 # ---------------------------------------------------------------------------------------------
+# Health and users
+
+
+# Statuses that say the endpoint does not exist at all (not that a call failed).
+MISSING_ENDPOINT = frozenset({404, 405, 501})
+
+
+def check_health(body: Any) -> list[Finding]:
+    """GET /health's JSON body should be {status: string}; None: no JSON body to check."""
+    if body is None or (isinstance(body, dict) and isinstance(body.get("status"), str)):
+        return []
+    return [Finding("warning", "GET /health", "body is not {status: string}")]
+
+
+@dataclass
+class UsersPlan:
+    """What a GET /users answer says: whether owners can be selected, how many users."""
+
+    owner_selection: bool
+    users: int | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+
+def plan_users(status: int, body: Any, owner_id: str | None, error: str | None = None) -> UsersPlan:
+    """Owner selection is on only when GET /users answers a users array (a wrapped one is
+    tolerated); `body` is the decoded 2xx answer (None: not JSON), `error` why no answer came."""
+    check = "GET /users"
+    if status in MISSING_ENDPOINT:
+        return UsersPlan(False)  # optional endpoint: no owners, no fault
+    if not 200 <= status < 300:
+        answered = f"answered {status}" if status else "no answer"
+        return UsersPlan(False, findings=[Finding("warning", check, f"{answered}; owner selection off", error)])
+    users = body if isinstance(body, list) else next(
+        (body[k] for k in ("users", "results", "data")
+         if isinstance(body, dict) and isinstance(body.get(k), list)), None,
+    )
+    if users is None:
+        return UsersPlan(False, findings=[Finding("violation", check, "answer is not a users array")])
+    plan = UsersPlan(True, len(users))
+    ids = {str(u["id"]) for u in users if isinstance(u, dict) and "id" in u}
+    if len(ids) < len(users):
+        plan.findings.append(Finding("warning", check, "user item without an id"))
+    if owner_id is not None and owner_id not in ids:
+        plan.findings.append(Finding("warning", check, "ownerId is not among the CRM's users", f"ownerId {owner_id}"))
+    return plan
+
+
+# ---------------------------------------------------------------------------------------------
 # Sync answers
 
 
@@ -38,14 +86,14 @@ class SyncPlan:
     findings: list[Finding] = field(default_factory=list)
 
 
-def _is_id(value: Any) -> TypeGuard[str]:
+def is_id(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and value != ""
 
 
 def _asked_id(item: Any, asked: set[str], check: str, what: str, findings: list[Finding]) -> str | None:
     """The item's externalId when it names an asked record; a violation otherwise."""
     ext = item.get("externalId") if isinstance(item, dict) else None
-    if not _is_id(ext):
+    if not is_id(ext):
         findings.append(Finding("violation", check, f"{what} without a string externalId", repr(item)[:300]))
         return None
     if ext not in asked:
@@ -93,7 +141,7 @@ def plan_sync(kind: Kind, asked: Sequence[str], body: Any) -> SyncPlan:
         if ext is None:
             continue
         crm_id, props = item.get("crmId"), item.get("properties")
-        if not _is_id(crm_id):
+        if not is_id(crm_id):
             plan.findings.append(Finding("violation", check, "sync result without a string crmId", f"externalId {ext}: crmId {crm_id!r}"))
             failed.setdefault(ext, f"sync result without a string crmId ({crm_id!r})")
             continue
@@ -160,14 +208,14 @@ def plan_create(kind: Kind, asked: Sequence[str], status: int, body: Any) -> Wri
     for item in body.get("errors") or []:
         # Not documented for create, but a CRM telling us why is better than silence.
         ext = item.get("externalId") if isinstance(item, dict) else None
-        if _is_id(ext) and ext in asked_set:
+        if is_id(ext) and ext in asked_set:
             plan.failed.setdefault(ext, f"CRM create error: {item.get('error')}")
     for item in body["results"]:
         ext = _asked_id(item, asked_set, check, "result item", plan.findings)
         if ext is None:
             continue
         crm_id = item.get("crmId")
-        if not _is_id(crm_id):
+        if not is_id(crm_id):
             reason = f"create result without a string crmId ({crm_id!r})"
             plan.findings.append(Finding("violation", check, "create result without a string crmId", f"externalId {ext}: crmId {crm_id!r}"))
             plan.failed.setdefault(ext, reason)
@@ -200,7 +248,7 @@ def plan_update(kind: Kind, asked: Sequence[tuple[str, str]], body: Any) -> Writ
     answered: dict[str, tuple[bool, str]] = {}
     for item in body["results"]:
         answered_id = item.get("crmId") if isinstance(item, dict) else None
-        if not _is_id(answered_id):
+        if not is_id(answered_id):
             plan.findings.append(Finding("violation", check, "result item without a string crmId", repr(item)[:300]))
             continue
         crm_id = answered_id
@@ -234,7 +282,7 @@ def plan_update(kind: Kind, asked: Sequence[tuple[str, str]], body: Any) -> Writ
 
 
 # ---------------------------------------------------------------------------------------------
-# Associations and tasks
+# Associations
 
 
 @dataclass
@@ -280,71 +328,6 @@ def plan_associations(sent: Sequence[str], body: Any) -> LinkPlan:
     # Fewer than sent without errors is no fault: a link that already existed is not created.
     plan.created = created
     return plan
-
-
-def task_list(body: Any, check: str) -> tuple[list[Any] | None, list[Finding]]:
-    """The array of tasks a POST or PATCH /tasks/batch answers (a wrapped one is tolerated)."""
-    if isinstance(body, list):
-        return body, []
-    if isinstance(body, dict):
-        for key in ("tasks", "results", "data"):
-            if isinstance(body.get(key), list):
-                return body[key], [Finding("warning", check, "tasks wrapped in an object, not a bare array")]
-    return None, [Finding("violation", check, "answer is not an array of tasks")]
-
-
-@dataclass
-class ReadBackPlan:
-    """What reading tasks back found, per asked CRM task id."""
-
-    completed: dict[str, str | None] = field(default_factory=dict)  # crm id -> completedAt
-    open: set[str] = field(default_factory=set)
-    unknown: list[str] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-
-
-def plan_read_back(asked: Sequence[str], tasks: Sequence[Any], check: str) -> ReadBackPlan:
-    """Sort asked task ids by what the CRM answered: completed, open, or left out (unknown)."""
-    plan = ReadBackPlan()
-    asked_set = set(asked)
-    answered: set[str] = set()
-    for task in tasks:
-        task_id = task.get("id") if isinstance(task, dict) else None
-        if isinstance(task_id, int) and not isinstance(task_id, bool):
-            task_id = str(task_id)
-        if not _is_id(task_id):
-            plan.findings.append(Finding("violation", check, "task without a string `id`", repr(task)[:300]))
-            continue
-        if task_id not in asked_set:
-            plan.findings.append(Finding("violation", check, "task for an id that was not asked", f"id {task_id!r}"))
-            continue
-        answered.add(task_id)
-        completed, at = task.get("completed"), task.get("completedAt")
-        if not isinstance(completed, bool):
-            plan.findings.append(Finding("violation", check, "task without a boolean `completed`", f"id {task_id}"))
-            continue
-        if completed:
-            if not isinstance(at, str):
-                plan.findings.append(Finding("warning", check, "completed task without `completedAt`", f"id {task_id}"))
-            plan.completed[task_id] = at if isinstance(at, str) else None
-        else:
-            plan.open.add(task_id)
-    plan.unknown = [t for t in dict.fromkeys(asked) if t not in answered]
-    return plan
-
-
-# ---------------------------------------------------------------------------------------------
-# The null-clearing rule
-
-def created_id(body: Any) -> str | None:
-    """The `id` a POST /activities or POST /tasks answer must carry (numbers tolerated)."""
-    if isinstance(body, dict):
-        value = body.get("id")
-        if _is_id(value):
-            return str(value)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return str(value)
-    return None
 
 
 def chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:

@@ -21,6 +21,7 @@ from emulator.exporter import plan as p
 from emulator.exporter import properties as rule
 from emulator.exporter import records as rec
 from emulator.exporter import shapes
+from emulator.exporter import task_checks as tc
 from emulator.exporter.client import (
     Attempt,
     CrmClient,
@@ -45,7 +46,6 @@ from emulator.exporter.report import (
 from emulator.fixtures.models import CrmConnection
 from emulator.store.db import Store
 
-MISSING_ENDPOINT = frozenset({404, 405, 501})
 STREAM_PAGE = 500  # activity and task rows per read hop
 UNKNOWN_IDS_CAP = 200  # CRM task ids named in the report's read-back section (all are counted)
 JOURNAL_BODY_CAP = 4096
@@ -58,6 +58,14 @@ def resolve_crm_url(crm_url: str, server_base: str | None) -> str:
     if not server_base:
         raise ValueError(f"crmUrl {crm_url!r} is relative and there is no server to resolve it against")
     return urljoin(server_base.rstrip("/") + "/", crm_url.lstrip("/"))
+
+
+def _json_or_none(ex: Exchange) -> Any:
+    """The decoded answer, or None when it is not JSON (the checks treat both alike)."""
+    try:
+        return ex.json()
+    except MalformedBody:
+        return None
 
 
 class Journal:
@@ -219,7 +227,7 @@ class Exporter:
     def _answer(self, ex: Exchange, check: str) -> tuple[Any, str | None]:
         """The decoded body of a 2xx answer, or why the records it was for failed."""
         if not ex.ok:
-            if ex.status in MISSING_ENDPOINT:
+            if ex.status in p.MISSING_ENDPOINT:
                 self._finding(Finding("violation", check, f"endpoint missing: answered {ex.status}"), ex)
             return None, ex.describe()
         try:
@@ -444,38 +452,18 @@ class Exporter:
             except MalformedBody as exc:
                 body = None
                 self._finding(Finding("warning", "GET /health", "answered a body that is not JSON", str(exc)), ex)
-            if body is not None and not (isinstance(body, dict) and isinstance(body.get("status"), str)):
-                self._finding(Finding("warning", "GET /health", "body is not {status: string}"), ex)
+            for f in p.check_health(body):
+                self._finding(f, ex)
 
     async def _users(self) -> None:
         with self._timed("users") as stats:
             ex = await self._call("GET /users", "GET", "/users")
-            if ex.status in MISSING_ENDPOINT:
-                self.owner_enabled = False
-            elif not ex.ok:
-                self.owner_enabled = False
-                answered = f"answered {ex.status}" if ex.status else "no answer"
-                self._finding(Finding("warning", "GET /users", f"{answered}; owner selection off", ex.error), ex)
-            else:
-                users = None
-                try:
-                    body = ex.json()
-                    users = body if isinstance(body, list) else next(
-                        (body[k] for k in ("users", "results", "data")
-                         if isinstance(body, dict) and isinstance(body.get(k), list)), None,
-                    )
-                except MalformedBody:
-                    pass
-                if users is None:
-                    self.owner_enabled = False
-                    self._finding(Finding("violation", "GET /users", "answer is not a users array"), ex)
-                else:
-                    ids = {str(u["id"]) for u in users if isinstance(u, dict) and "id" in u}
-                    if len(ids) < len(users):
-                        self._finding(Finding("warning", "GET /users", "user item without an id"), ex)
-                    self.report.users = stats.received = len(users)
-                    if self.conn.ownerId is not None and self.conn.ownerId not in ids:
-                        self._finding(Finding("warning", "GET /users", "ownerId is not among the CRM's users", f"ownerId {self.conn.ownerId}"), ex)
+            users = p.plan_users(ex.status, _json_or_none(ex) if ex.ok else None, self.conn.ownerId, ex.error)
+            for f in users.findings:
+                self._finding(f, ex)
+            self.owner_enabled = users.owner_selection
+            if users.users is not None:
+                self.report.users = stats.received = users.users
             self.report.ownerSelection = self.owner_enabled
 
     # -- companies and contacts ----------------------------------------------------------------
@@ -699,13 +687,12 @@ class Exporter:
         if reason is not None:
             self._fail(phase, phase, str(record_id), reason)
             return None
-        crm_id = p.created_id(body)
-        if crm_id is None:
-            self._finding(Finding("violation", check, "answer carries no string `id`"), ex)
-            self._fail(phase, phase, str(record_id), f"{check} answer carries no id")
-        elif not isinstance(body.get("id"), str):
-            self._finding(Finding("warning", check, "`id` is a number, not a string"), ex)
-        return crm_id
+        created = tc.plan_created(check, body)
+        for f in created.findings:
+            self._finding(f, ex)
+        if created.failed is not None:
+            self._fail(phase, phase, str(record_id), created.failed)
+        return created.crm_id
 
     async def _read_back_tasks(self) -> None:
         """Ask the CRM for every task it holds open as far as the platform knows (GET for one,
@@ -718,28 +705,20 @@ class Exporter:
             asked = [crm_id for _, crm_id in chunk]
             rb.asked += len(asked)
             if len(todo) == 1:
-                check = "GET /tasks/:taskId"
+                check = tc.READ_ONE
                 ex = await self._call(check, "GET", f"/tasks/{asked[0]}")
-                tasks: list[Any] | None = [] if ex.status == 404 else None
-                if tasks is None:
-                    body, reason = self._answer(ex, check)
-                    tasks = [body] if reason is None else None
             else:
                 check = "POST /tasks/batch"
                 ex = await self._call(check, "POST", "/tasks/batch", {"ids": asked})
-                body, reason = self._answer(ex, check)
-                tasks = None
-                if reason is None:
-                    tasks, findings = p.task_list(body, check)
-                    for f in findings:
-                        self._finding(f, ex)
-                    if tasks is None:
-                        reason = f"{check} answer is not an array of tasks"
-            if tasks is None:
+            body, reason = (None, None) if tc.task_gone(check, ex.status) else self._answer(ex, check)
+            answer = tc.answered_tasks(check, ex.status, body) if reason is None else tc.TaskAnswer(None, reason)
+            for f in answer.findings:
+                self._finding(f, ex)
+            if answer.tasks is None:
                 for task_id, _ in chunk:
-                    self._fail("tasks", "task read-back", str(task_id), reason or ex.describe())
+                    self._fail("tasks", "task read-back", str(task_id), answer.failed or ex.describe())
                 continue
-            found = p.plan_read_back(asked, tasks, check)
+            found = tc.plan_read_back(asked, answer.tasks, check)
             for f in found.findings:
                 self._finding(f, ex)
             stats.received += len(found.completed) + len(found.open)
@@ -761,37 +740,24 @@ class Exporter:
         stats = self.report.phases["tasks"]
         todo: list[tuple[int, str]] = await self.store.read(rec.read_tasks_to_complete)
         done: list[int] = []
-        if len(todo) == 1:
-            task_id, crm_id = todo[0]
-            check = "PATCH /tasks/:taskId"
-            ex = await self._call(check, "PATCH", f"/tasks/{crm_id}", {"completed": True})
-            body, reason = self._answer(ex, check)
-            if reason is not None:
-                self._fail("tasks", "task completion", str(task_id), reason)
+        single = len(todo) == 1
+        for chunk in p.chunks(todo, 100):
+            if single:
+                check = tc.COMPLETE_ONE
+                ex = await self._call(check, "PATCH", f"/tasks/{chunk[0][1]}", {"completed": True})
             else:
-                if not (isinstance(body, dict) and body.get("completed") is True):
-                    self._finding(Finding("violation", check, "answer is not the task with completed true"), ex)
-                done.append(task_id)
-        for chunk in p.chunks(todo if len(todo) > 1 else [], 100):
-            check = "PATCH /tasks/batch"
-            ex = await self._call(check, "PATCH", "/tasks/batch", {"ids": [c for _, c in chunk], "completed": True})
+                check = "PATCH /tasks/batch"
+                ex = await self._call(check, "PATCH", "/tasks/batch", {"ids": [c for _, c in chunk], "completed": True})
             body, reason = self._answer(ex, check)
-            if reason is None:
-                tasks, findings = p.task_list(body, check)
-                for f in findings:
-                    self._finding(f, ex)
-                if tasks is None:
-                    reason = "PATCH /tasks/batch answer is not an array"
+            plan = tc.plan_completion(check, [c for _, c in chunk], body) if reason is None else None
+            for f in plan.findings if plan is not None else []:
+                self._finding(f, ex)
+            for task_id, crm_id in chunk:
+                why = reason if plan is None else plan.failed.get(crm_id)
+                if why is None:
+                    done.append(task_id)
                 else:
-                    completed = {str(t.get("id")) for t in tasks if isinstance(t, dict) and t.get("completed") is True}
-                    for task_id, crm_id in chunk:
-                        if crm_id in completed:
-                            done.append(task_id)
-                        else:
-                            self._fail("tasks", "task completion", str(task_id), f"CRM did not complete task {crm_id}")
-                    continue
-            for task_id, _ in chunk:
-                self._fail("tasks", "task completion", str(task_id), reason)
+                    self._fail("tasks", "task completion", str(task_id), why)
         stats.updated += len(done)
         await self._write(lambda conn: conn.executemany(
             "UPDATE platform_tasks SET crmCompleted = 1 WHERE id = ?", [(t,) for t in done]))

@@ -258,3 +258,45 @@ def test_engagement_values_and_mapping() -> None:
     item = eng.engagement_item("c1", values, {"campaignOpens": "opens__c", "unknown": "x"})
     assert item == {"crmId": "c1", "opens__c": "3"}
     assert eng.engagement_item("c1", values, {}) is None
+
+
+# Users with distinct ids, some without one.
+user_items = st.lists(st.sampled_from(["u1", "u2", "u3"]), unique=True).flatmap(
+    lambda ids: st.permutations([{"id": i} for i in ids] + [{"name": "x"}] * 2).map(
+        lambda users: users[: len(users) - 1]
+    )
+)
+
+
+@FAST
+@given(user_items, st.sampled_from([None, "u1", "nobody"]), st.sampled_from(["bare", "users", "data", "other"]))
+def test_users_answer_turns_owner_selection_on_only_for_an_array(
+    users: list[dict[str, str]], owner: str | None, wrap: str
+) -> None:
+    body: Any = users if wrap == "bare" else {wrap: users}
+    plan = p.plan_users(200, body, owner)
+    messages = {f.message for f in plan.findings}
+    if wrap == "other":
+        assert not plan.owner_selection and plan.users is None
+        assert messages == {"answer is not a users array"}
+        return
+    assert plan.owner_selection and plan.users == len(users)
+    assert ("user item without an id" in messages) == any("id" not in u for u in users)
+    unknown_owner = owner is not None and owner not in {u.get("id") for u in users}
+    assert ("ownerId is not among the CRM's users" in messages) == unknown_owner
+
+
+def test_users_missing_or_failing_turns_owner_selection_off() -> None:
+    assert p.plan_users(404, None, "u1") == p.UsersPlan(False)
+    failing = p.plan_users(500, None, "u1")
+    assert not failing.owner_selection
+    assert [f.message for f in failing.findings] == ["answered 500; owner selection off"]
+    unreachable = p.plan_users(0, None, None, "refused")
+    assert [(f.message, f.about) for f in unreachable.findings] == [("no answer; owner selection off", "refused")]
+    assert p.plan_users(200, None, None).findings[0].severity == "violation"  # not JSON
+
+
+def test_health_body_shape() -> None:
+    assert p.check_health({"status": "ok"}) == []
+    assert p.check_health(None) == []  # no JSON body: the caller reported that already
+    assert [f.message for f in p.check_health({"ok": True})] == ["body is not {status: string}"]
