@@ -23,13 +23,13 @@ from emulator.exporter import records as rec
 from emulator.exporter import shapes
 from emulator.exporter import task_checks as tc
 from emulator.exporter.client import (
-    Attempt,
     CrmClient,
     Exchange,
     MalformedBody,
     RetryPolicy,
     StopExport,
 )
+from emulator.exporter.journal import Coalescer, Journal
 from emulator.exporter.plan import Finding, Kind
 from emulator.exporter.report import (
     CLEARED_CAP,
@@ -48,7 +48,6 @@ from emulator.store.db import Store
 
 STREAM_PAGE = 500  # activity and task rows per read hop
 UNKNOWN_IDS_CAP = 200  # CRM task ids named in the report's read-back section (all are counted)
-JOURNAL_BODY_CAP = 4096
 
 
 def resolve_crm_url(crm_url: str, server_base: str | None) -> str:
@@ -66,76 +65,6 @@ def _json_or_none(ex: Exchange) -> Any:
         return ex.json()
     except MalformedBody:
         return None
-
-
-class Journal:
-    """Buffers attempts on the event loop; a batch's write hop stores them (capped table)."""
-
-    def __init__(self, export_id: str, now: Callable[[], str], limit: int) -> None:
-        self.export_id, self.now, self.limit = export_id, now, limit
-        self._rows: list[tuple[Any, ...]] = []
-
-    def add(self, a: Attempt) -> None:
-        def cap(data: bytes | None) -> str | None:
-            if data is None:
-                return None
-            text = data[:JOURNAL_BODY_CAP].decode("utf-8", "replace")
-            return text + "…" if len(data) > JOURNAL_BODY_CAP else text
-
-        self._rows.append(
-            (self.export_id, self.now(), a.method, a.path, a.status, round(a.duration_ms, 3),
-             a.attempt, cap(a.request), cap(a.response), a.error)
-        )
-
-    def take(self) -> list[tuple[Any, ...]]:
-        rows, self._rows = self._rows, []
-        return rows
-
-    def store(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
-        if not rows:
-            return
-        conn.executemany(
-            "INSERT INTO export_journal(exportId, at, method, path, status, durationMs, attempt,"
-            " requestBody, responseBody, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
-        conn.execute(
-            "DELETE FROM export_journal WHERE id <= (SELECT max(id) FROM export_journal) - ?",
-            (self.limit,),
-        )
-
-
-class Coalescer:
-    """Writes rows as soon as possible, several at once: one commit for whatever piled up
-    while the previous commit ran. `add` returns once its row is stored."""
-
-    def __init__(self, write: Callable[[list[tuple[Any, ...]]], Awaitable[None]]) -> None:
-        self._write = write
-        self._pending: list[tuple[tuple[Any, ...], asyncio.Future[None]]] = []
-        self._running = False
-
-    async def add(self, row: tuple[Any, ...]) -> None:
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((row, future))
-        if not self._running:
-            self._running = True
-            asyncio.create_task(self._drain())
-        await future
-
-    async def _drain(self) -> None:
-        try:
-            while self._pending:
-                batch, self._pending = self._pending, []
-                try:
-                    await self._write([row for row, _ in batch])
-                except Exception as exc:  # noqa: BLE001 - handed to every waiting caller
-                    for _, future in batch:
-                        future.set_exception(exc)
-                else:
-                    for _, future in batch:
-                        future.set_result(None)
-        finally:
-            self._running = False
 
 
 class Exporter:
@@ -278,6 +207,10 @@ class Exporter:
 
         return await self.store.write(both)
 
+    async def flush_journal(self) -> None:
+        """Store the journal's buffered attempts now: a write hop carrying nothing else."""
+        await self.store.write(partial(self.journal.store, rows=self.journal.take()))
+
     async def _bounded(self, jobs: Any, work: Callable[[Any], Coroutine[Any, Any, None]]) -> None:
         """Run work(job) for each job of an async iterator, at most `in_flight` at once.
 
@@ -418,7 +351,7 @@ class Exporter:
             status, report.message = "aborted", str(exc)
             self._not_attempted(str(exc))
         finally:
-            await self._write(lambda conn: None)
+            await self.flush_journal()
             report.finishedAt = self.now()
             report.seconds = round(time.perf_counter() - t0, 4)
         # Status and exit code change together, after the last await: a reader polling the
@@ -498,7 +431,7 @@ class Exporter:
         if reason is not None:
             for ext, row in by_ext.items():
                 self._fail_record(kind, row, reason)
-            await self._write(lambda conn: None)
+            await self.flush_journal()
             self._advance(kind)
             return
         sync = p.plan_sync(kind, list(by_ext), body)
@@ -609,7 +542,7 @@ class Exporter:
                 for contact, why in links.failed:
                     self._fail("associations", "associations", contact, why)
                 stats.created += links.created
-            await self._write(lambda conn: None)
+            await self.flush_journal()
 
     async def _activities(self, contacts: Sequence[int] | None = None) -> None:
         with self._timed("activities"):
@@ -775,7 +708,7 @@ class Exporter:
                     put = partial(self._engagement_put, kind, mapping)
                     reader = partial(rec.read_engagement, kind=kind, ids=ids)
                     await self._bounded(self._pages(reader, itemgetter(0), self.batch_size), put)
-            await self._write(lambda conn: None)
+            await self.flush_journal()
 
     async def _engagement_put(self, kind: Kind, mapping: dict[str, str], rows: Sequence[Any]) -> None:
         stats = self.report.phases["engagement"]
