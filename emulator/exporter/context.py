@@ -15,7 +15,7 @@ import httpx
 
 from emulator.exporter import plan as p
 from emulator.exporter.client import CrmClient, Exchange, MalformedBody, RetryPolicy, StopExport
-from emulator.exporter.journal import Coalescer, Journal
+from emulator.exporter.journal import Journal
 from emulator.exporter.plan import Finding, Kind
 from emulator.exporter.report import (
     FAILED_CAP,
@@ -83,10 +83,6 @@ class RunContext:
         # what it holds back is noted on it.
         self.record_failures: dict[tuple[str, int], FailedRecord] = {}
         self._phase = "health"
-        self._activity_ids = Coalescer(lambda rows: self.write(lambda c: c.executemany(
-            "UPDATE messages SET crmActivityId = ? WHERE id = ? AND crmActivityId IS NULL", rows)))
-        self._task_ids = Coalescer(lambda rows: self.write(lambda c: c.executemany(
-            "UPDATE platform_tasks SET crmTaskId = ? WHERE id = ? AND crmTaskId IS NULL", rows)))
 
     # -- plumbing ------------------------------------------------------------------------------
 
