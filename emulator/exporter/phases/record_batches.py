@@ -3,6 +3,7 @@ and sync-back properties stored in one write hop."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from operator import itemgetter
 from typing import Any
@@ -26,89 +27,131 @@ async def export_kind(ctx: RunContext, kind: Kind) -> None:
 
 
 async def record_batch(ctx: RunContext, kind: Kind, rows: list[dict[str, Any]]) -> None:
+    """One batch: sync it, create the new records, update the matched ones (with what the
+    sync-back changed), store the CRM ids in one write hop, note the contacts' company links."""
     stats = ctx.report.phases[kind]
     by_ext = {str(r["id"]): r for r in rows}
     stats.sent += len(rows)
-    sync_check = f"POST /{kind}/sync"
     sent = {ext: as_sent(kind, r) for ext, r in by_ext.items()}
-    ex = await ctx.call(sync_check, "POST", f"/{kind}/sync", {kind: list(sent.values())})
-    body, reason = ctx.answer(ex, sync_check)
-    if reason is not None:
-        for ext, row in by_ext.items():
-            ctx.fail_record(kind, row, reason)
+    sync = await sync_batch(ctx, kind, by_ext, sent)
+    if sync is None:
         await ctx.flush_journal()
         ctx.advance(kind)
         return
-    sync = p.plan_sync(kind, list(by_ext), body)
-    for f in sync.findings:
-        ctx.finding(f, ex)
-    failed: dict[str, str] = dict(sync.failed)
-    updates: list[rec.RecordUpdate] = []
-    put_items, put_asked = [], []
-    for ext, match in sync.matched.items():
-        row = by_ext[ext]
-        update = rec.RecordUpdate(id=row["id"], crm_id=match.crm_id)
-        if match.properties is not None:
-            change = rule.apply_properties(kind, row, row["customFields"], row["synced"], match.properties)
-            update.columns = rec.with_keys(kind, change.columns, row)
-            if change.custom != row["customFields"]:
-                update.custom = change.custom
-            if set(change.synced) != set(row["synced"]):
-                update.synced = change.synced
-            for c in change.cleared:
-                cleared(ctx, kind, row["id"], c, ex)
-            row = {**row, **change.columns, "customFields": change.custom}
-        updates.append(update)
-        item = as_sent(kind, row) if match.properties is not None else sent[ext]
-        put_item = shapes.update_item(item, match.crm_id)
-        put_items.append(put_item if ctx.shape_item is None else ctx.shape_item(kind, put_item, True))
-        put_asked.append((ext, match.crm_id))
-    created: dict[str, str] = {}
-    if sync.new:
-        check = f"POST /{kind}"
-        ex2 = await ctx.call(check, "POST", f"/{kind}", {kind: [create_item(ctx, kind, by_ext[e]) for e in sync.new]})
-        body2, reason = ctx.answer(ex2, check)
-        if reason is not None:
-            failed.update({e: reason for e in sync.new})
-        else:
-            cp = p.plan_create(kind, sync.new, ex2.status, body2)
-            for f in cp.findings:
-                ctx.finding(f, ex2)
-            failed.update(cp.failed)
-            created = cp.created
-    updated: set[str] = set()
-    if put_items:
-        check = f"PUT /{kind}"
-        ex3 = await ctx.call(check, "PUT", f"/{kind}", {kind: put_items})
-        body3, reason = ctx.answer(ex3, check)
-        if reason is not None:
-            failed.update({e: reason for e, _ in put_asked})
-        else:
-            up = p.plan_update(kind, put_asked, body3)
-            for f in up.findings:
-                ctx.finding(f, ex3)
-            failed.update(up.failed)
-            updated = up.updated
+    sync_plan, ex = sync
+    matched = {ext: bookkeep(kind, by_ext[ext], m, sent[ext]) for ext, m in sync_plan.matched.items()}
+    for one in matched.values():
+        for c in one.cleared:
+            report_cleared(ctx, kind, one.update.id, c, ex)
+    created, create_failed = await create_new(ctx, kind, [by_ext[e] for e in sync_plan.new])
+    put_asked = [(ext, one.update.crm_id) for ext, one in matched.items()]
+    put_items = [one.item if ctx.shape_item is None else ctx.shape_item(kind, one.item, True) for one in matched.values()]
+    updated, update_failed = await update_matched(ctx, kind, put_asked, put_items)
+    failed = {**sync_plan.failed, **create_failed, **update_failed}
+    updates = [one.update for one in matched.values()]
     updates += [rec.RecordUpdate(id=by_ext[e]["id"], crm_id=c) for e, c in created.items()]
     now = ctx.now()
     await ctx.write(lambda conn: rec.write_batch(conn, kind, updates, now))
     stats.created += len(created)
     stats.updated += len(updated)
     if ctx.learned is not None:
-        ctx.learned[kind].update(by_ext[e]["id"] for e in (*sync.matched, *created))
+        ctx.learned[kind].update(by_ext[e]["id"] for e in (*sync_plan.matched, *created))
     for ext, why in failed.items():
         ctx.fail_record(kind, by_ext[ext], why)
     if kind == "contacts":
-        crm_ids = {**{e: m.crm_id for e, m in sync.matched.items()}, **created}
-        for ext in (*created, *updated):
-            row = by_ext[ext]
-            company = row.get("companyCRMId")
-            if not company or ext in failed or ctx.held_back(
-                "associations", f"association of contact {ext}", ("companies", row["companyId"])
-            ):
-                continue
-            ctx.pairs.append((crm_ids[ext], company))
+        crm_ids = {**{e: m.crm_id for e, m in sync_plan.matched.items()}, **created}
+        note_links(ctx, [(by_ext[e], crm_ids[e]) for e in (*created, *updated) if e not in failed])
     ctx.advance(kind)
+
+
+async def sync_batch(
+    ctx: RunContext, kind: Kind, by_ext: dict[str, dict[str, Any]], sent: dict[str, dict[str, Any]]
+) -> tuple[p.SyncPlan, Exchange] | None:
+    """POST /{kind}/sync of the batch; None when the call failed (every record failed then)."""
+    check = f"POST /{kind}/sync"
+    ex = await ctx.call(check, "POST", f"/{kind}/sync", {kind: list(sent.values())})
+    body, reason = ctx.answer(ex, check)
+    if reason is not None:
+        for row in by_ext.values():
+            ctx.fail_record(kind, row, reason)
+        return None
+    plan = p.plan_sync(kind, list(by_ext), body)
+    for f in plan.findings:
+        ctx.finding(f, ex)
+    return plan, ex
+
+
+@dataclass
+class Matched:
+    """A record the sync matched: what to store, the PUT item, what the sync-back cleared."""
+
+    update: rec.RecordUpdate
+    item: dict[str, Any]
+    cleared: list[rule.Cleared]
+
+
+def bookkeep(kind: Kind, row: dict[str, Any], match: p.Match, sent: dict[str, Any]) -> Matched:
+    """The property bookkeeping of one matched record (decisions.md §3): sync-back
+    `properties` applied to its columns, custom fields and synced names; the PUT carries
+    the record as it is after that (as sent, when the sync answered no `properties`)."""
+    update = rec.RecordUpdate(id=row["id"], crm_id=match.crm_id)
+    if match.properties is None:
+        return Matched(update, shapes.update_item(sent, match.crm_id), [])
+    change = rule.apply_properties(kind, row, row["customFields"], row["synced"], match.properties)
+    update.columns = rec.with_keys(kind, change.columns, row)
+    if change.custom != row["customFields"]:
+        update.custom = change.custom
+    if set(change.synced) != set(row["synced"]):
+        update.synced = change.synced
+    row = {**row, **change.columns, "customFields": change.custom}
+    return Matched(update, shapes.update_item(as_sent(kind, row), match.crm_id), change.cleared)
+
+
+async def create_new(
+    ctx: RunContext, kind: Kind, rows: list[dict[str, Any]]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """POST /{kind} of the records the sync did not match: (externalId -> crmId, failed)."""
+    if not rows:
+        return {}, {}
+    asked = [str(r["id"]) for r in rows]
+    check = f"POST /{kind}"
+    ex = await ctx.call(check, "POST", f"/{kind}", {kind: [create_item(ctx, kind, r) for r in rows]})
+    body, reason = ctx.answer(ex, check)
+    if reason is not None:
+        return {}, dict.fromkeys(asked, reason)
+    plan = p.plan_create(kind, asked, ex.status, body)
+    for f in plan.findings:
+        ctx.finding(f, ex)
+    return plan.created, plan.failed
+
+
+async def update_matched(
+    ctx: RunContext, kind: Kind, asked: list[tuple[str, str]], items: list[dict[str, Any]]
+) -> tuple[set[str], dict[str, str]]:
+    """PUT /{kind} of the matched records ((externalId, crmId) asked): (updated, failed)."""
+    if not items:
+        return set(), {}
+    check = f"PUT /{kind}"
+    ex = await ctx.call(check, "PUT", f"/{kind}", {kind: items})
+    body, reason = ctx.answer(ex, check)
+    if reason is not None:
+        return set(), dict.fromkeys((e for e, _ in asked), reason)
+    plan = p.plan_update(kind, asked, body)
+    for f in plan.findings:
+        ctx.finding(f, ex)
+    return plan.updated, plan.failed
+
+
+def note_links(ctx: RunContext, contacts: list[tuple[dict[str, Any], str]]) -> None:
+    """Contacts (row, CRM id) exported with a company in the CRM get a link for the
+    associations phase, unless their company's CRM id was not learnt this run."""
+    for row, crm_id in contacts:
+        company = row.get("companyCRMId")
+        if not company or ctx.held_back(
+            "associations", f"association of contact {row['id']}", ("companies", row["companyId"])
+        ):
+            continue
+        ctx.pairs.append((crm_id, company))
 
 
 def as_sent(kind: Kind, row: dict[str, Any]) -> dict[str, Any]:
@@ -125,7 +168,7 @@ def create_item(ctx: RunContext, kind: Kind, row: dict[str, Any]) -> dict[str, A
     return item if ctx.shape_item is None else ctx.shape_item(kind, item, False)
 
 
-def cleared(ctx: RunContext, kind: str, record_id: int, c: rule.Cleared, ex: Exchange) -> None:
+def report_cleared(ctx: RunContext, kind: str, record_id: int, c: rule.Cleared, ex: Exchange) -> None:
     ctx.report.clearedTotal += 1
     if len(ctx.report.cleared) < CLEARED_CAP:
         ctx.report.cleared.append(
