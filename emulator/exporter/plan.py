@@ -108,7 +108,7 @@ def _has_results(body: Any, check: str, asked: Sequence[str], plan: SyncPlan | W
         return True
     reason = f"{check} answer is not an object with a `results` array"
     plan.findings.append(Finding("violation", check, reason))
-    plan.failed = {x: reason for x in asked}
+    plan.failed = dict.fromkeys(asked, reason)
     return False
 
 

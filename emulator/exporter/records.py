@@ -87,7 +87,7 @@ def read_batch(
     else:
         where, extra = only("c.id", ids)
         sql, names = f"{_CONTACT_SELECT} WHERE c.id > ?{where} ORDER BY c.id LIMIT ?", _CONTACT_NAMES
-    rows = [dict(zip(names, r)) for r in conn.execute(sql, (after, *extra, limit))]
+    rows = [dict(zip(names, r, strict=True)) for r in conn.execute(sql, (after, *extra, limit))]
     if not rows:
         return rows
     synced = _synced(conn, kind, [r["id"] for r in rows])
