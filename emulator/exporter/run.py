@@ -43,12 +43,12 @@ class Exporter(RunContext):
         async def sequence() -> None:
             await probes.health(self)
             await probes.users(self)
-            await record_batches.export_kind(self, "companies")
-            await record_batches.export_kind(self, "contacts")
-            await associations.associations(self)
-            await activities.activities(self)
-            await tasks.tasks(self)
-            await engagement.engagement(self)
+            await record_batches.run(self, "companies")
+            await record_batches.run(self, "contacts")
+            await associations.run(self)
+            await activities.run(self)
+            await tasks.run(self)
+            await engagement.run(self)
 
         return await self._session(sequence)
 
@@ -73,9 +73,9 @@ class Exporter(RunContext):
                 await probes.users(self)
             else:
                 self.owner_enabled = self.report.ownerSelection = owner_selection
-            await activities.activities(self, contacts)
-            await tasks.tasks(self, contacts)
-            await engagement.engagement(self, contacts, companies)
+            await activities.run(self, contacts)
+            await tasks.run(self, contacts)
+            await engagement.run(self, contacts, companies)
 
         return await self._session(sequence)
 
@@ -100,10 +100,10 @@ class Exporter(RunContext):
             else:
                 self.owner_enabled = self.report.ownerSelection = owner_selection
             if companies:
-                await record_batches.export_kind(self, "companies")
+                await record_batches.run(self, "companies")
             if contacts:
-                await record_batches.export_kind(self, "contacts")
-            await associations.associations(self)
+                await record_batches.run(self, "contacts")
+            await associations.run(self)
 
         return await self._session(sequence)
 

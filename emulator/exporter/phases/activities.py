@@ -22,7 +22,8 @@ def crm_id_writer(ctx: RunContext, update: str) -> Coalescer:
     return Coalescer(lambda rows: ctx.write(lambda c: c.executemany(update, rows)))
 
 
-async def activities(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
+async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
+    """POST /activities for each conversation message not in the CRM yet (of `contacts` only, if given)."""
     with ctx.timed("activities"):
         reader = partial(rec.read_messages, contacts=contacts)
         rows = sendable(ctx, "activities", reader, lambda row: row[0].id,

@@ -6,7 +6,8 @@ from emulator.exporter import plan as p
 from emulator.exporter.context import RunContext
 
 
-async def associations(ctx: RunContext) -> None:
+async def run(ctx: RunContext) -> None:
+    """Link the contacts this run exported to their companies, 100 links per call."""
     with ctx.timed("associations") as stats:
         pairs, ctx.pairs = ctx.pairs, []
         for chunk in p.chunks(pairs, 100):

@@ -14,7 +14,7 @@ from emulator.exporter.context import RunContext
 from emulator.exporter.plan import Kind
 
 
-async def engagement(
+async def run(
     ctx: RunContext, contacts: Sequence[int] | None = None, companies: Sequence[int] | None = None
 ) -> None:
     """Engagement PUTs of every exported record, or of the given ones only."""

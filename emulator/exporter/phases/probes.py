@@ -10,6 +10,7 @@ from emulator.exporter.plan import Finding
 
 
 async def health(ctx: RunContext) -> None:
+    """GET /health: no answer or a failure stops the run; a body that is not {status} is a warning."""
     with ctx.timed("health"):
         ex = await ctx.call("GET /health", "GET", "/health")
         if ex.status == 0:
@@ -26,6 +27,7 @@ async def health(ctx: RunContext) -> None:
 
 
 async def users(ctx: RunContext) -> None:
+    """GET /users decides owner selection for the whole run."""
     with ctx.timed("users") as stats:
         ex = await ctx.call("GET /users", "GET", "/users")
         users = p.plan_users(ex.status, json_or_none(ex) if ex.ok else None, ctx.conn.ownerId, ex.error)

@@ -18,7 +18,8 @@ from emulator.exporter.plan import Finding, Kind
 from emulator.exporter.report import CLEARED_CAP, ClearedField
 
 
-async def export_kind(ctx: RunContext, kind: Kind) -> None:
+async def run(ctx: RunContext, kind: Kind) -> None:
+    """Every record of `kind` (or of `record_ids`), batch by batch, at most `in_flight` batches at once."""
     with ctx.timed(kind):
         ctx.progress(kind, 0, ctx.totals.get(kind, 0))
         ids = None if ctx.record_ids is None else ctx.record_ids[kind]

@@ -16,7 +16,9 @@ from emulator.exporter.plan import Finding
 UNKNOWN_IDS_CAP = 200  # CRM task ids named in the report's read-back section (all are counted)
 
 
-async def tasks(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
+async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
+    """Create the TASK steps' tasks (of `contacts` only, if given), then read back and complete
+    every open one."""
     with ctx.timed("tasks"):
         await ctx.write(partial(rec.ensure_platform_tasks, contacts=contacts))
         reader = partial(rec.read_tasks_to_create, contacts=contacts)
