@@ -87,13 +87,14 @@ async def post_one(
 
 
 def created(ctx: RunContext, check: str, ex: Exchange, phase: str, record_id: int) -> str | None:
+    """The CRM id a POST answered; None (the row failed) when there is none."""
     body, reason = ctx.answer(ex, check)
     if reason is not None:
         ctx.fail(phase, phase, str(record_id), reason)
         return None
-    created = tc.plan_created(check, body)
-    for f in created.findings:
+    plan = tc.plan_created(check, body)
+    for f in plan.findings:
         ctx.finding(f, ex)
-    if created.failed is not None:
-        ctx.fail(phase, phase, str(record_id), created.failed)
-    return created.crm_id
+    if plan.failed is not None:
+        ctx.fail(phase, phase, str(record_id), plan.failed)
+    return plan.crm_id
