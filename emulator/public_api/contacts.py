@@ -10,6 +10,7 @@ from emulator.errors import NotFound
 from emulator.normalise import email_key, url_key
 from emulator.public_api.companies import changes, upsert_company
 from emulator.public_api.context import ApiContext, link
+from emulator.public_api.envelopes import meta_list_json
 from emulator.public_api.list_membership import add_member, require_list
 from emulator.public_api.record_filter import RecordFilter
 from emulator.public_api.schemas import Contact, ContactCreated, ContactIn
@@ -56,6 +57,20 @@ async def list_contact_documents(
     """(total, the page's contacts as JSON texts): the fast path of GET /v1/contacts."""
     total, ids = await flt.page(ctx, page, page_size)
     return total, await contact_documents(ctx, ids)
+
+
+async def contact_page_json(
+    ctx: ApiContext, flt: ContactFilter, page: int, page_size: int
+) -> bytes:
+    """GET /v1/contacts as encoded JSON; unchanged store, same query: the bytes of last time."""
+    key = ("contacts", flt.cache_key(), page, page_size)
+    body = ctx.bodies.get(key)
+    if body is None:
+        version = ctx.store.version
+        total, docs = await list_contact_documents(ctx, flt, page, page_size)
+        body = meta_list_json(docs, page, page_size, total)
+        ctx.bodies.put(version, key, body)
+    return body
 
 
 async def contact_documents(ctx: ApiContext, ids: list[int]) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from array import array
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from emulator.store.db import Store
@@ -47,3 +47,49 @@ class PageIndex:
         ids = await self.ids(sql, params)
         start = (page - 1) * page_size
         return len(ids), ids[start : start + page_size].tolist()
+
+
+class EncodedPages:
+    """Encoded list answers of the store's current version, bounded in bytes.
+
+    A page served from here skips the database hop and the JSON assembly. Every entry is
+    keyed on the store version it was read at, so the first write drops them all: a
+    page never hides a write made before it was asked for.
+    """
+
+    def __init__(self, store: Store, max_bytes: int = 32 * 1024 * 1024) -> None:
+        self._store = store
+        self._max_bytes = max_bytes
+        self._bodies: OrderedDict[Hashable, bytes] = OrderedDict()
+        self._bytes = 0
+        self._version = -1
+
+    @property
+    def size_bytes(self) -> int:
+        return self._bytes
+
+    def get(self, key: Hashable) -> bytes | None:
+        if self._version != self._store.version:
+            self._bodies.clear()
+            self._bytes = 0
+            self._version = self._store.version
+            return None
+        body = self._bodies.get(key)
+        if body is not None:
+            self._bodies.move_to_end(key)
+        return body
+
+    def put(self, version: int, key: Hashable, body: bytes) -> None:
+        """Keep `body`, read at store `version`, unless a write came since (then it is stale)."""
+        if version != self._store.version or version != self._version:
+            return
+        if len(body) > self._max_bytes:
+            return
+        old = self._bodies.pop(key, None)
+        if old is not None:
+            self._bytes -= len(old)
+        self._bodies[key] = body
+        self._bytes += len(body)
+        while self._bytes > self._max_bytes:  # oldest first
+            _, dropped = self._bodies.popitem(last=False)
+            self._bytes -= len(dropped)

@@ -16,7 +16,6 @@ from emulator.public_api.envelopes import (
     MetaList,
     Success,
     meta_list,
-    meta_list_json,
     success,
     success_json,
 )
@@ -63,8 +62,7 @@ async def list_contacts(request: Request) -> Response:
         updated_to=date_param(q, "updatedAtTo", end=True),
     )
     if fields is None:  # the whole records: JSON straight from the store
-        total, docs = await service.list_contact_documents(ctx, flt, page, page_size)
-        return Response(meta_list_json(docs, page, page_size, total), media_type=JSON)
+        return Response(await service.contact_page_json(ctx, flt, page, page_size), media_type=JSON)
     total, contacts = await service.list_contacts(ctx, flt, page, page_size)
     data = [select_fields(c, fields) for c in contacts]
     return json_response(meta_list(data, page, page_size, total))
