@@ -19,13 +19,18 @@ class PageIndex:
         self._store = store
         self._size = size
         self._lists: OrderedDict[tuple[str, tuple[Any, ...]], array[int]] = OrderedDict()
+        self._bounds: dict[str, tuple[int, int, int]] = {}
         self._version = -1
+
+    def _sync(self) -> None:
+        if self._version != self._store.version:
+            self._lists.clear()
+            self._bounds.clear()
+            self._version = self._store.version
 
     async def ids(self, sql: str, params: Sequence[Any] = ()) -> array[int]:
         """All ids that `sql` (a SELECT of one id column, ordered) yields."""
-        if self._version != self._store.version:
-            self._lists.clear()
-            self._version = self._store.version
+        self._sync()
         key = (sql, tuple(params))
         found = self._lists.get(key)
         if found is not None:
@@ -47,6 +52,32 @@ class PageIndex:
         ids = await self.ids(sql, params)
         start = (page - 1) * page_size
         return len(ids), ids[start : start + page_size].tolist()
+
+    async def table_page(self, table: str, page: int, page_size: int) -> tuple[int, list[int]]:
+        """(total, ids of the page) of every row of `table` in id order.
+
+        While the ids are dense (count = max - min + 1, so every integer between is taken,
+        as generated fixtures and appended creates leave them) the page is arithmetic on three
+        aggregates SQLite answers from its indexes; otherwise the cached id list. Re-reading
+        100,000 ids after every write would cost ~60 ms, the aggregates ~0.1 ms.
+        """
+        self._sync()
+        bounds = self._bounds.get(table)
+        if bounds is None:
+            version = self._store.version
+            row = await self._store.fetchone(
+                f"SELECT (SELECT count(*) FROM {table}), (SELECT min(id) FROM {table}),"
+                f" (SELECT max(id) FROM {table})"
+            )
+            assert row is not None
+            bounds = (int(row[0]), int(row[1] or 0), int(row[2] or 0))
+            if version == self._store.version:
+                self._bounds[table] = bounds
+        count, low, high = bounds
+        if count == 0 or high - low + 1 != count:
+            return await self.page(f"SELECT id FROM {table} ORDER BY id", (), page, page_size)
+        first = low + (page - 1) * page_size
+        return count, list(range(first, min(first + page_size, high + 1)))
 
 
 class EncodedPages:
