@@ -11,6 +11,7 @@ from emulator import export_command
 from emulator.scenarios import command as replay_command
 from emulator.scenarios import record as record_command
 from emulator.clock import parse_clock
+from emulator.fixtures.image_cache import cached_image, default_cache_dir, image_counts
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.settings import RateLimit, Settings
 
@@ -61,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--journal-size", type=_positive, default=Settings().journalLimit, metavar="N",
         help="CRM exchanges kept in the export journal; the oldest are dropped (default 100000)",
     )
+    serve.add_argument(
+        "--seed-cache", default=str(default_cache_dir()), metavar="DIR",
+        help="directory of seeded database images, reused while the fixture files are "
+        "unchanged (default: $EMULATOR_CACHE_DIR or ~/.cache/crm-platform-emulator)",
+    )
+    serve.add_argument("--no-seed-cache", action="store_true", help="seed from the files every time")
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
     export_command.add_parser(sub)
     replay_command.add_parser(sub)
@@ -80,21 +87,30 @@ def serve(args: argparse.Namespace) -> int:
 
     from emulator.app import create_app
 
+    seed_cache = None if args.no_seed_cache else args.seed_cache
+    # An image of the same files was seeded (so validated) before: no need to read them.
+    image = None if seed_cache is None else cached_image(args.fixtures, seed_cache)
     try:
-        fixtures = load_fixture_dir(args.fixtures)
+        fixtures = None if image is not None else load_fixture_dir(args.fixtures)
     except FixtureError as exc:
         print(f"emulator: fixture error: {exc}", file=sys.stderr)
         return 2
     settings = Settings(
         host=args.host, port=args.port, fixtures=args.fixtures, db=args.db, rateLimit=args.rate_limit,
         journalLimit=args.journal_size,
-        clockSpeed=args.clock,
+        clockSpeed=args.clock, seedCache=seed_cache,
     )
     state = f"state in {args.db}" if args.db else "state in memory"
+    if image is not None:
+        n = image_counts(image)
+    else:
+        assert fixtures is not None
+        n = {"contacts": len(fixtures.contacts), "companies": len(fixtures.companies),
+             "campaigns": len(fixtures.campaigns)}
     print(
         f"emulator listening on http://{args.host}:{args.port} "
-        f"(fixtures {_display(args.fixtures)}: {len(fixtures.contacts)} contacts, "
-        f"{len(fixtures.companies)} companies, {len(fixtures.campaigns)} campaigns; {state})",
+        f"(fixtures {_display(args.fixtures)}: {n['contacts']} contacts, "
+        f"{n['companies']} companies, {n['campaigns']} campaigns; {state})",
         flush=True,
     )
     app = create_app(settings, fixtures)
