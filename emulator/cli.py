@@ -11,7 +11,7 @@ from emulator import export_command
 from emulator.scenarios import command as replay_command
 from emulator.scenarios import record as record_command
 from emulator.clock import parse_clock
-from emulator.fixtures.image_cache import cached_image, default_cache_dir, image_counts
+from emulator.fixtures.image_cache import default_cache_dir, image_counts
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.settings import RateLimit, Settings
 
@@ -88,18 +88,20 @@ def serve(args: argparse.Namespace) -> int:
     from emulator.app import create_app
 
     seed_cache = None if args.no_seed_cache else args.seed_cache
-    # An image of the same files was seeded (so validated) before: no need to read them.
-    image = None if seed_cache is None else cached_image(args.fixtures, seed_cache)
-    try:
-        fixtures = None if image is not None else load_fixture_dir(args.fixtures)
-    except FixtureError as exc:
-        print(f"emulator: fixture error: {exc}", file=sys.stderr)
-        return 2
     settings = Settings(
         host=args.host, port=args.port, fixtures=args.fixtures, db=args.db, rateLimit=args.rate_limit,
         journalLimit=args.journal_size,
         clockSpeed=args.clock, seedCache=seed_cache,
     )
+    app = create_app(settings)
+    try:
+        # With a seed cache the fixtures are validated while an image is seeded (or were,
+        # when the image of the same files exists): the app starts from the image.
+        image = app.state.emulator.build_image()
+        fixtures = None if image is not None else load_fixture_dir(args.fixtures)
+    except FixtureError as exc:
+        print(f"emulator: fixture error: {exc}", file=sys.stderr)
+        return 2
     state = f"state in {args.db}" if args.db else "state in memory"
     if image is not None:
         n = image_counts(image)
@@ -113,8 +115,8 @@ def serve(args: argparse.Namespace) -> int:
         f"{n['companies']} companies, {n['campaigns']} campaigns; {state})",
         flush=True,
     )
-    app = create_app(settings, fixtures)
-    del fixtures  # the app seeds the store from it and then lets it go
+    app.state.emulator.fixtures = fixtures  # the app seeds the store from it, then lets it go
+    del fixtures
     uvicorn.run(
         app, host=args.host, port=args.port, log_level=args.log_level, access_log=False, ws="none"
     )

@@ -12,8 +12,14 @@ from typing import Any
 
 from emulator.clock import Clock, wall_now
 from emulator.fixtures.image_cache import ImageCache, fixture_digest
-from emulator.fixtures.loader import load_fixture_dir
+from emulator.fixtures.loader import (
+    ContactStream,
+    check_fixtures,
+    decode_fixture_dir,
+    load_fixture_dir,
+)
 from emulator.fixtures.models import FixtureSet
+from emulator.fixtures.seed import insert_contacts
 from emulator.settings import Settings
 from emulator.store.db import Store, bulk_load, open_sync, write_meta
 from emulator.wire import now_iso, parse_iso
@@ -96,13 +102,44 @@ class Emulator:
             self.store = None
         self._pristine = None
 
-    def _seed_into(self, conn: sqlite3.Connection) -> None:
+    def build_image(self) -> Path | None:
+        """Before serving (the command line): the cached image of the fixtures, seeded now if
+        there is none yet, validating and seeding file by file with contacts in chunks so
+        that no start holds every decoded record. None: no seed cache, or the directory is
+        not cacheable. Raises FixtureError (and keeps no image)."""
+        digest = self._digest()
+        if self._images is None or digest is None:
+            return None
+        found = self._images.find(digest)
+        if found is not None:
+            return found
+        fixtures = decode_fixture_dir(self.fixtures_dir, skip=(ContactStream.name,))
+        contacts = ContactStream(
+            self.fixtures_dir, {c.id for c in fixtures.companies}, {c.id for c in fixtures.campaigns}
+        )
+
+        def contacts_first(conn: sqlite3.Connection) -> None:
+            for chunk in contacts.chunks():
+                insert_contacts(conn, chunk)
+            check_fixtures(fixtures, contacts)  # the other files' references to contacts
+
+        self.fixtures = fixtures
+        try:
+            return self._images.build(digest, lambda conn: self._seed_into(conn, contacts_first))
+        finally:
+            self.fixtures = None
+
+    def _seed_into(
+        self, conn: sqlite3.Connection, first: Callable[[sqlite3.Connection], None] | None = None
+    ) -> None:
         fixtures = self.fixtures
         assert fixtures is not None
         if fixtures.clockStart is None:  # the clock's start (on reset: the same as before)
             fixtures.clockStart = now_iso(self.clock.start)  # seeders date records from it
 
         def fill(conn: sqlite3.Connection) -> None:
+            if first is not None:
+                first(conn)
             for seeder in self.seeders:
                 seeder(conn, fixtures)
 
