@@ -113,7 +113,10 @@ class Emulator:
         found = self._images.find(digest)
         if found is not None:
             return found
-        fixtures = decode_fixture_dir(self.fixtures_dir, skip=(ContactStream.name,))
+        # The biggest files one after the other: contacts (in chunks) first, then the
+        # files that only refer to them, so their decoded records are never alive together.
+        later = ("conversations.json", "crm.json")
+        fixtures = decode_fixture_dir(self.fixtures_dir, skip=(ContactStream.name, *later))
         contacts = ContactStream(
             self.fixtures_dir, {c.id for c in fixtures.companies}, {c.id for c in fixtures.campaigns}
         )
@@ -121,6 +124,8 @@ class Emulator:
         def contacts_first(conn: sqlite3.Connection) -> None:
             for chunk in contacts.chunks():
                 insert_contacts(conn, chunk)
+            rest = decode_fixture_dir(self.fixtures_dir, only=later)
+            fixtures.conversations, fixtures.crm = rest.conversations, rest.crm
             check_fixtures(fixtures, contacts)  # the other files' references to contacts
 
         self.fixtures = fixtures
