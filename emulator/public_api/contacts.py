@@ -18,7 +18,7 @@ from emulator.wire import decode, encode
 
 CONTACT_FIELDS = tuple(Contact.__struct_fields__)
 
-# `doc` and `ref` are JSON columns SQLite keeps on every write (platform.sql): a contact is
+# `doc` and `ref` are JSON columns SQLite builds (platform.sql): a contact is
 # its doc plus the embedded company and the record link, spliced in here.
 _DOCS = (
     "SELECT c.doc, co.ref, c.contactCRMId"
