@@ -15,16 +15,25 @@ from emulator.store.db import Store
 
 
 class PageIndex:
-    def __init__(self, store: Store, size: int = 128) -> None:
+    """At most `size` id lists of at most `max_ids` ids together (8 bytes each: 16 MB)."""
+
+    def __init__(self, store: Store, size: int = 128, max_ids: int = 2_000_000) -> None:
         self._store = store
         self._size = size
+        self._max_ids = max_ids
+        self._held = 0
         self._lists: OrderedDict[tuple[str, tuple[Any, ...]], array[int]] = OrderedDict()
         self._bounds: dict[str, tuple[int, int, int]] = {}
         self._version = -1
 
+    @property
+    def held_ids(self) -> int:
+        return self._held
+
     def _sync(self) -> None:
         if self._version != self._store.version:
             self._lists.clear()
+            self._held = 0
             self._bounds.clear()
             self._version = self._store.version
 
@@ -39,10 +48,13 @@ class PageIndex:
         version = self._store.version
         rows = await self._store.fetchall(sql, params)
         ids = array("q", (row[0] for row in rows))
-        if version == self._store.version:  # no write slipped in while we read
+        if version == self._store.version and len(ids) <= self._max_ids:  # no write came
+            old = self._lists.pop(key, None)  # a concurrent miss on the same query
+            self._held -= 0 if old is None else len(old)
             self._lists[key] = ids
-            if len(self._lists) > self._size:
-                self._lists.popitem(last=False)
+            self._held += len(ids)
+            while len(self._lists) > self._size or self._held > self._max_ids:
+                self._held -= len(self._lists.popitem(last=False)[1])
         return ids
 
     async def page(

@@ -55,3 +55,18 @@ async def test_encoded_pages_drop_everything_on_a_write_and_keep_within_their_by
         assert bodies.get("a") is None
     finally:
         await store.close()
+
+
+async def test_id_lists_are_bounded_by_their_total_length() -> None:
+    store = await Store.open()
+    try:
+        await store.write(lambda conn: conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)"))
+        await store.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(1, 11)])
+        index = PageIndex(store, max_ids=25)
+        queries = [f"SELECT id FROM t WHERE id > {n} ORDER BY id" for n in range(4)]  # 10, 9, 8, 7
+        for sql in queries:
+            assert len(await index.ids(sql)) == 10 - queries.index(sql)
+        assert index.held_ids <= 25
+        assert list(await index.ids(queries[3])) == list(range(4, 11))  # still right
+    finally:
+        await store.close()
