@@ -59,17 +59,23 @@ async def list_contact_documents(
     return total, await contact_documents(ctx, ids)
 
 
+def cached_contact_page(ctx: ApiContext, query: bytes) -> bytes | None:
+    """The answer to GET /v1/contacts?`query` kept since the store's last write, if any.
+
+    The answer is a function of the query string and the store alone, so a page asked again
+    before any write is the bytes of last time, without even parsing the query again.
+    """
+    return ctx.bodies.get(("contacts", query))
+
+
 async def contact_page_json(
-    ctx: ApiContext, flt: ContactFilter, page: int, page_size: int
+    ctx: ApiContext, flt: ContactFilter, page: int, page_size: int, query: bytes
 ) -> bytes:
-    """GET /v1/contacts as encoded JSON; unchanged store, same query: the bytes of last time."""
-    key = ("contacts", flt.cache_key(), page, page_size)
-    body = ctx.bodies.get(key)
-    if body is None:
-        version = ctx.store.version
-        total, docs = await list_contact_documents(ctx, flt, page, page_size)
-        body = meta_list_json(docs, page, page_size, total)
-        ctx.bodies.put(version, key, body)
+    """GET /v1/contacts as encoded JSON, kept for `cached_contact_page` until the next write."""
+    version = ctx.store.version
+    total, docs = await list_contact_documents(ctx, flt, page, page_size)
+    body = meta_list_json(docs, page, page_size, total)
+    ctx.bodies.put(version, ("contacts", query), body)
     return body
 
 

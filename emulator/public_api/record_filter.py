@@ -34,10 +34,6 @@ class RecordFilter:
         if updated_to is not None:
             self.where.add("updatedAt <= ?", updated_to)
 
-    def cache_key(self) -> tuple[object, ...]:
-        """Everything the listing's answer depends on besides the store and the page."""
-        return (self.where.ids_sql(self.table), *self.where.params)
-
     async def page(self, ctx: ApiContext, page: int, page_size: int) -> tuple[int, list[int]]:
         """(total, ids of the page); an unknown list is a 404, one of the other type a 400."""
         await check_list(ctx, self.list_id, self.list_type)
