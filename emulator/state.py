@@ -131,6 +131,9 @@ class Emulator:
         self.fixtures = fixtures
         try:
             return self._images.build(digest, lambda conn: self._seed_into(conn, contacts_first))
+        except (OSError, sqlite3.Error) as exc:  # an unwritable or full cache: seed in memory
+            log.warning("seed cache %s not usable (%s); seeding in memory", self._images.directory, exc)
+            return None
         finally:
             self.fixtures = None
 
