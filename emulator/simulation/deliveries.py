@@ -57,6 +57,7 @@ class Due(NamedTuple):
 
 
 @functools.cache
+@functools.cache
 def _tls() -> ssl.SSLContext:
     """Loading the CA bundle takes ~0.1 s: once per process, not once per client."""
     return httpx.create_ssl_context()
