@@ -69,6 +69,8 @@ class Emulator:
         # With a seed cache: the cached image of the fixtures instead of _pristine's bytes.
         self._images = None if settings.seedCache is None else ImageCache(settings.seedCache)
         self._image: Path | None = None
+        # (digest, image) that build_image found just before start: not hashed twice.
+        self._prepared: tuple[str, Path] | None = None
 
     @property
     def db(self) -> Store:
@@ -79,8 +81,9 @@ class Emulator:
         """Load the fixtures and open the store; a `--db` file that holds state is kept as is."""
         self.store = await Store.open(self.settings.db)
         if await self.store.get_meta("fixtures") is None:
-            digest = self._digest()
-            self._image = None if digest is None else self._find_image(digest)
+            digest, self._image = self._prepared or (self._digest(), None)
+            if digest is not None and (self._image is None or not self._image.is_file()):
+                self._image = self._find_image(digest)
             if self._image is not None:
                 await self._restore_image(self._image)
             else:
@@ -89,7 +92,7 @@ class Emulator:
                 await self.store.write(self._seed_into)
                 if digest is not None:
                     await self.store.read(lambda conn: self._save_image(conn, digest))
-            self._image = None  # the first reset hashes the directory again: it may have changed
+            self._image = self._prepared = None  # the first reset hashes the directory again
         else:
             log.info("kept the state stored in %s", self.settings.db)
         await self.load_clock()
@@ -112,6 +115,7 @@ class Emulator:
             return None
         found = self._images.find(digest)
         if found is not None:
+            self._prepared = (digest, found)
             return found
         # The biggest files one after the other: contacts (in chunks) first, then the
         # files that only refer to them, so their decoded records are never alive together.
@@ -130,7 +134,9 @@ class Emulator:
 
         self.fixtures = fixtures
         try:
-            return self._images.build(digest, lambda conn: self._seed_into(conn, contacts_first))
+            built = self._images.build(digest, lambda conn: self._seed_into(conn, contacts_first))
+            self._prepared = (digest, built)
+            return built
         except (OSError, sqlite3.Error) as exc:  # an unwritable or full cache: seed in memory
             log.warning("seed cache %s not usable (%s); seeding in memory", self._images.directory, exc)
             return None
