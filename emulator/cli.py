@@ -12,6 +12,7 @@ from emulator import export_command, verify_command
 from emulator.scenarios import command as replay_command
 from emulator.scenarios import record as record_command
 from emulator.clock import parse_clock
+from emulator.fixtures.image_cache import default_cache_dir, image_counts
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.settings import RateLimit, Settings
 from emulator import __version__, wait_command
@@ -68,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--journal-size", type=_positive, default=Settings().journalLimit, metavar="N",
         help="CRM exchanges kept in the export journal; the oldest are dropped (default 100000)",
     )
+    serve.add_argument(
+        "--seed-cache", default=str(default_cache_dir()), metavar="DIR",
+        help="directory of seeded database images, reused while the fixture files are "
+        "unchanged (default: $EMULATOR_CACHE_DIR or ~/.cache/crm-platform-emulator)",
+    )
+    serve.add_argument("--no-seed-cache", action="store_true", help="seed from the files every time")
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
     wait_command.add_parser(sub)
     export_command.add_parser(sub)
@@ -113,25 +120,36 @@ def serve(args: argparse.Namespace) -> int:
 
     from emulator.app import create_app
 
-    try:
-        fixtures = load_fixture_dir(args.fixtures)
-    except FixtureError as exc:
-        print(f"emulator: fixture error: {exc}", file=sys.stderr)
-        return 2
+    seed_cache = None if args.no_seed_cache else args.seed_cache
     settings = Settings(
         host=args.host, port=args.port, fixtures=args.fixtures, db=args.db, rateLimit=args.rate_limit,
         journalLimit=args.journal_size,
-        clockSpeed=args.clock,
+        clockSpeed=args.clock, seedCache=seed_cache,
     )
+    app = create_app(settings)
+    try:
+        # With a seed cache the fixtures are validated while an image is seeded (or were,
+        # when the image of the same files exists): the app starts from the image.
+        image = app.state.emulator.build_image()
+        fixtures = None if image is not None else load_fixture_dir(args.fixtures)
+    except FixtureError as exc:
+        print(f"emulator: fixture error: {exc}", file=sys.stderr)
+        return 2
     state = f"state in {args.db}" if args.db else "state in memory"
+    if image is not None:
+        n = image_counts(image)
+    else:
+        assert fixtures is not None
+        n = {"contacts": len(fixtures.contacts), "companies": len(fixtures.companies),
+             "campaigns": len(fixtures.campaigns)}
     print(
         f"emulator listening on http://{args.host}:{args.port} "
-        f"(fixtures {_display(args.fixtures)}: {len(fixtures.contacts)} contacts, "
-        f"{len(fixtures.companies)} companies, {len(fixtures.campaigns)} campaigns; {state})",
+        f"(fixtures {_display(args.fixtures)}: {n['contacts']} contacts, "
+        f"{n['companies']} companies, {n['campaigns']} campaigns; {state})",
         flush=True,
     )
-    app = create_app(settings, fixtures)
-    del fixtures  # the app seeds the store from it and then lets it go
+    app.state.emulator.fixtures = fixtures  # the app seeds the store from it, then lets it go
+    del fixtures
     uvicorn.run(
         app, host=args.host, port=args.port, log_level=args.log_level, access_log=False, ws="none"
     )

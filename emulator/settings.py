@@ -46,3 +46,4 @@ class Settings(Wire):
     rateLimit: RateLimit = RateLimit()
     journalLimit: int = 100_000  # rows kept in export_journal; the oldest go first
     clockSpeed: float | None = None  # None: frozen; else virtual seconds per wall second
+    seedCache: str | None = None  # directory of seeded images (fixtures/image_cache.py); None: off
