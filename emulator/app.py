@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
@@ -19,12 +19,22 @@ from emulator import __version__
 from emulator.control.routes import routes as control_routes
 from emulator.crm.routes import routes as crm_routes
 from emulator.crm.seed import seed as seed_crm
+from emulator.asgi_guards import BodyLimit, ControlToken
 from emulator.dashboard.routes import routes as dashboard_routes
-from emulator.errors import ApiError, CrmError, api_error_handler, crm_error_handler
+from emulator.errors import (
+    ApiError,
+    BadRequest,
+    Conflict,
+    CrmError,
+    api_error_handler,
+    crm_error_handler,
+    surface_response,
+)
 from emulator.fixtures.models import FixtureSet
 from emulator.fixtures.seed import seed as seed_platform
 from emulator.http import json_response
 from emulator.openapi import build_document
+from emulator.operations import Busy
 from emulator.public_api.context import ApiContext
 from emulator.public_api.routes import routes as public_routes
 from emulator.simulation.actions_export import ActionsExports
@@ -57,6 +67,26 @@ async def internal_error(request: Request, exc: Exception) -> Response:
     return json_response({"status": "error", "message": "Internal error"}, 500)
 
 
+async def busy(request: Request, exc: Exception) -> Response:
+    """A control operation while another runs: 409 naming the one that runs."""
+    return surface_response(request.url.path, Conflict(str(exc), headers={"Retry-After": "1"}),
+                            "conflict")
+
+
+async def undecodable(request: Request, exc: Exception) -> Response:
+    """Input no decoder or the store can take (JSON nested too deep, invalid UTF-8, an integer
+    beyond 64 bits) is the caller's 400, whichever handler met it first."""
+    match exc:
+        case RecursionError():
+            message = "malformed JSON: nested too deep"
+        case UnicodeDecodeError():
+            message = "malformed input: not valid UTF-8"
+        case _:
+            message = "a number is out of range (integers must fit in 64 bits)"
+    log.info("400 for %s %s: %r", request.method, request.url.path, exc)
+    return surface_response(request.url.path, BadRequest(message), "bad_request")
+
+
 def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = None) -> Starlette:
     """The whole emulator; `fixtures` skips re-reading a directory the caller already loaded."""
     emulator = Emulator(
@@ -74,17 +104,21 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
         try:
             yield
         finally:
-            if ticker is not None:
-                ticker.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await ticker
+            # Stopping must not wait for a long export: cancel it (its report says so).
+            running = [t for t in (ticker, *getattr(app.state, "export_tasks", ())) if t]
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
             await emulator.close()
 
     document: dict[str, object] = {}
 
     async def openapi(request: Request) -> Response:
         if not document:  # built on first use: keeps start-up fast
-            document.update(build_document(app.routes, "Outreach platform emulator", __version__))
+            document.update(build_document(
+                app.routes, "Outreach platform emulator", __version__,
+                control_token=emulator.settings.controlToken is not None,
+            ))
         return json_response(document)
 
     app = Starlette(
@@ -99,8 +133,16 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
             ApiError: api_error_handler,
             CrmError: crm_error_handler,
             HTTPException: http_error,
+            Busy: busy,
+            RecursionError: undecodable,
+            UnicodeDecodeError: undecodable,
+            OverflowError: undecodable,
             Exception: internal_error,
         },
+        middleware=[
+            Middleware(ControlToken, token=emulator.settings.controlToken),
+            Middleware(BodyLimit, max_body=emulator.settings.maxBody),
+        ],
         lifespan=lifespan,
     )
     app.state.emulator = emulator

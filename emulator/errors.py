@@ -6,6 +6,7 @@
       Forbidden             403
       NotFound              404
       Conflict              409
+      PayloadTooLarge       413
       RateLimited           429, with the rate-limit headers
     CrmError                /crm: {"error", "message"}
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
+from emulator.self_target import control_api_target
 from emulator.wire import Wire, encode
 
 
@@ -88,6 +90,11 @@ class Conflict(ApiError):
     default_message = "Conflict"
 
 
+class PayloadTooLarge(ApiError):
+    status_code = 413
+    default_message = "Request body too large"
+
+
 class RateLimited(ApiError):
     status_code = 429
     default_message = "Rate limit exceeded. Please retry after the specified time."
@@ -114,4 +121,18 @@ async def api_error_handler(request: Request, exc: Exception) -> Response:
 
 async def crm_error_handler(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, CrmError)
+    return exc.response()
+
+
+def refuse_control_target(field: str, url: str) -> None:
+    """A 400 naming the reason when `url` would make the emulator call its own control API."""
+    reason = control_api_target(url)
+    if reason is not None:
+        raise BadRequest.field(field, reason)
+
+
+def surface_response(path: str, exc: ApiError, crm_code: str) -> Response:
+    """`exc` in the error shape of the surface `path` belongs to (/crm has its own body)."""
+    if path == "/crm" or path.startswith("/crm/"):
+        return CrmError(exc.status_code, crm_code, exc.message).response()
     return exc.response()

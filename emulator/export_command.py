@@ -71,6 +71,10 @@ def free_socket() -> socket.socket:
     return sock
 
 
+class StartupFailed(RuntimeError):
+    """The embedded emulator could not open or seed its store (the message says why)."""
+
+
 @asynccontextmanager
 async def embedded_server(settings: Settings, fixtures: FixtureSet | None) -> AsyncIterator[Platform]:
     """The whole emulator under uvicorn in this event loop, on a free loopback port."""
@@ -79,6 +83,12 @@ async def embedded_server(settings: Settings, fixtures: FixtureSet | None) -> As
     from emulator.app import create_app
 
     app = create_app(settings, fixtures)
+    emulator: Emulator = app.state.emulator
+    try:  # before uvicorn: its failed start-up is a SystemExit that would escape any caller
+        await emulator.start()
+    except Exception as exc:
+        await emulator.close()
+        raise StartupFailed(f"{type(exc).__name__}: {exc}") from exc
     sock = free_socket()
     config = uvicorn.Config(app, log_level="warning", access_log=False, ws="none", lifespan="on")
     server = uvicorn.Server(config)
@@ -89,7 +99,6 @@ async def embedded_server(settings: Settings, fixtures: FixtureSet | None) -> As
                 task.result()
                 raise RuntimeError("embedded server stopped during start-up")
             await asyncio.sleep(0.01)
-        emulator: Emulator = app.state.emulator
         yield Platform(emulator.db, emulator, f"http://127.0.0.1:{sock.getsockname()[1]}")
     finally:
         server.should_exit = True
@@ -184,6 +193,14 @@ def main(args: argparse.Namespace) -> int:
     if args.crm_url and not args.crm_url.startswith(("http://", "https://")):
         print("emulator export: --crm-url must be an http:// or https:// URL", file=sys.stderr)
         return 2
+    if args.crm_url:
+        import httpx
+
+        try:
+            httpx.URL(args.crm_url)
+        except httpx.InvalidURL as exc:
+            print(f"emulator export: --crm-url: {exc}", file=sys.stderr)
+            return 2
     fixtures: FixtureSet | None = None
     try:
         if args.db is None or not Path(args.db).exists():
@@ -191,8 +208,14 @@ def main(args: argparse.Namespace) -> int:
     except FixtureError as exc:
         print(f"emulator export: fixture error: {exc}", file=sys.stderr)
         return 2
+    from emulator.store.export_lock import ExportLocked, export_lock
+
     try:
-        report = asyncio.run(_export(args, fixtures))
+        with export_lock(args.db):  # a second exporter on this file exits 2 before sending
+            report = asyncio.run(_export(args, fixtures))
+    except ExportLocked as exc:
+        print(f"emulator export: {exc}", file=sys.stderr)
+        return 2
     except (ValueError, OSError, RuntimeError) as exc:
         print(f"emulator export: {exc}", file=sys.stderr)
         return 2

@@ -150,8 +150,15 @@ def _any_object(t: Any) -> dict[str, Any]:
     raise NotImplementedError
 
 
-def build_document(routes: Iterable[BaseRoute], title: str, version: str) -> dict[str, Any]:
-    """The OpenAPI document of every documented route below `routes`."""
+CONTROL_TOKEN = "controlToken"  # the bearer scheme of /_emulator under --control-token
+OPEN_CONTROL = frozenset({"/_emulator/health"})
+
+
+def build_document(
+    routes: Iterable[BaseRoute], title: str, version: str, control_token: bool = False
+) -> dict[str, Any]:
+    """The OpenAPI document of every documented route below `routes`; `control_token`: the
+    server requires the control token on /_emulator (all but health)."""
     found = [(p, r, getattr(r.endpoint, "__openapi__", None)) for p, r in _walk(routes)]
     documented = [(p, r, op) for p, r, op in found if op is not None]
     types: list[Any] = [ErrorBody]
@@ -205,6 +212,12 @@ def build_document(routes: Iterable[BaseRoute], title: str, version: str) -> dic
         surface = surface_of(path)
         if surface is not None:
             used.add(surface.tag)
+        guarded = control_token and path.startswith("/_emulator/") and path not in OPEN_CONTROL
+        if guarded:
+            responses["401"] = {
+                "description": "Missing or wrong control token",
+                "content": {"application/json": {"schema": error_ref}},
+            }
         for method in methods:
             entry: dict[str, Any] = {
                 "summary": op.summary,
@@ -225,7 +238,9 @@ def build_document(routes: Iterable[BaseRoute], title: str, version: str) -> dic
                     "required": True,
                     "content": {"application/json": {"schema": ref_of[id(op.body)]}},
                 }
-            if op.security is None:
+            if guarded:
+                entry["security"] = [{CONTROL_TOKEN: []}]
+            elif op.security is None:
                 entry["security"] = []
             elif op.security != API_KEY:
                 entry["security"] = [{op.security.name: []}]
@@ -243,7 +258,10 @@ def build_document(routes: Iterable[BaseRoute], title: str, version: str) -> dic
                     **({"description": s.description} if s.description else {}),
                 }
                 for s in schemes.values()
-            },
+            } | ({CONTROL_TOKEN: {
+                "type": "http", "scheme": "bearer",
+                "description": "emulator serve --control-token: Authorization: Bearer TOKEN",
+            }} if control_token else {}),
         },
         "security": [{API_KEY.name: []}],
     }

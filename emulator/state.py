@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from emulator.fixtures.loader import (
 )
 from emulator.fixtures.models import FixtureSet
 from emulator.fixtures.seed import insert_contacts
+from emulator.operations import Operations
 from emulator.settings import Settings
 from emulator.store.db import Store, bulk_load, open_sync, write_meta
 from emulator.wire import now_iso, parse_iso
@@ -71,6 +73,8 @@ class Emulator:
         self._image: Path | None = None
         # (digest, image) that build_image found just before start: not hashed twice.
         self._prepared: tuple[str, Path] | None = None
+        # Reset, fixtures, restore, snapshot, advance and export runs never interleave.
+        self.operations = Operations()
 
     @property
     def db(self) -> Store:
@@ -78,14 +82,17 @@ class Emulator:
         return self.store
 
     async def start(self) -> None:
-        """Load the fixtures and open the store; a `--db` file that holds state is kept as is."""
+        """Load the fixtures and open the store; a `--db` file that holds state is kept as is.
+        Opening twice is a no-op (`emulator serve` opens it before the lifespan runs)."""
+        if self.store is not None:
+            return
         self.store = await Store.open(self.settings.db)
         if await self.store.get_meta("fixtures") is None:
             digest, self._image = self._prepared or (self._digest(), None)
             if digest is not None and (self._image is None or not self._image.is_file()):
                 self._image = self._find_image(digest)
             if self._image is not None:
-                await self._restore_image(self._image)
+                await self._restore_seed_image(self._image)
             else:
                 if self.fixtures is None:
                     self.fixtures = load_fixture_dir(self.fixtures_dir)
@@ -178,7 +185,7 @@ class Emulator:
             self._images.save(conn, digest)
             self._image = self._images.find(digest)
 
-    async def _restore_image(self, image: Path) -> None:
+    async def _restore_seed_image(self, image: Path) -> None:
         """The seeded image, named for this fixture directory (an image is shared by
         every directory holding the same files)."""
         await self.db.restore_path(image)
@@ -192,9 +199,12 @@ class Emulator:
         self.clock.restart(begin, parse_iso(current) if current else begin)
 
     async def reset(self) -> None:
-        """Put every table back to the fixture directory's records.
+        """Put every table back to the fixture directory's records (once nothing else runs)."""
+        async with self.operations.exclusive("reset"):
+            await self._reset()
 
-        The first reset reads the directory again and keeps the seeded database as bytes
+    async def _reset(self) -> None:
+        """The first reset reads the directory again and keeps the seeded database as bytes
         (with a seed cache: as the cached image, not in memory); later resets only copy
         those bytes back.
         """
@@ -217,7 +227,7 @@ class Emulator:
                     pristine.close()
                     self.fixtures = None
         if self._image is not None:
-            await self._restore_image(self._image)
+            await self._restore_seed_image(self._image)
         else:
             assert self._pristine is not None
             await self.db.restore(self._pristine)
@@ -227,6 +237,10 @@ class Emulator:
 
     async def capture(self) -> StateImage:
         """The whole state as a StateImage (the database is serialized in one db-thread hop)."""
+        async with self.operations.exclusive("snapshot"):
+            return await self._capture()
+
+    async def _capture(self) -> StateImage:
         image = await self.db.serialize()
         parts = {name: part.save() for name, part in self.snapshot_parts.items()}
         return StateImage(image, self.clock.start, self.clock.now(), parts)
@@ -234,6 +248,10 @@ class Emulator:
     async def restore_image(self, state: StateImage) -> None:
         """Put back a captured state: database, clock, then caches dropped and parts reloaded
         (a part registered after the capture keeps the fresh state its reset hook gave it)."""
+        async with self.operations.exclusive("snapshot restore"):
+            await self._restore_image(state)
+
+    async def _restore_image(self, state: StateImage) -> None:
         await self.db.restore(state.image)
         # The same clock object, set back (a realtime clock runs on from the saved moment).
         self.clock.restart(state.clock_start, state.clock_now)
@@ -244,10 +262,12 @@ class Emulator:
                 self.snapshot_parts[name].load(value)
 
     async def load_fixtures(self, directory: str) -> None:
-        """Validate another fixture directory, then reset onto it (nothing changes if invalid)."""
-        fixtures = load_fixture_dir(directory)
-        if fixtures.clockStart is None:
-            fixtures.clockStart = now_iso(wall_now())
-        self.fixtures, self.fixtures_dir = fixtures, str(Path(directory).resolve())
-        self._pristine = self._image = None
-        await self.reset()
+        """Validate another fixture directory (read off the event loop), then reset onto it
+        (nothing changes if invalid)."""
+        async with self.operations.exclusive("fixture load"):
+            fixtures = await asyncio.to_thread(load_fixture_dir, directory)
+            if fixtures.clockStart is None:
+                fixtures.clockStart = now_iso(wall_now())
+            self.fixtures, self.fixtures_dir = fixtures, str(Path(directory).resolve())
+            self._pristine = self._image = None
+            await self._reset()

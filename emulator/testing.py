@@ -11,7 +11,9 @@ asks for these fixtures never starts a server.
 
 Options: `--emulator-fixtures DIR` (or ini `emulator_fixtures`), `--emulator-url URL` (or env
 EMULATOR_URL: use an emulator that is already running, e.g. a CI background step) and
-`--emulator-serve-args "..."` (more `emulator serve` flags, e.g. "--clock realtime").
+`--emulator-serve-args "..."` (more `emulator serve` flags, e.g. "--clock realtime") and
+`--emulator-control-token TOKEN` (or env EMULATOR_CONTROL_TOKEN: the server started here
+requires it, and every control call of the plugin sends it as `Authorization: Bearer`).
 """
 
 from __future__ import annotations
@@ -50,6 +52,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--emulator-serve-args", default="", metavar="ARGS",
         help='more flags for `emulator serve`, e.g. "--clock realtime --journal-size 1000"',
     )
+    group.addoption(
+        "--emulator-control-token", default=None, metavar="TOKEN",
+        help="control token of the emulator (default: $EMULATOR_CONTROL_TOKEN if set)",
+    )
     parser.addini("emulator_fixtures", "fixture directory the emulator serves (relative: to rootdir)")
 
 
@@ -62,17 +68,29 @@ def free_port() -> int:
 class EmulatorServer:
     """One `emulator serve` process (or an emulator somebody else runs, when `process` is None)."""
 
-    def __init__(self, url: str, process: subprocess.Popen[bytes] | None = None) -> None:
+    def __init__(
+        self, url: str, process: subprocess.Popen[bytes] | None = None, token: str | None = None
+    ) -> None:
         self.url = url.rstrip("/")
         self.process = process
+        self.token = token
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """What every control call sends: the control token, when there is one."""
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
     @classmethod
-    def start(cls, args: list[str], timeout: float = START_TIMEOUT) -> EmulatorServer:
+    def start(
+        cls, args: list[str], timeout: float = START_TIMEOUT, token: str | None = None
+    ) -> EmulatorServer:
         """`emulator serve ARGS` on a free port; answers once /_emulator/health says 200."""
         import httpx
 
         port = free_port()
         command = [sys.executable, "-m", "emulator", "serve", "--port", str(port), *args]
+        if token:
+            command += ["--control-token", token]
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + timeout
         # The output is read only if start-up fails; the process keeps its own handle after.
@@ -86,14 +104,14 @@ class EmulatorServer:
                         raise RuntimeError(f"emulator serve exited {process.returncode}:\n{output}")
                     try:
                         if httpx.get(f"{url}/_emulator/health", timeout=1).status_code == 200:
-                            return cls(url, process)
+                            return cls(url, process, token)
                     except httpx.TransportError:
                         pass
                     if time.monotonic() > deadline:
                         raise RuntimeError(f"emulator serve did not answer on {url} in {timeout:.0f} s")
                     time.sleep(0.05)
             except BaseException:
-                cls(url, process).stop()
+                cls(url, process, token).stop()
                 raise
 
     def stop(self) -> None:
@@ -196,14 +214,18 @@ def _fixtures(config: pytest.Config) -> str | None:
 def emulator_server(pytestconfig: pytest.Config) -> Iterator[EmulatorServer]:
     """A running emulator for the whole session: started here unless --emulator-url is given."""
     url = pytestconfig.getoption("emulator_url") or os.environ.get("EMULATOR_URL")
+    token = (
+        pytestconfig.getoption("emulator_control_token")
+        or os.environ.get("EMULATOR_CONTROL_TOKEN") or None
+    )
     if url:
-        yield EmulatorServer(url)
+        yield EmulatorServer(url, token=token)
         return
     args = shlex.split(pytestconfig.getoption("emulator_serve_args") or "")
     fixtures = _fixtures(pytestconfig)
     if fixtures:
         args = ["--fixtures", fixtures, *args]
-    server = EmulatorServer.start(args)
+    server = EmulatorServer.start(args, token=token)
     try:
         yield server
     finally:
@@ -215,7 +237,9 @@ def emulator(emulator_server: EmulatorServer) -> Iterator[Emulator]:
     """The session's emulator, reset to its fixtures before this test."""
     import httpx
 
-    with httpx.Client(base_url=emulator_server.url, timeout=30) as client:
+    with httpx.Client(
+        base_url=emulator_server.url, timeout=30, headers=emulator_server.headers
+    ) as client:
         handle = Emulator(emulator_server, client)
         try:
             handle.reset()

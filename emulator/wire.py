@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Any, TypeVar, dataclass_transform
+from typing import Annotated, Any, TypeVar, dataclass_transform
 
 import msgspec
 
 T = TypeVar("T")
+
+# An integer the store can hold (SQLite: 64-bit signed); larger ones are the caller's 400.
+Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 
 
 class _KeywordOnly(msgspec.StructMeta):

@@ -63,7 +63,8 @@ async def push_now(request: Request) -> Response:
     state = await autosync.state()
     if state.crmUrl is None:
         raise NotFound("no CRM connection configured: PUT /_emulator/connection first")
-    await autosync.push(force=True)
+    async with autosync.emulator.operations.exclusive("auto-sync push"):  # an export, too
+        await autosync.push(force=True)
     return json_response(await autosync.state())
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from emulator.asgi_guards import token_matches
 from emulator.control.schemas import STORED_ONE, STORED_PAGES
 from emulator.crm import inspect, tasks
 from emulator.crm.faults import rule_problems
@@ -25,9 +27,22 @@ KIND = Param(
 )
 
 
-@operation("The reference CRM's settings", CrmSettings, errors=(), security=None)
+REDACTED = "***"
+
+
+@operation(
+    "The reference CRM's settings (apiKey shown only to a request with the control token)",
+    CrmSettings, errors=(), security=None,
+)
 async def get_settings(request: Request) -> Response:
-    return json_response(await crm_context(request).settings())
+    return json_response(shown(request, await crm_context(request).settings()))
+
+
+def shown(request: Request, settings: CrmSettings) -> CrmSettings:
+    """The settings as this request may see them: the key only to a holder of the token."""
+    if token_matches(request.headers.raw, request.app.state.emulator.settings.controlToken):
+        return settings
+    return msgspec.structs.replace(settings, apiKey=REDACTED)
 
 
 @operation(
@@ -37,6 +52,9 @@ async def get_settings(request: Request) -> Response:
 async def put_settings(request: Request) -> Response:
     """Replace the settings as a whole; fault call counters start again from 1."""
     settings = await decode_body(request, CrmSettings, BadRequest.field)
+    if settings.apiKey == REDACTED:  # a GET's answer sent back: the key stays as it is
+        current = await crm_context(request).settings()
+        settings = msgspec.structs.replace(settings, apiKey=current.apiKey)
     errors = [
         FieldError(field=f"faults[{i}].{field}", message=message)
         for i, rule in enumerate(settings.faults)
@@ -49,7 +67,7 @@ async def put_settings(request: Request) -> Response:
     if errors:
         raise BadRequest("; ".join(f"{e.field}: {e.message}" for e in errors), errors)
     await crm_context(request).replace_settings(settings)
-    return json_response(settings)
+    return json_response(shown(request, settings))
 
 
 def kind_param(request: Request) -> str:

@@ -22,8 +22,10 @@ from emulator.exporter.run import Exporter, resolve_crm_url
 from emulator.fixtures.models import CrmConnection
 from emulator.http import decode_body, json_response
 from emulator.openapi import Param, operation, query
+from emulator.self_target import control_api_target
 from emulator.state import Emulator
 from emulator.store.db import Store
+from emulator.store.export_lock import ExportLock, ExportLocked
 from emulator.wire import Wire, encode
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,8 @@ def connection_problems(c: CrmConnection) -> list[FieldError]:
     problems: list[tuple[str, str]] = []
     if not c.crmUrl.startswith(("http://", "https://", "/")):
         problems.append(("crmUrl", "must be an http(s) URL or a path of this emulator (/crm)"))
+    elif (loop := control_api_target(c.crmUrl)) is not None:
+        problems.append(("crmUrl", loop))
     if not c.apiKeyHeader.strip():
         problems.append(("apiKeyHeader", "must not be empty"))
     if not 1 <= c.batchSize <= 100:
@@ -130,14 +134,24 @@ async def start_export(request: Request) -> Response:
     conn = await emulator.db.read(rec.read_connection)
     if conn is None:
         raise NotFound("no CRM connection configured: PUT /_emulator/connection first")
+    if (loop := control_api_target(conn.crmUrl)) is not None:
+        raise BadRequest.field("crmUrl", f"the stored connection's crmUrl {loop}")
     runs = _runs(request)
-    if any(r.report.status == "running" for r in runs.values()):
-        raise Conflict("an export is already running")
     base = str(request.base_url).rstrip("/")
     conn = msgspec.structs.replace(conn, crmUrl=resolve_crm_url(conn.crmUrl, base))
     exporter = Exporter(
         emulator.db, conn, now=emulator.clock.now_iso, journal_limit=emulator.settings.journalLimit,
     )
+    # The run holds the state (no reset, restore or advance meanwhile) and, with --db, the
+    # file's export lock (no `emulator export` on the same file meanwhile) until it ends.
+    await emulator.operations.acquire(f"export run {exporter.id}", wanted="export")
+    file_lock = ExportLock(emulator.settings.db) if emulator.settings.db else None
+    try:
+        if file_lock is not None:
+            file_lock.acquire()
+    except ExportLocked as exc:
+        emulator.operations.release()
+        raise Conflict(str(exc)) from None
     runs[exporter.id] = exporter
     _keep_recent(runs)
 
@@ -148,6 +162,14 @@ async def start_export(request: Request) -> Response:
             log.exception("export %s crashed", exporter.id)
             exporter.report.status, exporter.report.exitCode = "aborted", 2
             exporter.report.message = f"export crashed: {exc}"
+        except asyncio.CancelledError:  # the server stops: the report says so, then stop
+            exporter.report.status, exporter.report.exitCode = "aborted", 2
+            exporter.report.message = "export cancelled: the server stopped"
+            raise
+        finally:
+            if file_lock is not None:
+                file_lock.release()
+            emulator.operations.release()
 
     task = asyncio.create_task(run())
     tasks: set[Any] = request.app.state.export_tasks

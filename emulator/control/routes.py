@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
@@ -16,6 +18,7 @@ from emulator.errors import BadRequest
 from emulator.fixtures.loader import FixtureError
 from emulator.http import decode_body, json_response
 from emulator.openapi import operation
+from emulator.path_roots import PathRefused, PathRoots
 from emulator.state import Emulator
 from emulator.wire import Wire
 
@@ -57,8 +60,12 @@ async def reset(request: Request) -> Response:
 async def load_fixtures(request: Request) -> Response:
     emulator: Emulator = request.app.state.emulator
     body = await decode_body(request, FixturesIn, BadRequest.field)
+    roots = PathRoots.of_server(emulator.settings.fixtures, emulator.settings.allowPaths)
     try:
-        await emulator.load_fixtures(body.directory)
+        directory = await asyncio.to_thread(roots.fixture_dir, body.directory)
+        await emulator.load_fixtures(str(directory))
+    except PathRefused as exc:
+        raise BadRequest.field("directory", str(exc)) from None
     except FixtureError as exc:
         raise BadRequest.field("directory", str(exc)) from None
     n = msgspec.structs.asdict(await counts(emulator))

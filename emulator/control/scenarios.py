@@ -5,6 +5,8 @@ The serving emulator's state is never touched: each scenario gets its own store 
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,39 +18,72 @@ from starlette.routing import BaseRoute, Route
 from emulator.errors import BadRequest
 from emulator.http import json_response
 from emulator.openapi import operation
+from emulator.path_roots import PathRefused, PathRoots
 from emulator.scenarios import models as sm
+from emulator.settings import Settings
+from emulator.wire import decode
 
 
 @operation(
     "Replay a scenario in an isolated emulator: the scenario object inline, or {\"path\": FILE"
-    " or DIRECTORY}", sm.ReplayResult, body=sm.Scenario, security=None,
+    " or DIRECTORY} under the server's path roots", sm.ReplayResult, body=sm.Scenario,
+    security=None,
 )
 async def run_scenarios(request: Request) -> Response:
-    from emulator.scenarios.runner import replay, run_scenario, summarise
+    from emulator.scenarios.runner import run_loaded, run_scenario, summarise
 
+    settings = request.app.state.emulator.settings
+    roots = PathRoots.of_server(settings.fixtures, settings.allowPaths)
     raw = await request.body()
     try:
-        body: Any = msgspec.json.decode(raw) if raw else None
+        body: Any = decode(raw) if raw else None
     except msgspec.DecodeError:
         raise BadRequest("Body is not valid JSON") from None
     if not isinstance(body, dict):
         raise BadRequest("Body must be a scenario object or {\"path\": ...}")
     if "name" not in body and isinstance(body.get("path"), str):
-        path = Path(body["path"])
-        if not path.exists():
-            raise BadRequest.field("path", f"no such file or directory: {path}")
-        if path.is_file():
-            try:
-                sm.load_scenario(path)  # an unreadable file is the caller's 400
-            except sm.ScenarioError as exc:
-                raise BadRequest.field("path", str(exc)) from None
-        return json_response(await replay([str(path)]))
+        try:
+            loaded = await read_allowed(settings, body["path"])
+        except PathRefused as exc:
+            raise BadRequest.field("path", str(exc)) from None
+        return json_response(await run_loaded(loaded))
     try:
         scenario = sm.parse_scenario(body, "scenario")
     except sm.ScenarioError as exc:
         where, _, message = str(exc).removeprefix("scenario: ").partition(": ")
         raise BadRequest.field(where, message or where) from None
+    try:
+        await asyncio.to_thread(_check_fixtures, roots, scenario)
+    except PathRefused as exc:
+        raise BadRequest.field("fixtures.directory", str(exc)) from None
     return json_response(summarise([await run_scenario(scenario)], 0.0))
+
+
+def _check_fixtures(roots: PathRoots, scenario: sm.Scenario) -> None:
+    """A scenario's fixture directory is read by the server too: the same roots hold."""
+    from emulator.scenarios.runner import fixture_directory, scenario_base
+
+    roots.fixture_dir(fixture_directory(scenario, scenario_base(scenario)))
+
+
+async def read_allowed(
+    settings: Settings, raw: str, extra_roots: Sequence[Path] = ()
+) -> list[tuple[Path, sm.Scenario | sm.ScenarioError]]:
+    """The scenarios of `raw` under the server's roots (and `extra_roots`: the dashboard's
+    working directory), read in a worker thread."""
+    roots = PathRoots.of_server(settings.fixtures, [*settings.allowPaths, *map(str, extra_roots)])
+    return await asyncio.to_thread(_read_allowed, roots, raw)
+
+
+def _read_allowed(roots: PathRoots, raw: str) -> list[tuple[Path, sm.Scenario | sm.ScenarioError]]:
+    """The scenarios of `raw`, read in a worker thread; PathRefused if any file is not allowed."""
+    from emulator.scenarios.runner import load_or_error
+
+    loaded = [(path, load_or_error(path)) for path in roots.scenario_files(raw)]
+    for _, scenario in loaded:
+        if not isinstance(scenario, sm.ScenarioError):
+            _check_fixtures(roots, scenario)
+    return loaded
 
 
 routes: list[BaseRoute] = [Route("/scenarios/run", run_scenarios, methods=["POST"])]

@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from emulator.errors import BadRequest, Conflict, NotFound
+from emulator.errors import BadRequest, NotFound
 from emulator.http import decode_body, json_response
 from emulator.openapi import Param, operation
 from emulator.state import Emulator, StateImage
@@ -93,11 +93,6 @@ def _emulator(request: Request) -> Emulator:
     return request.app.state.emulator  # type: ignore[no-any-return]
 
 
-def export_running(request: Request) -> bool:
-    exports = getattr(request.app.state, "exports", {})
-    return any(r.report.status == "running" for r in exports.values())
-
-
 @operation(
     "Save the whole state (database, clock, CRM fault counters) in memory",
     SnapshotInfo, status=201, body=SnapshotIn, security=None,
@@ -130,12 +125,11 @@ async def get_snapshot(request: Request) -> Response:
 
 @operation(
     "Put the whole state back as the snapshot saved it", SnapshotRestored,
-    errors=(404, (409, "An export is running")), params=[ID_PARAM], security=None,
+    errors=(404, (409, "Another control operation (advance, export, reset) is running")),
+    params=[ID_PARAM], security=None,
 )
 async def restore_snapshot(request: Request) -> Response:
     saved = shelf(request).get(request.path_params["snapshotId"])
-    if export_running(request):
-        raise Conflict("an export is running: wait for it to finish before restoring")
     emulator = _emulator(request)
     started = time.perf_counter()
     await emulator.restore_image(saved.state)

@@ -21,7 +21,7 @@ from emulator.public_api.envelopes import MetaList, meta_list
 from emulator.public_api.params import page_params
 from emulator.sequence_text import task_subject
 from emulator.state import Emulator
-from emulator.wire import Wire
+from emulator.wire import Int64, Wire
 
 
 class PlatformTask(Wire):
@@ -41,7 +41,7 @@ class PlatformTask(Wire):
 class CompleteTasksIn(Wire):
     """`ids` to complete, or `all: true` for every open task."""
 
-    ids: list[int] | None = None
+    ids: list[Int64] | None = None
     all: bool = False
 
 
@@ -53,9 +53,9 @@ class CompleteTasksOut(Wire):
 class NewPlatformTask(Wire):
     """A sequence task reached by a campaign member (what a TASK step makes)."""
 
-    contactId: int
-    campaignId: int
-    stepIndex: int | None = None  # default: the campaign's first TASK step
+    contactId: Int64
+    campaignId: Int64
+    stepIndex: Int64 | None = None  # default: the campaign's first TASK step
     subject: str | None = None
     dueDate: str | None = None
 

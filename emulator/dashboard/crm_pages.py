@@ -5,6 +5,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
+from emulator.control.crm import shown
 from emulator.crm import inspect
 from emulator.crm.routes import crm_context
 from emulator.dashboard.render import PAGE_SIZE, page, page_number, problem
@@ -13,7 +14,8 @@ from emulator.dashboard.render import PAGE_SIZE, page, page_number, problem
 async def crm_home(request: Request) -> Response:
     ctx = crm_context(request)
     held = {kind: (await inspect.list_stored(ctx.db, kind, 1, 1))[0] for kind in inspect.INSPECTABLE}
-    return page(request, "crm_home.html", held=held, settings=await ctx.settings())
+    settings = shown(request, await ctx.settings())  # the key only to a token holder
+    return page(request, "crm_home.html", held=held, settings=settings)
 
 
 async def crm_list(request: Request) -> Response:

@@ -8,8 +8,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from emulator.control.scenarios import read_allowed
 from emulator.dashboard.render import form_fields, page, problem, serves
 from emulator.fixtures.loader import DEFAULT_FIXTURES
+from emulator.path_roots import PathRefused
 from emulator.scenarios import models as sm
 
 BUNDLED_SCENARIOS = DEFAULT_FIXTURES.parent / "scenarios"
@@ -81,7 +83,7 @@ async def scenarios(request: Request) -> Response:
     """GET: the choices; POST (a form with `path`): replay that file or directory."""
     chosen, result, error = "", None, None
     if request.method == "POST":
-        from emulator.scenarios.runner import replay  # the runner pulls in the whole server
+        from emulator.scenarios.runner import run_loaded  # the runner pulls in the whole server
 
         chosen = form_fields(await request.body()).get("path", "").strip()
         path = _within_roots(chosen) if chosen else None
@@ -89,7 +91,13 @@ async def scenarios(request: Request) -> Response:
             roots = ", ".join(str(r) for r in scenario_roots())
             error = f"{chosen or '(no path)'}: no such file or directory under the roots ({roots})"
         else:
-            result = await replay([str(path)], quiet=True)
+            try:  # the server's own path rules too: regular files, size-limited, off the loop
+                settings = request.app.state.emulator.settings
+                loaded = await read_allowed(settings, str(path), scenario_roots())
+            except PathRefused as exc:
+                error = f"{chosen}: {exc}"
+            else:
+                result = await run_loaded(loaded, quiet=True)
     return page(
         request, "scenarios.html", choices=_choices(), roots=scenario_roots(), chosen=chosen,
         result=result, error=error, status=400 if error else 200,

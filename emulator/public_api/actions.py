@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from emulator.errors import BadRequest, NotFound
+from emulator.errors import BadRequest, NotFound, refuse_control_target
 from emulator.fixtures.models import StatusCounts
 from emulator.public_api.context import ApiContext
 from emulator.public_api.schemas import ActionIn, ActionsIn, ActionsRunCreated, ActionsRunStatus
@@ -104,6 +104,8 @@ def resolve_records(conn: sqlite3.Connection, field: str, ids: list[int]) -> tup
 async def start_run(ctx: ApiContext, body: ActionsIn) -> ActionsRunCreated:
     """Queue every action for every record of the target; a bad action, target or id is a
     400 naming it, and nothing is started."""
+    if body.webhookUrl is not None:
+        refuse_control_target("webhookUrl", body.webhookUrl)
     now = ctx.now()
     field, ids = target_of(body)
     actions = check_actions(body.actions)

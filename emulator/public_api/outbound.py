@@ -8,13 +8,37 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
+from collections.abc import Callable
 
 import httpx
 
+from emulator.self_target import control_api_target
 from emulator.wire import Wire
 
 TIMEOUT_SECONDS = 10.0
 _BODY_EXCERPT = 200
+MAX_CONCURRENT = 64  # outgoing calls open at once, across every caller of this process
+MAX_IN_FLIGHT = 1024  # open plus waiting; beyond it a call fails at once instead of queueing
+
+
+class _Gate:
+    """The bound on outgoing calls of one event loop (tests run several loops in a process)."""
+
+    def __init__(self) -> None:
+        self.open = asyncio.Semaphore(MAX_CONCURRENT)
+        self.in_flight = 0
+
+
+_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Gate] = weakref.WeakKeyDictionary()
+
+
+def _gate() -> _Gate:
+    loop = asyncio.get_running_loop()
+    gate = _gates.get(loop)
+    if gate is None:
+        gate = _gates[loop] = _Gate()
+    return gate
 
 
 class Outcome(Wire):
@@ -39,6 +63,24 @@ async def call(
     def elapsed() -> int:
         return round((time.monotonic() - started) * 1000)
 
+    if (loop := control_api_target(url)) is not None:  # seeded by fixtures, or an old --db
+        return Outcome(ok=False, statusCode=None, durationMs=0, errorMessage=f"refused: url {loop}")
+    gate = _gate()
+    if gate.in_flight >= MAX_IN_FLIGHT:
+        return Outcome(ok=False, statusCode=None, durationMs=0,
+                       errorMessage=f"refused: {MAX_IN_FLIGHT} outgoing calls already in flight")
+    gate.in_flight += 1
+    try:
+        async with gate.open:
+            return await _send(method, url, headers, content, timeout, client, elapsed)
+    finally:
+        gate.in_flight -= 1
+
+
+async def _send(
+    method: str, url: str, headers: dict[str, str] | None, content: bytes | None,
+    timeout: float, client: httpx.AsyncClient | None, elapsed: Callable[[], int],
+) -> Outcome:
     try:
         async with asyncio.timeout(timeout):
             if client is None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from emulator.errors import BadRequest, NotFound
+from emulator.errors import BadRequest, NotFound, refuse_control_target
 from emulator.public_api import webhook_delivery as delivery
 from emulator.public_api.context import ApiContext
 from emulator.public_api.listing import Where, page_of, rows_by_ids
@@ -78,6 +78,7 @@ async def list_webhooks(ctx: ApiContext, page: int, page_size: int) -> tuple[int
 
 
 async def create_webhook(ctx: ApiContext, body: WebhookIn) -> Webhook:
+    refuse_control_target("url", body.url)
     now = ctx.now()
 
     def insert(conn: sqlite3.Connection) -> int:
@@ -95,6 +96,8 @@ async def create_webhook(ctx: ApiContext, body: WebhookIn) -> Webhook:
 
 async def update_webhook(ctx: ApiContext, webhook_id: int, patch: WebhookPatch) -> Webhook:
     """Apply the given fields; absent ones stay, `secret: null` removes the secret."""
+    if isinstance(patch.url, str):
+        refuse_control_target("url", patch.url)
     changes: dict[str, Any] = {"updatedAt": ctx.now()}
     for name in WebhookPatch.__struct_fields__:
         value = getattr(patch, name)

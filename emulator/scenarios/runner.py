@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,7 +21,7 @@ import msgspec
 from msgspec import UNSET
 
 from emulator.control.exports import connection_problems
-from emulator.export_command import embedded_server
+from emulator.export_command import StartupFailed, embedded_server
 from emulator.exporter.client import RetryPolicy, tls_verify
 from emulator.exporter.run import Exporter
 from emulator.fixtures.loader import (
@@ -63,6 +63,7 @@ def _mismatch(at: str, m: Mismatch, what: str) -> Failed:
 
 # ---- building the starting state ------------------------------------------------------------
 
+log = logging.getLogger(__name__)
 _fixture_cache: dict[str, FixtureSet] = {}
 
 
@@ -93,12 +94,21 @@ def _merge(records: list[dict[str, Any]], inline: list[dict[str, Any]], key: str
     return origin
 
 
+def fixture_directory(scenario: sm.Scenario, base: Path) -> Path:
+    """The directory a scenario's fixtures start from (relative: to `base`)."""
+    directory = Path(scenario.fixtures.directory) if scenario.fixtures.directory else DEFAULT_FIXTURES
+    return directory if directory.is_absolute() else base / directory
+
+
+def scenario_base(scenario: sm.Scenario) -> Path:
+    """What relative paths of a scenario are relative to: its file's directory, else cwd."""
+    return Path(scenario.source).parent if scenario.source else Path.cwd()
+
+
 def build_fixtures(scenario: sm.Scenario, base: Path, file: str) -> tuple[FixtureSet, str]:
     """The scenario's FixtureSet and the directory it started from; ScenarioError names the field."""
     spec = scenario.fixtures
-    directory = Path(spec.directory) if spec.directory else DEFAULT_FIXTURES
-    if not directory.is_absolute():
-        directory = base / directory
+    directory = fixture_directory(scenario, base)
     try:
         raw: dict[str, Any] = msgspec.to_builtins(_base_fixtures(directory))
     except FixtureError as exc:
@@ -309,6 +319,9 @@ class Run:
 
     async def request(self, method: str, path: str, body: Any = UNSET,
                       headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        if not _own_path(path):  # an absolute URL would make the server call anywhere
+            raise Failed(Failure(at="path", message=f"not a path of this emulator: {show(path, 80)}",
+                                 expected="/v1/..., /crm/... or /_emulator/...", actual=show(path, 80)))
         hdrs = dict(headers or {})
         if path.startswith("/v1") and not any(k.lower() == "x-api-key" for k in hdrs):
             hdrs["x-api-key"] = self.scenario.apiKey
@@ -461,6 +474,11 @@ def _flat(record: Any) -> Any:
     return record
 
 
+def _own_path(path: str) -> bool:
+    """A path (and query) of the scenario's own emulator: no scheme, no host, no controls."""
+    return path.startswith("/") and not path.startswith("//") and path.isprintable()
+
+
 async def run_scenario(
     scenario: sm.Scenario, base: Path | None = None, quiet: bool = False
 ) -> ScenarioResult:
@@ -471,7 +489,7 @@ async def run_scenario(
     """
     t0 = time.perf_counter()
     file = scenario.source or "<inline>"
-    root = base or (Path(scenario.source).parent if scenario.source else Path.cwd())
+    root = base or scenario_base(scenario)
 
     def result(outcome: Outcome, failure: Failure | None = None) -> ScenarioResult:
         return ScenarioResult(name=scenario.name, file=scenario.source, outcome=outcome,
@@ -481,7 +499,19 @@ async def run_scenario(
         fixtures, directory = build_fixtures(scenario, root, file)
     except sm.ScenarioError as exc:
         return result("error", Failure(at="fixtures", message=str(exc)))
-    settings = Settings(fixtures=directory)
+    try:
+        return await _run_embedded(scenario, fixtures, Settings(fixtures=directory), quiet, result)
+    except StartupFailed as exc:  # e.g. fixtures the store refuses (duplicate CRM user ids)
+        return result("error", Failure(at="fixtures", message=f"cannot seed the emulator: {exc}"))
+    except Exception as exc:  # a scenario's odd input must not become the server's 500
+        log.exception("scenario %s crashed", scenario.name)
+        return result("error", Failure(at="run", message=f"{type(exc).__name__}: {exc}"))
+
+
+async def _run_embedded(
+    scenario: sm.Scenario, fixtures: FixtureSet, settings: Settings, quiet: bool,
+    result: Callable[..., ScenarioResult],
+) -> ScenarioResult:
     async with embedded_server(settings, fixtures) as platform:
         assert platform.server_base is not None
         if quiet:  # set after start-up: uvicorn configures its loggers when it starts
@@ -501,14 +531,29 @@ async def replay(
     paths: list[str], on_result: Callable[[ScenarioResult], None] | None = None, quiet: bool = False
 ) -> ReplayResult:
     """Every scenario file of `paths` (files, or directories searched recursively), in order."""
+    return await run_loaded(
+        ((path, load_or_error(path)) for path in sm.scenario_files(paths)), on_result, quiet
+    )
+
+
+def load_or_error(path: Path) -> sm.Scenario | sm.ScenarioError:
+    try:
+        return sm.load_scenario(path)
+    except sm.ScenarioError as exc:
+        return exc
+
+
+async def run_loaded(
+    loaded: Iterable[tuple[Path, sm.Scenario | sm.ScenarioError]],
+    on_result: Callable[[ScenarioResult], None] | None = None, quiet: bool = False,
+) -> ReplayResult:
+    """Run scenarios already read (a file that could not be read is an `error` result)."""
     t0 = time.perf_counter()
     results: list[ScenarioResult] = []
-    for path in sm.scenario_files(paths):
-        try:
-            scenario = sm.load_scenario(path)
-        except sm.ScenarioError as exc:
+    for path, scenario in loaded:
+        if isinstance(scenario, sm.ScenarioError):
             res = ScenarioResult(name=path.stem, file=str(path), outcome="error", seconds=0.0,
-                                 failure=Failure(at="file", message=str(exc)))
+                                 failure=Failure(at="file", message=str(scenario)))
         else:
             res = await run_scenario(scenario, quiet=quiet)
         results.append(res)

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import msgspec
 
 from emulator.fixtures.models import WebhookEvent
+from emulator.operations import Busy
 from emulator.simulation import effects as fx
 from emulator.simulation.timeline import (
     ACCEPTED,
@@ -37,7 +38,7 @@ from emulator.simulation.timeline import (
 )
 from emulator.state import Emulator
 from emulator.store.db import write_meta
-from emulator.wire import Wire, parse_iso
+from emulator.wire import Int64, Wire, parse_iso
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +71,8 @@ InjectableType = Literal[WebhookEvent, "EMAIL_OPENED", "LINK_CLICKED"]
 class Injected(Wire):
     """An explicit event (POST /_emulator/events); `time` defaults to the clock's now."""
 
-    campaignId: int
-    contactId: int
+    campaignId: Int64
+    contactId: Int64
     type: InjectableType
     content: str | None = None
     subject: str | None = None
@@ -160,10 +161,13 @@ class Simulation:
         self._timelines.clear()
 
     # -----------------------------------------------------------------------------------------
-    async def advance_to(self, target: datetime) -> AdvanceResult:
+    async def advance_to(self, target: datetime, wait: float | None = None) -> AdvanceResult:
         """Run every campaign item due at or before `target`, move the clock there, then await
-        each listener with `target` (a listener's error is logged, never raised)."""
-        async with self._lock:
+        each listener with `target` (a listener's error is logged, never raised).
+
+        The whole advance, listeners included, holds the emulator's operation guard: a reset,
+        restore or export waits for it or is refused (Busy), and never sees half of it."""
+        async with self._lock, self.emulator.operations.exclusive("clock advance", wait=wait):
             clock = self.emulator.clock
             previous = clock.now()
             target = max(target, previous)
@@ -197,7 +201,9 @@ class Simulation:
         while True:
             await asyncio.sleep(every)
             try:
-                await self.advance_to(self.emulator.clock.now())
+                await self.advance_to(self.emulator.clock.now(), wait=0)
+            except Busy:  # a reset, restore or export holds the state: the next tick catches up
+                continue
             except Exception:  # keep ticking: one bad tick must not stop time
                 log.exception("realtime simulation tick failed")
 

@@ -75,9 +75,12 @@ def select_page(
     """(total, rows of one page) of `table` where every clause holds, read in one go."""
     where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
     (total,) = conn.execute(f"SELECT count(*) FROM {table}{where}", params).fetchone()
+    offset = (page - 1) * size
+    if offset >= total:  # past the end (also pages whose offset no SQLite integer holds)
+        return int(total), []
     rows = conn.execute(
         f"SELECT {columns} FROM {table}{where} ORDER BY {order} LIMIT ? OFFSET ?",
-        [*params, size, (page - 1) * size],
+        [*params, size, offset],
     ).fetchall()
     return int(total), rows
 
@@ -118,7 +121,11 @@ class Store:
         """Open (and create) the database: in memory by default, a WAL file with `path`."""
         db = await aiosqlite.connect(":memory:" if path is None else str(path), isolation_level=None)
         store = cls(db, None if path is None else str(path))
-        await store.read(lambda conn: configure(conn, on_disk=path is not None))
+        try:
+            await store.read(lambda conn: configure(conn, on_disk=path is not None))
+        except BaseException:  # not a database, read-only...: its thread must not outlive it
+            await db.close()
+            raise
         return store
 
     async def close(self) -> None:

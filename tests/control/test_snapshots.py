@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -133,9 +132,14 @@ async def test_bad_requests(client: httpx.AsyncClient, request_args: tuple[str, 
 
 async def test_no_restore_while_an_export_runs(client: httpx.AsyncClient, app: Starlette) -> None:
     snap = await take(client)
-    app.state.exports = {"x": SimpleNamespace(report=SimpleNamespace(status="running"))}
-    r = await client.post(f"/_emulator/snapshots/{snap['id']}/restore")
-    assert r.status_code == 409 and "export" in r.json()["message"]
+    operations = app.state.emulator.operations
+    operations.wait_seconds = 0.05
+    await operations.acquire("export run x")  # what a running export holds
+    try:
+        r = await client.post(f"/_emulator/snapshots/{snap['id']}/restore")
+    finally:
+        operations.release()
+    assert r.status_code == 409 and "export run x is running" in r.json()["message"]
 
 
 async def test_snapshot_taken_before_the_crm_was_first_called(client: httpx.AsyncClient) -> None:

@@ -28,7 +28,10 @@ async def health(client: httpx.AsyncClient) -> int:
 async def test_settings_round_trip_and_defaults(client: httpx.AsyncClient) -> None:
     shown = await configure(client, syncBack="none", faults=[{"endpoint": "GET /users", "status": 500}])
     assert (await client.get("/_emulator/crm/settings")).json() == shown
-    assert shown["apiKey"] == "crm-demo-key" and shown["faults"][0]["times"] is None
+    # the key is redacted (no control token) and a redacted key sent back keeps the key
+    assert shown["apiKey"] == "***" and shown["faults"][0]["times"] is None
+    assert (await client.put("/_emulator/crm/settings", json=shown)).status_code == 200
+    assert await health(client) == 200  # the round trip kept the key, not set it to ***
 
 
 @pytest.mark.parametrize("body,named", [

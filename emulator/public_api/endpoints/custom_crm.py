@@ -6,7 +6,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from emulator.errors import BadRequest
+from emulator.errors import BadRequest, refuse_control_target
 from emulator.http import decode_body, json_response
 from emulator.openapi import operation
 from emulator.public_api import custom_crm as service
@@ -21,6 +21,7 @@ async def _checked(request: Request) -> tuple[CustomCrmIn, CustomCrmHealth, User
     """The decoded body and the probes (health, users) of the CRM it names."""
     ctx: ApiContext = request.app.state.public_api
     body = await decode_body(request, CustomCrmIn, BadRequest.field)
+    refuse_control_target("baseUrl", body.baseUrl)
     url = service.resolve_base_url(body.baseUrl, str(request.base_url))
     health, users = await service.check(url, body.apiKey, body.apiKeyHeader, ctx.now())
     return body, health, users

@@ -1,0 +1,94 @@
+"""Run the app under uvicorn on a socket bound beforehand: the banner is printed only once the
+port is bound and the store is open, and every start-up failure is one line, exit 2."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import sqlite3
+import sys
+from typing import TYPE_CHECKING
+
+from emulator.settings import Settings
+
+if TYPE_CHECKING:  # the server's modules load only when it serves
+    from starlette.applications import Starlette
+
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+GRACEFUL_SECONDS = 2  # on SIGTERM/SIGINT: running requests (a long advance) get this long
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port (OSError names why not: in use, no such address)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.set_inheritable(True)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve to anything
+
+
+def probe_db(path: str) -> None:
+    """Open `path` as SQLite and read its header, synchronously: a file that is not a database,
+    or a directory that does not exist, fails here with sqlite3's own words."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()
+    finally:
+        conn.close()
+
+
+def run_server(
+    app: Starlette, settings: Settings, sock: socket.socket, log_level: str, banner: str
+) -> int:
+    """Open the app's store, serve on `sock` until a signal; answers the exit code."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                print(banner, flush=True)
+
+    if settings.db is not None:
+        try:
+            probe_db(settings.db)
+        except sqlite3.Error as exc:
+            print(f"emulator: cannot open --db {settings.db}: {exc}", file=sys.stderr)
+            return 2
+    config = uvicorn.Config(
+        app, log_level=log_level, access_log=False, ws="none", lifespan="on",
+        timeout_graceful_shutdown=GRACEFUL_SECONDS,
+    )
+
+    async def main() -> int:
+        emulator = app.state.emulator
+        try:
+            await emulator.start()  # before serving: the lifespan finds it open
+        except (sqlite3.Error, OSError) as exc:
+            await emulator.close()
+            where = f"--db {settings.db}" if settings.db else "the store"
+            print(f"emulator: cannot open {where}: {exc}", file=sys.stderr)
+            return 2
+        try:
+            await Server(config).serve(sockets=[sock])
+        finally:
+            await emulator.close()
+        return 0
+
+    with asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:
+        return runner.run(main())
