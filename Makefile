@@ -31,9 +31,10 @@ browser: ## install Debian's chromium for the browser tests when it is missing (
 		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
 		|| echo "chromium could not be installed: the browser tests will be skipped"
 
-lint: $(STAMP) ## ruff and mypy
-	$(BIN)/pip install -q ruff mypy
+lint: $(STAMP) ## ruff check, ruff format --check and mypy, at the versions pinned in the dev extra
+	$(BIN)/pip install -q -e '.[dev]'
 	$(BIN)/ruff check emulator tests scripts
+	$(BIN)/ruff format --check emulator tests scripts
 	$(BIN)/mypy emulator
 
 bench: $(STAMP) ## run the benchmarks (not part of make test)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 from pathlib import Path
 
 from emulator import export_command, verify_command
 from emulator.clock import parse_clock
+from emulator.fixtures.image_cache import default_cache_dir, image_counts
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.scenarios import command as replay_command
 from emulator.scenarios import record as record_command
@@ -78,6 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="CRM exchanges kept in the export journal; the oldest are dropped (default 100000)",
     )
     serve.add_argument(
+        "--seed-cache", default=str(default_cache_dir()), metavar="DIR",
+        help="directory of seeded database images, reused while the fixture files are "
+        "unchanged (default: $EMULATOR_CACHE_DIR or ~/.cache/crm-platform-emulator)",
+    )
+    serve.add_argument("--no-seed-cache", action="store_true", help="seed from the files every time")
+    serve.add_argument(
         "--log-level", default="warning", help=f"uvicorn log level: {', '.join(LOG_LEVELS)}"
     )
     serve.add_argument(
@@ -144,10 +152,6 @@ def serve(args: argparse.Namespace) -> int:
     for root in args.allow_path:
         if not Path(root).is_dir():
             return _fail(f"--allow-path {root}: not a directory")
-    try:
-        fixtures = load_fixture_dir(args.fixtures)
-    except FixtureError as exc:
-        return _fail(f"fixture error: {exc}")
     if not args.control_token and not is_loopback(args.host):
         print(
             f"emulator: warning: listening on {args.host} without --control-token: anyone who "
@@ -158,21 +162,44 @@ def serve(args: argparse.Namespace) -> int:
         sock = listening_socket(args.host, args.port)
     except OSError as exc:
         return _fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+    try:
+        return _serve_on(sock, args)
+    finally:
+        sock.close()
+
+
+def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
+    from emulator.app import create_app  # the whole server: other commands start without it
+
     settings = Settings(
         host=args.host, port=sock.getsockname()[1], fixtures=args.fixtures, db=args.db,
         rateLimit=args.rate_limit, journalLimit=args.journal_size, clockSpeed=args.clock,
+        seedCache=None if args.no_seed_cache else args.seed_cache,
         controlToken=args.control_token, maxBody=args.max_body, allowPaths=args.allow_path,
     )
+    app = create_app(settings)
+    try:
+        # With a seed cache the fixtures are validated while an image is seeded (or were,
+        # when the image of the same files exists): the app starts from the image.
+        image = app.state.emulator.build_image()
+        fixtures = None if image is not None else load_fixture_dir(args.fixtures)
+    except FixtureError as exc:
+        return _fail(f"fixture error: {exc}")
+    if image is not None:
+        n = image_counts(image)
+    else:
+        assert fixtures is not None
+        n = {"contacts": len(fixtures.contacts), "companies": len(fixtures.companies),
+             "campaigns": len(fixtures.campaigns)}
     state = f"state in {args.db}" if args.db else "state in memory"
     banner = (
         f"emulator listening on http://{_url_host(args.host)}:{settings.port} "
-        f"(fixtures {_display(args.fixtures)}: {len(fixtures.contacts)} contacts, "
-        f"{len(fixtures.companies)} companies, {len(fixtures.campaigns)} campaigns; {state})"
+        f"(fixtures {_display(args.fixtures)}: {n['contacts']} contacts, "
+        f"{n['companies']} companies, {n['campaigns']} campaigns; {state})"
     )
-    try:
-        return run_server(settings, fixtures, sock, args.log_level.lower(), banner)
-    finally:
-        sock.close()
+    app.state.emulator.fixtures = fixtures  # the app seeds the store from it, then lets it go
+    del fixtures
+    return run_server(app, settings, sock, args.log_level.lower(), banner)
 
 
 def _fail(message: str) -> int:

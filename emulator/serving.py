@@ -8,9 +8,12 @@ import ipaddress
 import socket
 import sqlite3
 import sys
+from typing import TYPE_CHECKING
 
-from emulator.fixtures.models import FixtureSet
 from emulator.settings import Settings
+
+if TYPE_CHECKING:  # the server's modules load only when it serves
+    from starlette.applications import Starlette
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 GRACEFUL_SECONDS = 2  # on SIGTERM/SIGINT: running requests (a long advance) get this long
@@ -50,12 +53,10 @@ def probe_db(path: str) -> None:
 
 
 def run_server(
-    settings: Settings, fixtures: FixtureSet, sock: socket.socket, log_level: str, banner: str
+    app: Starlette, settings: Settings, sock: socket.socket, log_level: str, banner: str
 ) -> int:
-    """Open the store, serve on `sock` until a signal; answers the exit code."""
+    """Open the app's store, serve on `sock` until a signal; answers the exit code."""
     import uvicorn
-
-    from emulator.app import create_app
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
@@ -69,7 +70,6 @@ def run_server(
         except sqlite3.Error as exc:
             print(f"emulator: cannot open --db {settings.db}: {exc}", file=sys.stderr)
             return 2
-    app = create_app(settings, fixtures)
     config = uvicorn.Config(
         app, log_level=log_level, access_log=False, ws="none", lifespan="on",
         timeout_graceful_shutdown=GRACEFUL_SECONDS,

@@ -12,11 +12,18 @@ from pathlib import Path
 from typing import Any
 
 from emulator.clock import Clock, wall_now
-from emulator.fixtures.loader import load_fixture_dir
+from emulator.fixtures.image_cache import ImageCache, fixture_digest
+from emulator.fixtures.loader import (
+    ContactStream,
+    check_fixtures,
+    decode_fixture_dir,
+    load_fixture_dir,
+)
 from emulator.fixtures.models import FixtureSet
+from emulator.fixtures.seed import insert_contacts
 from emulator.operations import Operations
 from emulator.settings import Settings
-from emulator.store.db import Store, bulk_load, open_sync
+from emulator.store.db import Store, bulk_load, open_sync, write_meta
 from emulator.wire import now_iso, parse_iso
 
 log = logging.getLogger(__name__)
@@ -61,6 +68,11 @@ class Emulator:
         self.snapshot_parts: dict[str, SnapshotPart] = {}
         # The database right after seeding, serialized: reset restores it in one copy.
         self._pristine: bytes | None = None
+        # With a seed cache: the cached image of the fixtures instead of _pristine's bytes.
+        self._images = None if settings.seedCache is None else ImageCache(settings.seedCache)
+        self._image: Path | None = None
+        # (digest, image) that build_image found just before start: not hashed twice.
+        self._prepared: tuple[str, Path] | None = None
         # Reset, fixtures, restore, snapshot, advance and export runs never interleave.
         self.operations = Operations()
 
@@ -76,9 +88,18 @@ class Emulator:
             return
         self.store = await Store.open(self.settings.db)
         if await self.store.get_meta("fixtures") is None:
-            if self.fixtures is None:
-                self.fixtures = load_fixture_dir(self.fixtures_dir)
-            await self.store.write(self._seed_into)
+            digest, self._image = self._prepared or (self._digest(), None)
+            if digest is not None and (self._image is None or not self._image.is_file()):
+                self._image = self._find_image(digest)
+            if self._image is not None:
+                await self._restore_seed_image(self._image)
+            else:
+                if self.fixtures is None:
+                    self.fixtures = load_fixture_dir(self.fixtures_dir)
+                await self.store.write(self._seed_into)
+                if digest is not None:
+                    await self.store.read(lambda conn: self._save_image(conn, digest))
+            self._image = self._prepared = None  # the first reset hashes the directory again
         else:
             log.info("kept the state stored in %s", self.settings.db)
         await self.load_clock()
@@ -91,13 +112,55 @@ class Emulator:
             self.store = None
         self._pristine = None
 
-    def _seed_into(self, conn: sqlite3.Connection) -> None:
+    def build_image(self) -> Path | None:
+        """Before serving (the command line): the cached image of the fixtures, seeded now if
+        there is none yet, validating and seeding file by file with contacts in chunks so
+        that no start holds every decoded record. None: no seed cache, or the directory is
+        not cacheable. Raises FixtureError (and keeps no image)."""
+        digest = self._digest()
+        if self._images is None or digest is None:
+            return None
+        found = self._images.find(digest)
+        if found is not None:
+            self._prepared = (digest, found)
+            return found
+        # The biggest files one after the other: contacts (in chunks) first, then the
+        # files that only refer to them, so their decoded records are never alive together.
+        later = ("conversations.json", "crm.json")
+        fixtures = decode_fixture_dir(self.fixtures_dir, skip=(ContactStream.name, *later))
+        contacts = ContactStream(
+            self.fixtures_dir, {c.id for c in fixtures.companies}, {c.id for c in fixtures.campaigns}
+        )
+
+        def contacts_first(conn: sqlite3.Connection) -> None:
+            for chunk in contacts.chunks():
+                insert_contacts(conn, chunk)
+            rest = decode_fixture_dir(self.fixtures_dir, only=later)
+            fixtures.conversations, fixtures.crm = rest.conversations, rest.crm
+            check_fixtures(fixtures, contacts)  # the other files' references to contacts
+
+        self.fixtures = fixtures
+        try:
+            built = self._images.build(digest, lambda conn: self._seed_into(conn, contacts_first))
+            self._prepared = (digest, built)
+            return built
+        except (OSError, sqlite3.Error) as exc:  # an unwritable or full cache: seed in memory
+            log.warning("seed cache %s not usable (%s); seeding in memory", self._images.directory, exc)
+            return None
+        finally:
+            self.fixtures = None
+
+    def _seed_into(
+        self, conn: sqlite3.Connection, first: Callable[[sqlite3.Connection], None] | None = None
+    ) -> None:
         fixtures = self.fixtures
         assert fixtures is not None
         if fixtures.clockStart is None:  # the clock's start (on reset: the same as before)
             fixtures.clockStart = now_iso(self.clock.start)  # seeders date records from it
 
         def fill(conn: sqlite3.Connection) -> None:
+            if first is not None:
+                first(conn)
             for seeder in self.seeders:
                 seeder(conn, fixtures)
 
@@ -110,6 +173,23 @@ class Emulator:
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
             [("clock.start", start), ("clock", start)],
         )
+
+    def _digest(self) -> str | None:
+        return None if self._images is None else fixture_digest(self.fixtures_dir)
+
+    def _find_image(self, digest: str) -> Path | None:
+        return None if self._images is None else self._images.find(digest)
+
+    def _save_image(self, conn: sqlite3.Connection, digest: str) -> None:
+        if self._images is not None:
+            self._images.save(conn, digest)
+            self._image = self._images.find(digest)
+
+    async def _restore_seed_image(self, image: Path) -> None:
+        """The seeded image, named for this fixture directory (an image is shared by
+        every directory holding the same files)."""
+        await self.db.restore_path(image)
+        await self.db.write(lambda conn: write_meta(conn, "fixtures", self.fixtures_dir))
 
     async def load_clock(self) -> None:
         """Set the clock from the stored `clock.start` and `clock` (after a start, reset or
@@ -124,21 +204,33 @@ class Emulator:
             await self._reset()
 
     async def _reset(self) -> None:
-        """The first reset reads the directory again and keeps the seeded database as bytes;
-        later resets only copy those bytes back."""
-        if self._pristine is None:
-            if self.fixtures is None:
-                self.fixtures = load_fixture_dir(self.fixtures_dir)
-            pristine = open_sync(None)
-            try:
-                pristine.execute("BEGIN")
-                self._seed_into(pristine)
-                pristine.execute("COMMIT")
-                self._pristine = pristine.serialize()
-            finally:
-                pristine.close()
-                self.fixtures = None
-        await self.db.restore(self._pristine)
+        """The first reset reads the directory again and keeps the seeded database as bytes
+        (with a seed cache: as the cached image, not in memory); later resets only copy
+        those bytes back.
+        """
+        if self._pristine is None and (self._image is None or not self._image.is_file()):
+            digest = self._digest()
+            self._image = None if digest is None else self._find_image(digest)
+            if self._image is None:
+                if self.fixtures is None:
+                    self.fixtures = load_fixture_dir(self.fixtures_dir)
+                pristine = open_sync(None)
+                try:
+                    pristine.execute("BEGIN")
+                    self._seed_into(pristine)
+                    pristine.execute("COMMIT")
+                    if digest is not None:
+                        self._save_image(pristine, digest)
+                    if self._image is None:
+                        self._pristine = pristine.serialize()
+                finally:
+                    pristine.close()
+                    self.fixtures = None
+        if self._image is not None:
+            await self._restore_seed_image(self._image)
+        else:
+            assert self._pristine is not None
+            await self.db.restore(self._pristine)
         await self.load_clock()
         for hook in self.on_reset:
             hook()
@@ -177,5 +269,5 @@ class Emulator:
             if fixtures.clockStart is None:
                 fixtures.clockStart = now_iso(wall_now())
             self.fixtures, self.fixtures_dir = fixtures, str(Path(directory).resolve())
-            self._pristine = None
+            self._pristine = self._image = None
             await self._reset()

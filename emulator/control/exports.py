@@ -89,6 +89,15 @@ def _emulator(request: Request) -> Emulator:
     return request.app.state.emulator  # type: ignore[no-any-return]
 
 
+MAX_RUNS = 50  # export runs kept in memory; beyond it the oldest finished one goes
+
+
+def _keep_recent(runs: dict[str, Exporter]) -> None:
+    finished = [key for key, run in runs.items() if run.report.status != "running"]
+    for key in finished[: max(0, len(runs) - MAX_RUNS)]:  # insertion order: oldest first
+        del runs[key]
+
+
 def _runs(request: Request) -> dict[str, Exporter]:
     """Export runs of this app, kept in memory (the reports are small)."""
     state = request.app.state
@@ -144,6 +153,7 @@ async def start_export(request: Request) -> Response:
         emulator.operations.release()
         raise Conflict(str(exc)) from None
     runs[exporter.id] = exporter
+    _keep_recent(runs)
 
     async def run() -> None:
         try:

@@ -1,49 +1,69 @@
-"""Pure export decisions: what to create, update, clear and report (no I/O, Hypothesis-tested).
+"""The contract checks of the export: what each CRM answer means and what it breaks.
 
-Every function here takes decoded JSON (`Any`) or plain platform rows and answers plain
-values, so the rules of interfaces.md Part A and decisions.md §3 can be checked exhaustively.
+Every function here takes decoded JSON (`Any`) and answers plain values (no I/O, Hypothesis-
+tested), so the rules of interfaces.md Part A and decisions.md §3 can be checked exhaustively.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeGuard
+from typing import Any, TypeGuard
 
-Kind = Literal["companies", "contacts"]
-Severity = Literal["violation", "warning"]
+# Re-exported: callers outside the exporter read these names from plan.
+from emulator.exporter.engagement import ENGAGEMENT_FIELDS as ENGAGEMENT_FIELDS
+from emulator.exporter.engagement import ENGAGEMENT_ORDER as ENGAGEMENT_ORDER
+from emulator.exporter.engagement import engagement_values as engagement_values
+from emulator.exporter.properties import ECHO_KEYS
+from emulator.exporter.terms import Finding as Finding
+from emulator.exporter.terms import Kind as Kind
 
-# Syncable property names given as common in interfaces.md ("Sync result item").
-COMMON_PROPERTIES: dict[str, frozenset[str]] = {
-    "companies": frozenset(
-        {"domain", "phone", "accountTier", "totalDeals", "lifetimeValue", "accountOwner",
-         "industry", "tags", "lastActivityDate"}
-    ),
-    "contacts": frozenset(
-        {"email", "phone", "mobilePhone", "leadScore", "lifecycleStage", "lastActivityDate",
-         "owner", "dealValue", "tags"}
-    ),
-}
-# Sync-back names that land on a platform column; every other name lives in customFields.
-CORE_COLUMNS: dict[str, dict[str, str]] = {
-    "companies": {"domain": "domain", "phone": "phoneNumber", "industry": "industry"},
-    "contacts": {"email": "professionalEmail", "phone": "phones", "mobilePhone": "mobilePhone"},
-}
-# Clearing these loses how the record is matched: flagged as a warning (decisions.md §3).
-WARN_ON_CLEAR = frozenset({"domain", "phone", "email"})
-# Keys a CRM echoes when it returns a whole stored record as `properties`: not properties.
-ECHO_KEYS = frozenset({"externalId", "crmId", "customFields", "id"})
+# ---------------------------------------------------------------------------------------------
+# Health and users
 
 
-@dataclass(frozen=True)
-class Finding:
-    """A contract violation or a tolerated deviation, named after the check it belongs to."""
+# Statuses that say the endpoint does not exist at all (not that a call failed).
+MISSING_ENDPOINT = frozenset({404, 405, 501})
 
-    severity: Severity
-    check: str
-    message: str  # the kind of finding: the same text for every record it concerns
-    about: str | None = None  # which record or value showed it
+
+def check_health(body: Any) -> list[Finding]:
+    """GET /health's JSON body should be {status: string}; None: no JSON body to check."""
+    if body is None or (isinstance(body, dict) and isinstance(body.get("status"), str)):
+        return []
+    return [Finding("warning", "GET /health", "body is not {status: string}")]
+
+
+@dataclass
+class UsersPlan:
+    """What a GET /users answer says: whether owners can be selected, how many users."""
+
+    owner_selection: bool
+    users: int | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+
+def plan_users(status: int, body: Any, owner_id: str | None, error: str | None = None) -> UsersPlan:
+    """Owner selection is on only when GET /users answers a users array (a wrapped one is
+    tolerated); `body` is the decoded 2xx answer (None: not JSON), `error` why no answer came."""
+    check = "GET /users"
+    if status in MISSING_ENDPOINT:
+        return UsersPlan(False)  # optional endpoint: no owners, no fault
+    if not 200 <= status < 300:
+        answered = f"answered {status}" if status else "no answer"
+        return UsersPlan(False, findings=[Finding("warning", check, f"{answered}; owner selection off", error)])
+    users = body if isinstance(body, list) else next(
+        (body[k] for k in ("users", "results", "data")
+         if isinstance(body, dict) and isinstance(body.get(k), list)), None,
+    )
+    if users is None:
+        return UsersPlan(False, findings=[Finding("violation", check, "answer is not a users array")])
+    plan = UsersPlan(True, len(users))
+    ids = {str(u["id"]) for u in users if isinstance(u, dict) and "id" in u}
+    if len(ids) < len(users):
+        plan.findings.append(Finding("warning", check, "user item without an id"))
+    if owner_id is not None and owner_id not in ids:
+        plan.findings.append(Finding("warning", check, "ownerId is not among the CRM's users", f"ownerId {owner_id}"))
+    return plan
 
 
 # ---------------------------------------------------------------------------------------------
@@ -66,14 +86,14 @@ class SyncPlan:
     findings: list[Finding] = field(default_factory=list)
 
 
-def _is_id(value: Any) -> TypeGuard[str]:
+def is_id(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and value != ""
 
 
 def _asked_id(item: Any, asked: set[str], check: str, what: str, findings: list[Finding]) -> str | None:
     """The item's externalId when it names an asked record; a violation otherwise."""
     ext = item.get("externalId") if isinstance(item, dict) else None
-    if not _is_id(ext):
+    if not is_id(ext):
         findings.append(Finding("violation", check, f"{what} without a string externalId", repr(item)[:300]))
         return None
     if ext not in asked:
@@ -88,7 +108,7 @@ def _has_results(body: Any, check: str, asked: Sequence[str], plan: SyncPlan | W
         return True
     reason = f"{check} answer is not an object with a `results` array"
     plan.findings.append(Finding("violation", check, reason))
-    plan.failed = {x: reason for x in asked}
+    plan.failed = dict.fromkeys(asked, reason)
     return False
 
 
@@ -121,7 +141,7 @@ def plan_sync(kind: Kind, asked: Sequence[str], body: Any) -> SyncPlan:
         if ext is None:
             continue
         crm_id, props = item.get("crmId"), item.get("properties")
-        if not _is_id(crm_id):
+        if not is_id(crm_id):
             plan.findings.append(Finding("violation", check, "sync result without a string crmId", f"externalId {ext}: crmId {crm_id!r}"))
             failed.setdefault(ext, f"sync result without a string crmId ({crm_id!r})")
             continue
@@ -188,14 +208,14 @@ def plan_create(kind: Kind, asked: Sequence[str], status: int, body: Any) -> Wri
     for item in body.get("errors") or []:
         # Not documented for create, but a CRM telling us why is better than silence.
         ext = item.get("externalId") if isinstance(item, dict) else None
-        if _is_id(ext) and ext in asked_set:
+        if is_id(ext) and ext in asked_set:
             plan.failed.setdefault(ext, f"CRM create error: {item.get('error')}")
     for item in body["results"]:
         ext = _asked_id(item, asked_set, check, "result item", plan.findings)
         if ext is None:
             continue
         crm_id = item.get("crmId")
-        if not _is_id(crm_id):
+        if not is_id(crm_id):
             reason = f"create result without a string crmId ({crm_id!r})"
             plan.findings.append(Finding("violation", check, "create result without a string crmId", f"externalId {ext}: crmId {crm_id!r}"))
             plan.failed.setdefault(ext, reason)
@@ -228,7 +248,7 @@ def plan_update(kind: Kind, asked: Sequence[tuple[str, str]], body: Any) -> Writ
     answered: dict[str, tuple[bool, str]] = {}
     for item in body["results"]:
         answered_id = item.get("crmId") if isinstance(item, dict) else None
-        if not _is_id(answered_id):
+        if not is_id(answered_id):
             plan.findings.append(Finding("violation", check, "result item without a string crmId", repr(item)[:300]))
             continue
         crm_id = answered_id
@@ -262,7 +282,7 @@ def plan_update(kind: Kind, asked: Sequence[tuple[str, str]], body: Any) -> Writ
 
 
 # ---------------------------------------------------------------------------------------------
-# Associations and tasks
+# Associations
 
 
 @dataclass
@@ -308,430 +328,6 @@ def plan_associations(sent: Sequence[str], body: Any) -> LinkPlan:
     # Fewer than sent without errors is no fault: a link that already existed is not created.
     plan.created = created
     return plan
-
-
-def task_list(body: Any, check: str) -> tuple[list[Any] | None, list[Finding]]:
-    """The array of tasks a POST or PATCH /tasks/batch answers (a wrapped one is tolerated)."""
-    if isinstance(body, list):
-        return body, []
-    if isinstance(body, dict):
-        for key in ("tasks", "results", "data"):
-            if isinstance(body.get(key), list):
-                return body[key], [Finding("warning", check, "tasks wrapped in an object, not a bare array")]
-    return None, [Finding("violation", check, "answer is not an array of tasks")]
-
-
-@dataclass
-class ReadBackPlan:
-    """What reading tasks back found, per asked CRM task id."""
-
-    completed: dict[str, str | None] = field(default_factory=dict)  # crm id -> completedAt
-    open: set[str] = field(default_factory=set)
-    unknown: list[str] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-
-
-def plan_read_back(asked: Sequence[str], tasks: Sequence[Any], check: str) -> ReadBackPlan:
-    """Sort asked task ids by what the CRM answered: completed, open, or left out (unknown)."""
-    plan = ReadBackPlan()
-    asked_set = set(asked)
-    answered: set[str] = set()
-    for task in tasks:
-        task_id = task.get("id") if isinstance(task, dict) else None
-        if isinstance(task_id, int) and not isinstance(task_id, bool):
-            task_id = str(task_id)
-        if not _is_id(task_id):
-            plan.findings.append(Finding("violation", check, "task without a string `id`", repr(task)[:300]))
-            continue
-        if task_id not in asked_set:
-            plan.findings.append(Finding("violation", check, "task for an id that was not asked", f"id {task_id!r}"))
-            continue
-        answered.add(task_id)
-        completed, at = task.get("completed"), task.get("completedAt")
-        if not isinstance(completed, bool):
-            plan.findings.append(Finding("violation", check, "task without a boolean `completed`", f"id {task_id}"))
-            continue
-        if completed:
-            if not isinstance(at, str):
-                plan.findings.append(Finding("warning", check, "completed task without `completedAt`", f"id {task_id}"))
-            plan.completed[task_id] = at if isinstance(at, str) else None
-        else:
-            plan.open.add(task_id)
-    plan.unknown = [t for t in dict.fromkeys(asked) if t not in answered]
-    return plan
-
-
-# ---------------------------------------------------------------------------------------------
-# The null-clearing rule
-
-
-def _text(value: Any) -> str:
-    """Core columns are text; a CRM that sends a number or a list still gets it stored."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value) if isinstance(value, (list, dict)) else str(value)
-
-
-@dataclass(frozen=True)
-class Cleared:
-    name: str
-    previous: Any
-    core: bool
-
-
-@dataclass
-class PropertyChange:
-    """What a sync `properties` object does to one platform record."""
-
-    columns: dict[str, Any] = field(default_factory=dict)  # platform column -> new value/None
-    custom: dict[str, Any] = field(default_factory=dict)  # the whole new customFields object
-    synced: frozenset[str] = frozenset()  # custom property names synced onto the record now
-    cleared: list[Cleared] = field(default_factory=list)
-    changed: bool = False
-
-
-def apply_properties(
-    kind: Kind,
-    columns: Mapping[str, Any],
-    custom: Mapping[str, Any],
-    synced_before: Iterable[str],
-    properties: Mapping[str, Any],
-) -> PropertyChange:
-    """The rule of decisions.md §3, applied exactly.
-
-    `columns` holds the record's current core column values (CORE_COLUMNS targets), `custom`
-    its customFields, `synced_before` the custom names an earlier sync put there.
-    Every syncable name (common ones + synced_before) absent or null is cleared; every present
-    one overwrites; other present names become custom fields (and syncable from now on).
-    """
-    core = CORE_COLUMNS[kind]
-    common = COMMON_PROPERTIES[kind]
-    synced = set(synced_before)
-    syncable = common | synced if synced else common
-    props = properties
-    if not ECHO_KEYS.isdisjoint(props):
-        props = {k: v for k, v in props.items() if k not in ECHO_KEYS}
-    custom_out = dict(custom)
-    columns_out: dict[str, Any] = {}
-    cleared: list[Cleared] = []
-    for name in syncable.union(props):
-        value = props.get(name)
-        column = core.get(name)
-        if column is not None:
-            previous = columns.get(column)
-            if value is None:
-                if previous is not None:
-                    cleared.append(Cleared(name, previous, name in WARN_ON_CLEAR))
-                    columns_out[column] = None
-            else:
-                text = value if isinstance(value, str) else _text(value)
-                if previous != text:
-                    columns_out[column] = text
-        elif value is None:
-            previous = custom_out.pop(name, None)
-            if previous is not None:
-                cleared.append(Cleared(name, previous, False))
-            synced.discard(name)
-        else:
-            custom_out[name] = value
-            if name not in common:
-                synced.add(name)
-    changed = bool(columns_out) or custom_out != custom
-    return PropertyChange(columns_out, custom_out, frozenset(synced), cleared, changed)
-
-
-# ---------------------------------------------------------------------------------------------
-# Platform records -> Part A "as sent" shapes
-
-
-def _put(item: dict[str, Any], key: str, value: Any) -> None:
-    if value is not None and value != "":
-        item[key] = value
-
-
-def _join(*parts: str | None) -> str | None:
-    text = ", ".join(p for p in parts if p)
-    return text or None
-
-
-def _year(value: Any) -> int | None:
-    text = str(value).strip() if value is not None else ""
-    return int(text) if text.isdigit() else None
-
-
-def company_as_sent(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A platform company as sync and update items carry it (interfaces.md Part A)."""
-    item: dict[str, Any] = {"externalId": str(row["id"]), "name": row["name"]}
-    _put(item, "domain", row.get("domain"))
-    _put(item, "website", row.get("website"))
-    _put(item, "industry", row.get("industry"))
-    _put(item, "employeeCount", row.get("numberOfEmployees"))
-    _put(item, "employeeRange", row.get("rangeOfEmployees"))
-    _put(item, "revenue", row.get("revenueRange"))
-    _put(item, "foundedYear", _year(row.get("yearfounded")))
-    _put(item, "description", row.get("description"))
-    _put(item, "location", _join(row.get("streetAddress"), row.get("city"), row.get("country")))
-    _put(item, "city", row.get("city"))
-    _put(item, "country", row.get("country"))
-    _put(item, "phone", row.get("phoneNumber"))
-    _put(item, "companyNetworkUrl", row.get("companyNetworkUrl"))
-    custom = row.get("customFields")
-    if custom:
-        item["customFields"] = custom
-    return item
-
-
-def company_create_item(row: Mapping[str, Any], owner_id: str | None) -> dict[str, Any]:
-    """POST /companies item: the as-sent fields plus the create table's own names."""
-    item = company_as_sent(row)
-    _put(item, "numberOfEmployees", row.get("numberOfEmployees"))
-    _put(item, "ownerId", owner_id)
-    return item
-
-
-# (wire name, platform column) pairs a contact item copies as they are.
-_CONTACT_FIELDS = (
-    ("email", "professionalEmail"), ("firstName", "firstName"), ("lastName", "lastName"),
-    ("phone", "phones"), ("mobilePhone", "mobilePhone"), ("title", "jobTitle"),
-    ("networkUrl", "networkProfileUrl"), ("location", "contactCountry"),
-    ("country", "contactCountry"),
-)
-
-
-def contact_as_sent(row: Mapping[str, Any], company_name: str | None) -> dict[str, Any]:
-    """A platform contact as sync and update items carry it."""
-    item: dict[str, Any] = {"externalId": str(row["id"])}
-    for wire, column in _CONTACT_FIELDS:
-        value = row.get(column)
-        if value is not None and value != "":
-            item[wire] = value
-    full = " ".join(p for p in (row.get("firstName"), row.get("lastName")) if p)
-    if full:
-        item["fullName"] = full
-    if company_name:
-        item["company"] = company_name
-    custom = row.get("customFields")
-    if custom:
-        item["customFields"] = custom
-    return item
-
-
-def with_owner(item: dict[str, Any], owner_id: str | None) -> dict[str, Any]:
-    if owner_id is not None:
-        item["ownerId"] = owner_id
-    return item
-
-
-def update_item(as_sent: dict[str, Any], crm_id: str) -> dict[str, Any]:
-    return {"crmId": crm_id, **as_sent}
-
-
-# ---------------------------------------------------------------------------------------------
-# Activities
-
-
-ACTIVITY_TYPES = {
-    "NETWORK_MESSAGE": "NETWORK",
-    "INMAIL": "NETWORK_INMAIL",
-    "CONNECTION_REQUEST": "NETWORK_CONNECTION",
-    "EMAIL": "EMAIL",
-}
-MESSAGE_STEPS = frozenset(ACTIVITY_TYPES)
-_EVENT_NAMES = {
-    ("NETWORK", "OUTBOUND"): "Message sent",
-    ("NETWORK", "INBOUND"): "Message received",
-    ("NETWORK_INMAIL", "OUTBOUND"): "InMail sent",
-    ("NETWORK_INMAIL", "INBOUND"): "InMail received",
-    ("NETWORK_CONNECTION", "OUTBOUND"): "Connection request sent",
-    ("NETWORK_CONNECTION", "INBOUND"): "Connection request accepted",
-    ("EMAIL", "OUTBOUND"): "Email sent",
-    ("EMAIL", "INBOUND"): "Email received",
-}
-
-
-def activity_type(message_type: str) -> str:
-    return ACTIVITY_TYPES[message_type]
-
-
-def direction(is_contact_sender: bool) -> str:
-    return "INBOUND" if is_contact_sender else "OUTBOUND"
-
-
-def event_name(message_type: str, is_contact_sender: bool) -> str:
-    """The spec's event-table name of a message ("Message sent", "Email received", ...)."""
-    return _EVENT_NAMES[(activity_type(message_type), direction(is_contact_sender))]
-
-
-def sequence_count(step_types: Sequence[str]) -> int:
-    """Messages a sequence sends: its CONNECTION_REQUEST, NETWORK_MESSAGE, INMAIL, EMAIL steps."""
-    return sum(1 for t in step_types if t in MESSAGE_STEPS)
-
-
-@dataclass(frozen=True)
-class MessageView:
-    """What the subject and body of one activity need from the store."""
-
-    id: int
-    type: str
-    is_contact_sender: bool
-    subject: str | None
-    content: str | None
-    sequence_index: int | None
-    sequence_count: int
-    sender_name: str | None
-    sender_company: str | None
-    contact_first: str | None
-    contact_last: str | None
-    contact_company: str | None
-    occurred_at: str
-
-
-def activity_subject(m: MessageView) -> str:
-    """Subject formats of interfaces.md (Activity)."""
-    # Inbound first: a reply by e-mail keeps the spec's inbound form, not the mail's subject.
-    if m.is_contact_sender:
-        name = " ".join(p for p in (m.contact_first, m.contact_last) if p)
-        return f"[{m.contact_company or ''}] {name}".rstrip()
-    prefix = f"[{m.sequence_index}/{m.sequence_count}] " if m.sequence_index is not None else ""
-    if m.type == "EMAIL" and m.subject:
-        return f"{prefix}{m.subject}"
-    return f"{prefix}[FROM {m.sender_company or ''}] {m.sender_name or ''}".rstrip()
-
-
-def activity_body(
-    m: MessageView, contact_crm_id: str | None, company_crm_id: str | None, owner_id: str | None
-) -> dict[str, Any]:
-    """POST /activities request for one conversation message."""
-    body: dict[str, Any] = {
-        "type": activity_type(m.type),
-        "subject": activity_subject(m),
-        "direction": direction(m.is_contact_sender),
-        "occurredAt": m.occurred_at,
-    }
-    _put(body, "body", m.content)
-    _put(body, "ownerId", owner_id)
-    _put(body, "contactId", contact_crm_id)
-    _put(body, "companyId", company_crm_id)
-    body["metadata"] = {
-        "messageId": str(m.id),
-        "sequenceIndex": m.sequence_index,
-        "sequenceMessageCount": m.sequence_count,
-    }
-    return body
-
-
-def created_id(body: Any) -> str | None:
-    """The `id` a POST /activities or POST /tasks answer must carry (numbers tolerated)."""
-    if isinstance(body, dict):
-        value = body.get("id")
-        if _is_id(value):
-            return str(value)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return str(value)
-    return None
-
-
-# ---------------------------------------------------------------------------------------------
-# Engagement values
-
-
-ENGAGEMENT_ORDER = (
-    "Added to Campaign",
-    "Connection Request Sent",
-    "Connection Accepted",
-    "Message Sent",
-    "Message Replied",
-)
-CONTACT_ENGAGEMENT = (
-    "campaignEngagementStatus",
-    "campaignSequenceStatus",
-    "campaignSequenceDetails",
-    "campaignOpens",
-    "campaignClicks",
-    "campaignOpenAnalysis",
-    "campaignClickAnalysis",
-    "campaignReplyAnalysis",
-    "activities",
-    "senders",
-    "campaigns",
-)
-_CONTACT_ONLY = frozenset(
-    {"campaignSequenceDetails", "campaignOpenAnalysis", "campaignClickAnalysis",
-     "campaignReplyAnalysis"}
-)
-COMPANY_ENGAGEMENT = tuple(f for f in CONTACT_ENGAGEMENT if f not in _CONTACT_ONLY)
-ENGAGEMENT_FIELDS: dict[str, tuple[str, ...]] = {
-    "contacts": CONTACT_ENGAGEMENT,
-    "companies": COMPANY_ENGAGEMENT,
-}
-
-
-@dataclass(frozen=True)
-class Membership:
-    """One campaign_members row with what engagement values need from its campaign."""
-
-    campaign_name: str
-    sender_name: str | None
-    step_types: tuple[str, ...]
-    sequence_status: str
-    engagement_status: str
-    opens: int
-    clicks: int
-    replies: int
-    added_at: str
-
-
-def _rank(status: str) -> int:
-    for i, prefix in enumerate(ENGAGEMENT_ORDER):
-        if status.startswith(prefix):
-            return i
-    return -1
-
-
-def _analysis(n: int) -> str:
-    return f"Yes ({n})" if n > 0 else "No"
-
-
-def _distinct(values: Iterable[str | None]) -> str:
-    return ", ".join(dict.fromkeys(v for v in values if v))
-
-
-def engagement_values(
-    kind: Kind, members: Sequence[Membership], activity_log: Sequence[str]
-) -> dict[str, str]:
-    """Internal engagement field -> value, in the shapes of the Engagement table."""
-    if not members:
-        return {}
-    # The most advanced membership speaks for the record; the latest one breaks ties.
-    lead = max(members, key=lambda m: (_rank(m.engagement_status), m.added_at))
-    opens = sum(m.opens for m in members)
-    clicks = sum(m.clicks for m in members)
-    replies = sum(m.replies for m in members)
-    values = {
-        "campaignEngagementStatus": lead.engagement_status,
-        "campaignSequenceStatus": lead.sequence_status,
-        "campaignSequenceDetails": ", ".join(lead.step_types),
-        "campaignOpens": str(opens),
-        "campaignClicks": str(clicks),
-        "campaignOpenAnalysis": _analysis(opens),
-        "campaignClickAnalysis": _analysis(clicks),
-        "campaignReplyAnalysis": _analysis(replies),
-        "activities": ", ".join(activity_log),
-        "senders": _distinct(m.sender_name for m in members),
-        "campaigns": _distinct(m.campaign_name for m in members),
-    }
-    return {k: values[k] for k in ENGAGEMENT_FIELDS[kind]}
-
-
-def engagement_item(
-    crm_id: str, values: Mapping[str, str], mapping: Mapping[str, str]
-) -> dict[str, Any] | None:
-    """A PUT item carrying only the mapped CRM field names; None when nothing is mapped."""
-    item: dict[str, Any] = {"crmId": crm_id}
-    for internal, crm_name in mapping.items():
-        if internal in values:
-            item[crm_name] = values[internal]
-    return item if len(item) > 1 else None
 
 
 def chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:

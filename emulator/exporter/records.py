@@ -10,7 +10,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from emulator.exporter import plan as p
+from emulator.exporter import engagement as eng
+from emulator.exporter import shapes
 from emulator.exporter.plan import Kind
 from emulator.fixtures.models import CrmConnection
 from emulator.normalise import domain_key, email_key
@@ -86,7 +87,7 @@ def read_batch(
     else:
         where, extra = only("c.id", ids)
         sql, names = f"{_CONTACT_SELECT} WHERE c.id > ?{where} ORDER BY c.id LIMIT ?", _CONTACT_NAMES
-    rows = [dict(zip(names, r)) for r in conn.execute(sql, (after, *extra, limit))]
+    rows = [dict(zip(names, r, strict=True)) for r in conn.execute(sql, (after, *extra, limit))]
     if not rows:
         return rows
     synced = _synced(conn, kind, [r["id"] for r in rows])
@@ -159,7 +160,7 @@ def with_keys(kind: Kind, columns: dict[str, Any], row: dict[str, Any]) -> dict[
 # Activities and tasks
 
 
-MessageRow = tuple[p.MessageView, str | None, str | None, str | None, int, int | None]
+MessageRow = tuple[shapes.MessageView, str | None, str | None, str | None, int, int | None]
 
 
 def read_messages(
@@ -186,8 +187,8 @@ def read_messages(
     for r in rows:
         n = counts.get(r[7])
         if n is None:
-            n = counts[r[7]] = p.sequence_count([step.get("type", "") for step in _steps(r[7])])
-        view = p.MessageView(
+            n = counts[r[7]] = shapes.sequence_count([step.get("type", "") for step in _steps(r[7])])
+        view = shapes.MessageView(
             id=r[0], type=r[1], is_contact_sender=bool(r[2]), subject=r[3], content=r[4],
             sequence_index=r[5], sequence_count=n, occurred_at=r[6], sender_name=r[8],
             sender_company=r[9], contact_first=r[10], contact_last=r[11], contact_company=r[12],
@@ -304,7 +305,7 @@ def write_read_back(
 
 def read_engagement(
     conn: sqlite3.Connection, kind: Kind, after: int, limit: int, ids: Sequence[int] | None = None
-) -> list[tuple[int, str, list[p.Membership], list[str]]]:
+) -> list[tuple[int, str, list[eng.Membership], list[str]]]:
     """(id, crmId, memberships, activity log) of exported records (among `ids` when given)
     with campaign members."""
     crm_col = CRM_ID_COLUMN[kind]
@@ -324,7 +325,7 @@ def read_engagement(
         return []
     record_ids = [r[0] for r in records]
     marks = ",".join("?" * len(record_ids))
-    members: dict[int, list[p.Membership]] = {}
+    members: dict[int, list[eng.Membership]] = {}
     step_types: dict[str, tuple[str, ...]] = {}  # per campaign sequence: decoded once, not per member
     for row in conn.execute(
         f"SELECT {owner_sql}, ca.name, i.name, ca.sequence, m.sequenceStatus, m.engagementStatus,"
@@ -338,7 +339,7 @@ def read_engagement(
         if steps is None:
             steps = step_types[row[3]] = tuple(step.get("type", "") for step in _steps(row[3]))
         members.setdefault(row[0], []).append(
-            p.Membership(row[1], row[2], steps, row[4], row[5], row[6], row[7], row[8], row[9])
+            eng.Membership(row[1], row[2], steps, row[4], row[5], row[6], row[7], row[8], row[9])
         )
     log: dict[int, list[str]] = {}
     for owner, typ, inbound in conn.execute(
@@ -347,6 +348,6 @@ def read_engagement(
         f" WHERE {owner_sql} IN ({marks}) ORDER BY m.createdAt, m.id",
         record_ids,
     ):
-        log.setdefault(owner, []).append(p.event_name(typ, bool(inbound)))
+        log.setdefault(owner, []).append(shapes.event_name(typ, bool(inbound)))
     # The latest 20 entries: a CRM text field is no place for a whole history.
     return [(rid, crm, members.get(rid, []), log.get(rid, [])[-20:]) for rid, crm in records]

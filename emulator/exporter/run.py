@@ -3,49 +3,22 @@ activities, tasks, engagement; real HTTP to any CRM, platform writes one hop per
 
 from __future__ import annotations
 
-import asyncio
-import sqlite3
 import time
-import uuid
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from contextlib import contextmanager
-from functools import partial
-from operator import itemgetter
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
 from urllib.parse import urljoin
 
-import httpx
-
-from emulator.exporter import plan as p
 from emulator.exporter import records as rec
-from emulator.exporter.client import (
-    Attempt,
-    CrmClient,
-    Exchange,
-    MalformedBody,
-    RetryPolicy,
-    StopExport,
+from emulator.exporter.client import CrmClient, StopExport
+from emulator.exporter.context import RunContext
+from emulator.exporter.phases import (
+    activities,
+    associations,
+    engagement,
+    probes,
+    record_batches,
+    tasks,
 )
-from emulator.exporter.plan import Finding, Kind
-from emulator.exporter.report import (
-    CLEARED_CAP,
-    FAILED_CAP,
-    ClearedField,
-    FailedRecord,
-    Progress,
-    Report,
-    add_finding,
-    exit_code,
-    hold_back,
-    new_report,
-)
-from emulator.fixtures.models import CrmConnection
-from emulator.store.db import Store
-
-MISSING_ENDPOINT = frozenset({404, 405, 501})
-STREAM_PAGE = 500  # activity and task rows per read hop
-UNKNOWN_IDS_CAP = 200  # CRM task ids named in the report's read-back section (all are counted)
-JOURNAL_BODY_CAP = 4096
+from emulator.exporter.report import FailedRecord, Report, RunStatus, exit_code
 
 
 def resolve_crm_url(crm_url: str, server_base: str | None) -> str:
@@ -57,261 +30,8 @@ def resolve_crm_url(crm_url: str, server_base: str | None) -> str:
     return urljoin(server_base.rstrip("/") + "/", crm_url.lstrip("/"))
 
 
-class Journal:
-    """Buffers attempts on the event loop; a batch's write hop stores them (capped table)."""
-
-    def __init__(self, export_id: str, now: Callable[[], str], limit: int) -> None:
-        self.export_id, self.now, self.limit = export_id, now, limit
-        self._rows: list[tuple[Any, ...]] = []
-
-    def add(self, a: Attempt) -> None:
-        def cap(data: bytes | None) -> str | None:
-            if data is None:
-                return None
-            text = data[:JOURNAL_BODY_CAP].decode("utf-8", "replace")
-            return text + "…" if len(data) > JOURNAL_BODY_CAP else text
-
-        self._rows.append(
-            (self.export_id, self.now(), a.method, a.path, a.status, round(a.duration_ms, 3),
-             a.attempt, cap(a.request), cap(a.response), a.error)
-        )
-
-    def take(self) -> list[tuple[Any, ...]]:
-        rows, self._rows = self._rows, []
-        return rows
-
-    def store(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
-        if not rows:
-            return
-        conn.executemany(
-            "INSERT INTO export_journal(exportId, at, method, path, status, durationMs, attempt,"
-            " requestBody, responseBody, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
-        conn.execute(
-            "DELETE FROM export_journal WHERE id <= (SELECT max(id) FROM export_journal) - ?",
-            (self.limit,),
-        )
-
-
-class Coalescer:
-    """Writes rows as soon as possible, several at once: one commit for whatever piled up
-    while the previous commit ran. `add` returns once its row is stored."""
-
-    def __init__(self, write: Callable[[list[tuple[Any, ...]]], Awaitable[None]]) -> None:
-        self._write = write
-        self._pending: list[tuple[tuple[Any, ...], asyncio.Future[None]]] = []
-        self._running = False
-
-    async def add(self, row: tuple[Any, ...]) -> None:
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((row, future))
-        if not self._running:
-            self._running = True
-            asyncio.create_task(self._drain())
-        await future
-
-    async def _drain(self) -> None:
-        try:
-            while self._pending:
-                batch, self._pending = self._pending, []
-                try:
-                    await self._write([row for row, _ in batch])
-                except Exception as exc:  # noqa: BLE001 - handed to every waiting caller
-                    for _, future in batch:
-                        future.set_exception(exc)
-                else:
-                    for _, future in batch:
-                        future.set_result(None)
-        finally:
-            self._running = False
-
-
-class Exporter:
-    """One export run against one CRM; `run()` answers the finished report."""
-
-    def __init__(
-        self,
-        store: Store,
-        connection: CrmConnection,
-        *,
-        now: Callable[[], str],
-        export_id: str | None = None,
-        policy: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-        in_flight: int = 4,
-        journal_limit: int = 10_000,
-        on_progress: Callable[[Progress], None] | None = None,
-    ) -> None:
-        self.store, self.conn, self.now = store, connection, now
-        self.batch_size = max(1, min(connection.batchSize, 100))
-        self.policy = policy or RetryPolicy(retries=connection.retries)
-        self.transport, self.in_flight = transport, max(1, in_flight)
-        self.id = export_id or uuid.uuid4().hex[:12]
-        self.report = new_report(self.id, connection.crmUrl, now())
-        self.journal = Journal(self.id, now, journal_limit)
-        self.on_progress = on_progress
-        self.owner_enabled = True
-        self.totals: dict[str, int] = {}
-        self.pairs: list[tuple[str, str]] = []  # (contact crmId, company crmId) exported this run
-        # Platform ids of the records a push left something unsent for (retried next push).
-        self.unfinished: dict[str, set[int]] = {"contacts": set(), "companies": set()}
-        self.stop_when_unreachable = False  # a push gives up at once on a CRM that is down
-        # export_records: the platform ids to export per kind (None: every record)
-        self.record_ids: dict[str, Sequence[int]] | None = None
-        # Reshapes each create (False) and update (True) item before it is sent (actions runs'
-        # field-mapping options); None: items as planned.
-        self.shape_item: Callable[[Kind, dict[str, Any], bool], dict[str, Any]] | None = None
-        # Platform ids whose CRM id this run learnt (sync match or create), per kind. A full
-        # run sends no CRM id it did not learn (decisions.md §3); a push (None) has no sync
-        # and trusts the stored ids.
-        self.learned: dict[str, set[int]] | None = None
-        # The failure entry of each record that failed in the companies or contacts phase:
-        # what it holds back is noted on it.
-        self.record_failures: dict[tuple[str, int], FailedRecord] = {}
-        self._phase = "health"
-        self._activity_ids = Coalescer(lambda rows: self._write(lambda c: c.executemany(
-            "UPDATE messages SET crmActivityId = ? WHERE id = ? AND crmActivityId IS NULL", rows)))
-        self._task_ids = Coalescer(lambda rows: self._write(lambda c: c.executemany(
-            "UPDATE platform_tasks SET crmTaskId = ? WHERE id = ? AND crmTaskId IS NULL", rows)))
-
-    # -- plumbing ------------------------------------------------------------------------------
-
-    @property
-    def phase(self) -> str:
-        """The phase running now: health, users, companies, contacts, ... (report.phases keys)."""
-        return self._phase
-
-    @property
-    def owner_id(self) -> str | None:
-        return self.conn.ownerId if self.owner_enabled else None
-
-    @contextmanager
-    def _timed(self, phase: str) -> Any:
-        self._phase = phase
-        t0, cpu0 = time.perf_counter(), time.process_time()
-        try:
-            yield self.report.phases[phase]
-        finally:
-            stats = self.report.phases[phase]
-            stats.seconds = round(stats.seconds + time.perf_counter() - t0, 4)
-            stats.cpuSeconds = round(stats.cpuSeconds + time.process_time() - cpu0, 4)
-
-    def _progress(self, phase: str, done: int, total: int) -> None:
-        self.report.progress = Progress(phase=phase, done=done, total=total)
-        if self.on_progress is not None:
-            self.on_progress(self.report.progress)
-
-    async def _call(self, check: str, method: str, path: str, body: Any = None) -> Exchange:
-        ex = await self.client.call(method, path, body)
-        if ex.status == 0 and self.stop_when_unreachable:
-            raise StopExport(f"CRM unreachable at {self.conn.crmUrl}: {ex.error}")
-        self.report.phases[self._phase].requests += 1
-        self.report.checks[check].calls += 1
-        return ex
-
-    def _finding(self, f: Finding, ex: Exchange | None, check: str | None = None) -> None:
-        add_finding(self.report, f, ex, check)
-
-    def _answer(self, ex: Exchange, check: str) -> tuple[Any, str | None]:
-        """The decoded body of a 2xx answer, or why the records it was for failed."""
-        if not ex.ok:
-            if ex.status in MISSING_ENDPOINT:
-                self._finding(Finding("violation", check, f"endpoint missing: answered {ex.status}"), ex)
-            return None, ex.describe()
-        try:
-            return ex.json(), None
-        except MalformedBody as exc:
-            self._finding(Finding("violation", check, "answered a body that is not JSON", str(exc)), ex)
-            return None, str(exc)
-
-    def _fail(self, phase: str, kind: str, record_id: str | None, reason: str) -> FailedRecord | None:
-        self.report.phases[phase].failed += 1
-        if len(self.report.failed) >= FAILED_CAP:
-            return None
-        failed = FailedRecord(kind=kind, id=record_id, reason=reason, phase=phase)
-        self.report.failed.append(failed)
-        return failed
-
-    def _fail_record(self, kind: Kind, row: dict[str, Any], reason: str) -> None:
-        """A company or contact failed: once in the report, where its dependents get noted."""
-        failure = self._fail(kind, kind, str(row["id"]), reason)
-        if failure is not None:
-            self.record_failures[(kind, row["id"])] = failure
-
-    def _unlearnt(self, kind: str, record_id: int | None) -> bool:
-        """Whether a full run must not send this record's stored CRM id: it did not learn it."""
-        return self.learned is not None and record_id is not None and record_id not in self.learned[kind]
-
-    def _held_back(self, phase: str, dependent: str, *records: tuple[str, int | None]) -> bool:
-        """Whether `dependent` waits because one of `records` (kind, platform id) has no CRM id
-        this run learnt; if so it is counted skipped and noted on those records' failures."""
-        blocking = [(k, i) for k, i in records if self._unlearnt(k, i)]
-        if not blocking:
-            return False
-        self.report.phases[phase].skipped += 1
-        for key in blocking:
-            failure = self.record_failures.get(key)  # type: ignore[arg-type]
-            if failure is not None:
-                hold_back(failure, dependent)
-        return True
-
-    async def _write(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
-        """One write hop carrying `fn` and the journal's buffered attempts."""
-        rows = self.journal.take()
-
-        def both(conn: sqlite3.Connection) -> Any:
-            result = fn(conn)
-            self.journal.store(conn, rows)
-            return result
-
-        return await self.store.write(both)
-
-    async def _bounded(self, jobs: Any, work: Callable[[Any], Coroutine[Any, Any, None]]) -> None:
-        """Run work(job) for each job of an async iterator, at most `in_flight` at once.
-
-        The first error (a StopExport, say) cancels the jobs still running and is raised.
-        """
-        sem = asyncio.Semaphore(self.in_flight)
-        pending: set[asyncio.Task[None]] = set()
-        errors: list[BaseException] = []
-
-        def finished(task: asyncio.Task[None]) -> None:
-            pending.discard(task)
-            sem.release()
-            if not task.cancelled() and task.exception() is not None:
-                errors.append(task.exception())  # type: ignore[arg-type]
-
-        try:
-            async for job in jobs:
-                await sem.acquire()
-                if errors:
-                    sem.release()
-                    break
-                task = asyncio.create_task(work(job))
-                pending.add(task)
-                task.add_done_callback(finished)
-            while pending and not errors:
-                await asyncio.wait(set(pending), return_when=asyncio.FIRST_EXCEPTION)
-        finally:
-            for task in pending:
-                task.cancel()
-            if pending:
-                await asyncio.gather(*pending, return_exceptions=True)
-        if errors:
-            raise errors[0]
-
-    async def _pages(
-        self, reader: Callable[..., list[Any]], key: Callable[[Any], int], limit: int
-    ) -> Any:
-        """Pages of `reader(conn, after=, limit=)` in id order, one read hop each; `key` of a
-        page's last row is where the next page starts."""
-        after = 0
-        while rows := await self.store.read(partial(reader, after=after, limit=limit)):
-            after = key(rows[-1])
-            yield rows
-
-    # -- the run -------------------------------------------------------------------------------
+class Exporter(RunContext):
+    """One export run against one CRM: its phases in sequence; `run()` answers the finished report."""
 
     async def run(self) -> Report:
         """The whole export sequence of decisions.md §3."""
@@ -321,14 +41,14 @@ class Exporter:
         self.learned = {"companies": set(), "contacts": set()}
 
         async def sequence() -> None:
-            await self._health()
-            await self._users()
-            await self._records("companies")
-            await self._records("contacts")
-            await self._associations()
-            await self._activities()
-            await self._tasks()
-            await self._engagement()
+            await probes.health(self)
+            await probes.users(self)
+            await record_batches.run(self, "companies")
+            await record_batches.run(self, "contacts")
+            await associations.run(self)
+            await activities.run(self)
+            await tasks.run(self)
+            await engagement.run(self)
 
         return await self._session(sequence)
 
@@ -350,12 +70,12 @@ class Exporter:
 
         async def sequence() -> None:
             if owner_selection is None:
-                await self._users()
+                await probes.users(self)
             else:
                 self.owner_enabled = self.report.ownerSelection = owner_selection
-            await self._activities(contacts)
-            await self._tasks(contacts)
-            await self._engagement(contacts, companies)
+            await activities.run(self, contacts)
+            await tasks.run(self, contacts)
+            await engagement.run(self, contacts, companies)
 
         return await self._session(sequence)
 
@@ -374,16 +94,16 @@ class Exporter:
         self.learned = {"companies": set(), "contacts": set()}
 
         async def sequence() -> None:
-            await self._health()
+            await probes.health(self)
             if owner_selection is None:
-                await self._users()
+                await probes.users(self)
             else:
                 self.owner_enabled = self.report.ownerSelection = owner_selection
             if companies:
-                await self._records("companies")
+                await record_batches.run(self, "companies")
             if contacts:
-                await self._records("contacts")
-            await self._associations()
+                await record_batches.run(self, "contacts")
+            await associations.run(self)
 
         return await self._session(sequence)
 
@@ -399,7 +119,7 @@ class Exporter:
         """Run `sequence` with a client open; a stop aborts it; the report is finished."""
         report = self.report
         t0 = time.perf_counter()
-        status = "ok"
+        status: RunStatus = "ok"
         try:
             async with self._client() as self.client:
                 await sequence()
@@ -407,7 +127,7 @@ class Exporter:
             status, report.message = "aborted", str(exc)
             self._not_attempted(str(exc))
         finally:
-            await self._write(lambda conn: None)
+            await self.flush_journal()
             report.finishedAt = self.now()
             report.seconds = round(time.perf_counter() - t0, 4)
         # Status and exit code change together, after the last await: a reader polling the
@@ -429,409 +149,6 @@ class Exporter:
                     kind=kind, id=None, reason=f"{left} record(s) not exported: {why}", phase=kind,
                 ))
 
-    async def _health(self) -> None:
-        with self._timed("health"):
-            ex = await self._call("GET /health", "GET", "/health")
-            if ex.status == 0:
-                raise StopExport(f"CRM unreachable at {self.conn.crmUrl}: {ex.error}")
-            if not ex.ok:
-                raise StopExport(f"CRM health check failed: GET /health answered {ex.status}")
-            try:
-                body = ex.json()
-            except MalformedBody as exc:
-                body = None
-                self._finding(Finding("warning", "GET /health", "answered a body that is not JSON", str(exc)), ex)
-            if body is not None and not (isinstance(body, dict) and isinstance(body.get("status"), str)):
-                self._finding(Finding("warning", "GET /health", "body is not {status: string}"), ex)
 
-    async def _users(self) -> None:
-        with self._timed("users") as stats:
-            ex = await self._call("GET /users", "GET", "/users")
-            if ex.status in MISSING_ENDPOINT:
-                self.owner_enabled = False
-            elif not ex.ok:
-                self.owner_enabled = False
-                answered = f"answered {ex.status}" if ex.status else "no answer"
-                self._finding(Finding("warning", "GET /users", f"{answered}; owner selection off", ex.error), ex)
-            else:
-                users = None
-                try:
-                    body = ex.json()
-                    users = body if isinstance(body, list) else next(
-                        (body[k] for k in ("users", "results", "data")
-                         if isinstance(body, dict) and isinstance(body.get(k), list)), None,
-                    )
-                except MalformedBody:
-                    pass
-                if users is None:
-                    self.owner_enabled = False
-                    self._finding(Finding("violation", "GET /users", "answer is not a users array"), ex)
-                else:
-                    ids = {str(u["id"]) for u in users if isinstance(u, dict) and "id" in u}
-                    if len(ids) < len(users):
-                        self._finding(Finding("warning", "GET /users", "user item without an id"), ex)
-                    self.report.users = stats.received = len(users)
-                    if self.conn.ownerId is not None and self.conn.ownerId not in ids:
-                        self._finding(Finding("warning", "GET /users", "ownerId is not among the CRM's users", f"ownerId {self.conn.ownerId}"), ex)
-            self.report.ownerSelection = self.owner_enabled
 
-    # -- companies and contacts ----------------------------------------------------------------
-
-    def _as_sent(self, kind: Kind, row: dict[str, Any]) -> dict[str, Any]:
-        if kind == "companies":
-            return p.company_as_sent(row)
-        return p.contact_as_sent(row, row.get("companyName"))
-
-    def _create_item(self, kind: Kind, row: dict[str, Any]) -> dict[str, Any]:
-        if kind == "companies":
-            item = p.company_create_item(row, self.owner_id)
-        else:
-            item = p.with_owner(self._as_sent(kind, row), self.owner_id)
-        return item if self.shape_item is None else self.shape_item(kind, item, False)
-
-    async def _records(self, kind: Kind) -> None:
-        with self._timed(kind):
-            self._progress(kind, 0, self.totals.get(kind, 0))
-            ids = None if self.record_ids is None else self.record_ids[kind]
-            batches = self._pages(partial(rec.read_batch, kind=kind, ids=ids), itemgetter("id"), self.batch_size)
-            await self._bounded(batches, partial(self._record_batch, kind))
-
-    async def _record_batch(self, kind: Kind, rows: list[dict[str, Any]]) -> None:
-        stats = self.report.phases[kind]
-        by_ext = {str(r["id"]): r for r in rows}
-        stats.sent += len(rows)
-        sync_check = f"POST /{kind}/sync"
-        sent = {ext: self._as_sent(kind, r) for ext, r in by_ext.items()}
-        ex = await self._call(sync_check, "POST", f"/{kind}/sync", {kind: list(sent.values())})
-        body, reason = self._answer(ex, sync_check)
-        if reason is not None:
-            for ext, row in by_ext.items():
-                self._fail_record(kind, row, reason)
-            await self._write(lambda conn: None)
-            self._advance(kind)
-            return
-        sync = p.plan_sync(kind, list(by_ext), body)
-        for f in sync.findings:
-            self._finding(f, ex)
-        failed: dict[str, str] = dict(sync.failed)
-        updates: list[rec.RecordUpdate] = []
-        put_items, put_asked = [], []
-        for ext, match in sync.matched.items():
-            row = by_ext[ext]
-            update = rec.RecordUpdate(id=row["id"], crm_id=match.crm_id)
-            if match.properties is not None:
-                change = p.apply_properties(kind, row, row["customFields"], row["synced"], match.properties)
-                update.columns = rec.with_keys(kind, change.columns, row)
-                if change.custom != row["customFields"]:
-                    update.custom = change.custom
-                if set(change.synced) != set(row["synced"]):
-                    update.synced = change.synced
-                for c in change.cleared:
-                    self._cleared(kind, row["id"], c, ex)
-                row = {**row, **change.columns, "customFields": change.custom}
-            updates.append(update)
-            item = self._as_sent(kind, row) if match.properties is not None else sent[ext]
-            put_item = p.update_item(item, match.crm_id)
-            put_items.append(put_item if self.shape_item is None else self.shape_item(kind, put_item, True))
-            put_asked.append((ext, match.crm_id))
-        created: dict[str, str] = {}
-        if sync.new:
-            check = f"POST /{kind}"
-            ex2 = await self._call(check, "POST", f"/{kind}", {kind: [self._create_item(kind, by_ext[e]) for e in sync.new]})
-            body2, reason = self._answer(ex2, check)
-            if reason is not None:
-                failed.update({e: reason for e in sync.new})
-            else:
-                cp = p.plan_create(kind, sync.new, ex2.status, body2)
-                for f in cp.findings:
-                    self._finding(f, ex2)
-                failed.update(cp.failed)
-                created = cp.created
-        updated: set[str] = set()
-        if put_items:
-            check = f"PUT /{kind}"
-            ex3 = await self._call(check, "PUT", f"/{kind}", {kind: put_items})
-            body3, reason = self._answer(ex3, check)
-            if reason is not None:
-                failed.update({e: reason for e, _ in put_asked})
-            else:
-                up = p.plan_update(kind, put_asked, body3)
-                for f in up.findings:
-                    self._finding(f, ex3)
-                failed.update(up.failed)
-                updated = up.updated
-        updates += [rec.RecordUpdate(id=by_ext[e]["id"], crm_id=c) for e, c in created.items()]
-        now = self.now()
-        await self._write(lambda conn: rec.write_batch(conn, kind, updates, now))
-        stats.created += len(created)
-        stats.updated += len(updated)
-        if self.learned is not None:
-            self.learned[kind].update(by_ext[e]["id"] for e in (*sync.matched, *created))
-        for ext, why in failed.items():
-            self._fail_record(kind, by_ext[ext], why)
-        if kind == "contacts":
-            crm_ids = {**{e: m.crm_id for e, m in sync.matched.items()}, **created}
-            for ext in (*created, *updated):
-                row = by_ext[ext]
-                company = row.get("companyCRMId")
-                if not company or ext in failed or self._held_back(
-                    "associations", f"association of contact {ext}", ("companies", row["companyId"])
-                ):
-                    continue
-                self.pairs.append((crm_ids[ext], company))
-        self._advance(kind)
-
-    def _advance(self, kind: str) -> None:
-        s = self.report.phases[kind]
-        self._progress(kind, s.created + s.updated + s.unchanged + s.failed, self.totals.get(kind, 0))
-
-    def _cleared(self, kind: str, record_id: int, c: p.Cleared, ex: Exchange) -> None:
-        self.report.clearedTotal += 1
-        if len(self.report.cleared) < CLEARED_CAP:
-            self.report.cleared.append(
-                ClearedField(kind=kind, id=record_id, field=c.name, previous=c.previous, core=c.core)
-            )
-        if c.core:
-            self._finding(
-                Finding("warning", f"POST /{kind}/sync", f"sync-back cleared core field `{c.name}`",
-                        f"{kind} {record_id}"),
-                ex,
-            )
-
-    # -- associations, activities, tasks -------------------------------------------------------
-
-    async def _associations(self) -> None:
-        with self._timed("associations") as stats:
-            pairs, self.pairs = self.pairs, []
-            for chunk in p.chunks(pairs, 100):
-                items = [{"contactCRMId": a, "companyCRMId": b} for a, b in chunk]
-                stats.sent += len(items)
-                ex = await self._call("POST /associations", "POST", "/associations", {"associations": items})
-                body, reason = self._answer(ex, "POST /associations")
-                if reason is not None:
-                    for a, _ in chunk:
-                        self._fail("associations", "associations", a, reason)
-                    continue
-                links = p.plan_associations([a for a, _ in chunk], body)
-                for f in links.findings:
-                    self._finding(f, ex)
-                for contact, why in links.failed:
-                    self._fail("associations", "associations", contact, why)
-                stats.created += links.created
-            await self._write(lambda conn: None)
-
-    async def _activities(self, contacts: Sequence[int] | None = None) -> None:
-        with self._timed("activities"):
-            reader = partial(rec.read_messages, contacts=contacts)
-            rows = self._sendable("activities", reader, lambda row: row[0].id,
-                                  lambda row: (row[0].id, row[1], row[2]))
-            await self._bounded(rows, self._activity)
-
-    async def _tasks(self, contacts: Sequence[int] | None = None) -> None:
-        with self._timed("tasks"):
-            await self._write(partial(rec.ensure_platform_tasks, contacts=contacts))
-            reader = partial(rec.read_tasks_to_create, contacts=contacts)
-            rows = self._sendable("tasks", reader, itemgetter(0),
-                                  lambda row: (row[0], row[2], row[1].get("companyId")))
-            await self._bounded(rows, self._task)
-            # Read back first: a task completed or lost on the CRM side needs no PATCH.
-            await self._read_back_tasks()
-            await self._complete_tasks()
-
-    async def _sendable(
-        self, phase: str, reader: Callable[..., list[Any]], key: Callable[[Any], int],
-        ids: Callable[[Any], tuple[int, str | None, str | None]],
-    ) -> Any:
-        """Rows of `reader` in id order, STREAM_PAGE per read hop, less those that must wait
-        (counted skipped; a later run sends them): those whose contact is not in the CRM yet,
-        and, in a full run, those that would carry a CRM id of their contact or company
-        (platform ids last in the row) that this run did not learn. `ids(row)` answers the
-        row's own id and the contact and company CRM ids it would carry."""
-        stats = self.report.phases[phase]
-        dependent = "activity" if phase == "activities" else "task"
-        async for rows in self._pages(reader, key, STREAM_PAGE):
-            for row in rows:
-                own, contact_crm, company_crm = ids(row)
-                contact_id, company_id = row[-2], row[-1]
-                if contact_crm is None:
-                    stats.skipped += 1
-                elif not self._held_back(
-                    phase, f"{dependent} {own}", ("contacts", contact_id),
-                    ("companies", company_id if company_crm is not None else None),
-                ):
-                    yield row
-
-    def _owner_for(self, campaign_owner: str | None) -> str | None:
-        """An activity's or task's owner: its campaign's, else the connection's (if selecting)."""
-        return (campaign_owner or self.conn.ownerId) if self.owner_enabled else None
-
-    async def _activity(self, row: rec.MessageRow) -> None:
-        view, contact, company, campaign_owner, contact_id, _ = row
-        body = p.activity_body(view, contact, company, self._owner_for(campaign_owner))
-        await self._post_one("activities", body, view.id, contact_id, self._activity_ids)
-
-    async def _task(self, row: rec.TaskRow) -> None:
-        task_id, body, _, campaign_owner, contact_id, _ = row
-        body = p.with_owner(dict(body), self._owner_for(campaign_owner))
-        await self._post_one("tasks", body, task_id, contact_id, self._task_ids)
-
-    async def _post_one(
-        self, phase: str, body: dict[str, Any], record_id: int, contact_id: int, crm_ids: Coalescer
-    ) -> None:
-        """POST /activities or /tasks for one platform row; a failure leaves its contact unfinished."""
-        stats = self.report.phases[phase]
-        stats.sent += 1
-        check = f"POST /{phase}"
-        ex = await self._call(check, "POST", f"/{phase}", body)
-        crm_id = self._created(check, ex, phase, record_id)
-        if crm_id is not None:
-            # Stored at once: a crash after this line never sends the row twice.
-            await crm_ids.add((crm_id, record_id))
-            stats.created += 1
-        else:
-            self.unfinished["contacts"].add(contact_id)
-
-    def _created(self, check: str, ex: Exchange, phase: str, record_id: int) -> str | None:
-        body, reason = self._answer(ex, check)
-        if reason is not None:
-            self._fail(phase, phase, str(record_id), reason)
-            return None
-        crm_id = p.created_id(body)
-        if crm_id is None:
-            self._finding(Finding("violation", check, "answer carries no string `id`"), ex)
-            self._fail(phase, phase, str(record_id), f"{check} answer carries no id")
-        elif not isinstance(body.get("id"), str):
-            self._finding(Finding("warning", check, "`id` is a number, not a string"), ex)
-        return crm_id
-
-    async def _read_back_tasks(self) -> None:
-        """Ask the CRM for every task it holds open as far as the platform knows (GET for one,
-        POST /tasks/batch by 100 for more): completed there -> completed on the platform;
-        unknown there -> reported once and never asked again."""
-        todo: list[tuple[int, str]] = await self.store.read(rec.read_tasks_to_read_back)
-        by_crm = {crm_id: task_id for task_id, crm_id in todo}
-        rb, stats = self.report.taskReadBack, self.report.phases["tasks"]
-        for chunk in p.chunks(todo, 100):
-            asked = [crm_id for _, crm_id in chunk]
-            rb.asked += len(asked)
-            if len(todo) == 1:
-                check = "GET /tasks/:taskId"
-                ex = await self._call(check, "GET", f"/tasks/{asked[0]}")
-                tasks: list[Any] | None = [] if ex.status == 404 else None
-                if tasks is None:
-                    body, reason = self._answer(ex, check)
-                    tasks = [body] if reason is None else None
-            else:
-                check = "POST /tasks/batch"
-                ex = await self._call(check, "POST", "/tasks/batch", {"ids": asked})
-                body, reason = self._answer(ex, check)
-                tasks = None
-                if reason is None:
-                    tasks, findings = p.task_list(body, check)
-                    for f in findings:
-                        self._finding(f, ex)
-                    if tasks is None:
-                        reason = f"{check} answer is not an array of tasks"
-            if tasks is None:
-                for task_id, _ in chunk:
-                    self._fail("tasks", "task read-back", str(task_id), reason or ex.describe())
-                continue
-            found = p.plan_read_back(asked, tasks, check)
-            for f in found.findings:
-                self._finding(f, ex)
-            stats.received += len(found.completed) + len(found.open)
-            rb.open += len(found.open)
-            rb.completedOnCrm += len(found.completed)
-            rb.unknown += len(found.unknown)
-            for crm_id in found.unknown:
-                if len(rb.unknownIds) < UNKNOWN_IDS_CAP:
-                    rb.unknownIds.append(crm_id)
-                self._finding(Finding(
-                    "warning", check, "task unknown to the CRM: reported once, not asked again",
-                    f"task {by_crm[crm_id]} (CRM task {crm_id})"), ex)
-            await self._write(partial(
-                rec.write_read_back, completed=[(by_crm[c], at) for c, at in found.completed.items()],
-                gone=[(by_crm[c], c) for c in found.unknown], now=self.now(),
-            ))
-
-    async def _complete_tasks(self) -> None:
-        stats = self.report.phases["tasks"]
-        todo: list[tuple[int, str]] = await self.store.read(rec.read_tasks_to_complete)
-        done: list[int] = []
-        if len(todo) == 1:
-            task_id, crm_id = todo[0]
-            check = "PATCH /tasks/:taskId"
-            ex = await self._call(check, "PATCH", f"/tasks/{crm_id}", {"completed": True})
-            body, reason = self._answer(ex, check)
-            if reason is not None:
-                self._fail("tasks", "task completion", str(task_id), reason)
-            else:
-                if not (isinstance(body, dict) and body.get("completed") is True):
-                    self._finding(Finding("violation", check, "answer is not the task with completed true"), ex)
-                done.append(task_id)
-        for chunk in p.chunks(todo if len(todo) > 1 else [], 100):
-            check = "PATCH /tasks/batch"
-            ex = await self._call(check, "PATCH", "/tasks/batch", {"ids": [c for _, c in chunk], "completed": True})
-            body, reason = self._answer(ex, check)
-            if reason is None:
-                tasks, findings = p.task_list(body, check)
-                for f in findings:
-                    self._finding(f, ex)
-                if tasks is None:
-                    reason = "PATCH /tasks/batch answer is not an array"
-                else:
-                    completed = {str(t.get("id")) for t in tasks if isinstance(t, dict) and t.get("completed") is True}
-                    for task_id, crm_id in chunk:
-                        if crm_id in completed:
-                            done.append(task_id)
-                        else:
-                            self._fail("tasks", "task completion", str(task_id), f"CRM did not complete task {crm_id}")
-                    continue
-            for task_id, _ in chunk:
-                self._fail("tasks", "task completion", str(task_id), reason)
-        stats.updated += len(done)
-        await self._write(lambda conn: conn.executemany(
-            "UPDATE platform_tasks SET crmCompleted = 1 WHERE id = ?", [(t,) for t in done]))
-
-    # -- engagement ----------------------------------------------------------------------------
-
-    async def _engagement(
-        self, contacts: Sequence[int] | None = None, companies: Sequence[int] | None = None
-    ) -> None:
-        """Engagement PUTs of every exported record, or of the given ones only."""
-        with self._timed("engagement"):
-            for kind, ids in (("contacts", contacts), ("companies", companies)):
-                mapping = getattr(self.conn.engagementFields, kind)
-                if mapping and (ids is None or ids):
-                    put = partial(self._engagement_put, kind, mapping)
-                    reader = partial(rec.read_engagement, kind=kind, ids=ids)
-                    await self._bounded(self._pages(reader, itemgetter(0), self.batch_size), put)
-            await self._write(lambda conn: None)
-
-    async def _engagement_put(self, kind: Kind, mapping: dict[str, str], rows: Sequence[Any]) -> None:
-        stats = self.report.phases["engagement"]
-        items, asked = [], []
-        for rid, crm_id, members, log in rows:
-            if self._held_back("engagement", f"engagement of {kind} {rid}", (kind, rid)):
-                continue
-            item = p.engagement_item(crm_id, p.engagement_values(kind, members, log), mapping)
-            if item is not None:
-                items.append(item)
-                asked.append((str(rid), crm_id))
-        if not items:
-            return
-        stats.sent += len(items)
-        check = f"PUT /{kind} (engagement)"
-        ex = await self._call(check, "PUT", f"/{kind}", {kind: items})
-        body, reason = self._answer(ex, check)
-        failed = {rid: reason for rid, _ in asked} if reason is not None else {}
-        if reason is None:
-            up = p.plan_update(kind, asked, body)
-            for f in up.findings:
-                self._finding(f, ex, check)
-            stats.updated += len(up.updated)
-            failed = up.failed
-        for rid, why in failed.items():
-            self._fail("engagement", f"engagement {kind}", rid, why)
-            self.unfinished[kind].add(int(rid))
 

@@ -10,6 +10,7 @@ from emulator.errors import NotFound
 from emulator.normalise import email_key, url_key
 from emulator.public_api.companies import changes, upsert_company
 from emulator.public_api.context import ApiContext, link
+from emulator.public_api.envelopes import meta_list_json
 from emulator.public_api.list_membership import add_member, require_list
 from emulator.public_api.record_filter import RecordFilter
 from emulator.public_api.schemas import Contact, ContactCreated, ContactIn
@@ -17,7 +18,7 @@ from emulator.wire import decode, encode
 
 CONTACT_FIELDS = tuple(Contact.__struct_fields__)
 
-# `doc` and `ref` are JSON columns SQLite keeps on every write (platform.sql): a contact is
+# `doc` and `ref` are JSON columns SQLite builds (platform.sql): a contact is
 # its doc plus the embedded company and the record link, spliced in here.
 _DOCS = (
     "SELECT c.doc, co.ref, c.contactCRMId"
@@ -56,6 +57,26 @@ async def list_contact_documents(
     """(total, the page's contacts as JSON texts): the fast path of GET /v1/contacts."""
     total, ids = await flt.page(ctx, page, page_size)
     return total, await contact_documents(ctx, ids)
+
+
+def cached_contact_page(ctx: ApiContext, query: bytes) -> bytes | None:
+    """The answer to GET /v1/contacts?`query` kept since the store's last write, if any.
+
+    The answer is a function of the query string and the store alone, so a page asked again
+    before any write is the bytes of last time, without even parsing the query again.
+    """
+    return ctx.bodies.get(("contacts", query))
+
+
+async def contact_page_json(
+    ctx: ApiContext, flt: ContactFilter, page: int, page_size: int, query: bytes
+) -> bytes:
+    """GET /v1/contacts as encoded JSON, kept for `cached_contact_page` until the next write."""
+    version = ctx.store.version
+    total, docs = await list_contact_documents(ctx, flt, page, page_size)
+    body = meta_list_json(docs, page, page_size, total)
+    ctx.bodies.put(version, ("contacts", query), body)
+    return body
 
 
 async def contact_documents(ctx: ApiContext, ids: list[int]) -> list[str]:

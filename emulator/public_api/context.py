@@ -9,7 +9,7 @@ from emulator.public_api.auth import KeyRing
 from emulator.public_api.rate_limit import RateLimiter
 from emulator.state import Emulator
 from emulator.store.db import Store
-from emulator.store.pages import PageIndex
+from emulator.store.pages import EncodedPages, PageIndex
 from emulator.wire import Wire, decode
 
 
@@ -26,6 +26,7 @@ class ApiContext:
         self.keys = KeyRing(lambda: emulator.db)
         self.limiter = RateLimiter(emulator.settings.rateLimit)
         self._pages: PageIndex | None = None
+        self._bodies: EncodedPages | None = None
         self._links = LinkTemplates()
         self._links_version = -1
         emulator.on_reset.append(self.limiter.reset)
@@ -39,6 +40,12 @@ class ApiContext:
         if self._pages is None:
             self._pages = PageIndex(self.store)
         return self._pages
+
+    @property
+    def bodies(self) -> EncodedPages:
+        if self._bodies is None:
+            self._bodies = EncodedPages(self.store)
+        return self._bodies
 
     def now(self) -> str:
         return self.emulator.clock.now_iso()

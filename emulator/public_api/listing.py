@@ -64,6 +64,8 @@ async def page_ids(
     """(total, ids of the page) from the cached index; casefold() registered when needed."""
     if where.folds:
         await ensure_casefold(ctx.store)
+    if not where.clauses and order == "id":
+        return await ctx.pages.table_page(table, page, page_size)
     return await ctx.pages.page(where.ids_sql(table, order), where.params, page, page_size)
 
 

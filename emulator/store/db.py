@@ -99,6 +99,15 @@ def restore_into(conn: sqlite3.Connection, image: bytes) -> None:
         source.close()
 
 
+def restore_file(conn: sqlite3.Connection, path: Path) -> None:
+    """Overwrite the database of `conn` with the database file at `path` (read only)."""
+    source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        source.backup(conn)
+    finally:
+        source.close()
+
+
 class Store:
     """Async facade over the database; `version` grows on every write (cache invalidation)."""
 
@@ -180,6 +189,11 @@ class Store:
     async def restore(self, image: bytes) -> None:
         """Overwrite the whole database with a serialized image (see `serialize`)."""
         await self.read(lambda conn: restore_into(conn, image))
+        self.version += 1
+
+    async def restore_path(self, path: Path) -> None:
+        """Overwrite the whole database with the database file at `path`."""
+        await self.read(lambda conn: restore_file(conn, path))
         self.version += 1
 
     async def serialize(self) -> bytes:

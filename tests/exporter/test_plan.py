@@ -7,7 +7,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from emulator.exporter import engagement as eng
 from emulator.exporter import plan as p
+from emulator.exporter import properties as rule
+from emulator.exporter import shapes
 
 FAST = settings(max_examples=80, deadline=None)
 
@@ -176,18 +179,18 @@ def test_clearing_follows_the_rule_to_the_field(kind: p.Kind, data: st.DataObjec
     custom = data.draw(customs)
     synced_before = data.draw(st.sets(st.sampled_from(["customField_a", "zeta"])))
     props = data.draw(properties)
-    change = p.apply_properties(kind, columns, custom, synced_before, props)
+    change = rule.apply_properties(kind, columns, custom, synced_before, props)
     after_cols = {**columns, **change.columns}
-    core = p.CORE_COLUMNS[kind]
-    real = {k: v for k, v in props.items() if k not in p.ECHO_KEYS}
-    syncable = p.COMMON_PROPERTIES[kind] | synced_before
+    core = rule.CORE_COLUMNS[kind]
+    real = {k: v for k, v in props.items() if k not in rule.ECHO_KEYS}
+    syncable = rule.COMMON_PROPERTIES[kind] | synced_before
     for name in syncable | real.keys():
         value = real.get(name)
         now = after_cols[core[name]] if name in core else change.custom.get(name)
         if value is None:
             assert now is None, name  # absent or null: cleared
         else:
-            assert now == (p._text(value) if name in core else value), name  # present: written
+            assert now == (rule._text(value) if name in core else value), name  # present: written
     # Custom fields nobody synced and the CRM did not name are left alone.
     for name, value in custom.items():
         if name not in syncable and name not in real:
@@ -200,9 +203,9 @@ def test_clearing_follows_the_rule_to_the_field(kind: p.Kind, data: st.DataObjec
     }
     assert cleared == expected_cleared
     for c in change.cleared:
-        assert c.core == (c.name in p.WARN_ON_CLEAR)
+        assert c.core == (c.name in rule.WARN_ON_CLEAR)
     for name in change.synced:
-        assert name in change.custom and name not in p.COMMON_PROPERTIES[kind]
+        assert name in change.custom and name not in rule.COMMON_PROPERTIES[kind]
 
 
 def test_item_properties_absent_keeps_record() -> None:
@@ -214,7 +217,7 @@ def test_whole_record_as_properties_is_a_warning() -> None:
     body = {"results": [{"externalId": "1", "crmId": "c", "properties": {"externalId": "1", "name": "X"}}]}
     plan = p.plan_sync("companies", ["1"], body)
     assert [f.severity for f in plan.findings] == ["warning"]
-    change = p.apply_properties("companies", {}, {}, (), plan.matched["1"].properties or {})
+    change = rule.apply_properties("companies", {}, {}, (), plan.matched["1"].properties or {})
     assert change.custom == {"name": "X"}
 
 
@@ -225,33 +228,75 @@ def test_subjects_follow_the_spec_formats() -> None:
         "contact_last": "Ng", "contact_company": "Zen",
         "occurred_at": "2026-01-01T00:00:00.000Z", "subject": None,
     }
-    out = p.MessageView(type="NETWORK_MESSAGE", is_contact_sender=False, **base)  # type: ignore[arg-type]
-    assert p.activity_subject(out) == "[2/3] [FROM Acme] Ann Lee"
-    inbound = p.MessageView(type="INMAIL", is_contact_sender=True, **base)  # type: ignore[arg-type]
-    assert p.activity_subject(inbound) == "[Zen] Bo Ng"
-    mail = p.MessageView(**{**base, "subject": "Hello", "type": "EMAIL", "is_contact_sender": False})  # type: ignore[arg-type]
-    assert p.activity_subject(mail) == "[2/3] Hello"
-    reply = p.MessageView(**{**base, "subject": "Re: Hello", "type": "EMAIL", "is_contact_sender": True})  # type: ignore[arg-type]
-    assert p.activity_subject(reply) == "[Zen] Bo Ng"
-    body = p.activity_body(inbound, "k1", None, None)
+    out = shapes.MessageView(type="NETWORK_MESSAGE", is_contact_sender=False, **base)  # type: ignore[arg-type]
+    assert shapes.activity_subject(out) == "[2/3] [FROM Acme] Ann Lee"
+    inbound = shapes.MessageView(type="INMAIL", is_contact_sender=True, **base)  # type: ignore[arg-type]
+    assert shapes.activity_subject(inbound) == "[Zen] Bo Ng"
+    mail = shapes.MessageView(**{**base, "subject": "Hello", "type": "EMAIL", "is_contact_sender": False})  # type: ignore[arg-type]
+    assert shapes.activity_subject(mail) == "[2/3] Hello"
+    reply = shapes.MessageView(**{**base, "subject": "Re: Hello", "type": "EMAIL", "is_contact_sender": True})  # type: ignore[arg-type]
+    assert shapes.activity_subject(reply) == "[Zen] Bo Ng"
+    body = shapes.activity_body(inbound, "k1", None, None)
     assert body["type"] == "NETWORK_INMAIL" and body["direction"] == "INBOUND"
     assert body["metadata"] == {"messageId": "1", "sequenceIndex": 2, "sequenceMessageCount": 3}
     assert "ownerId" not in body and "companyId" not in body
 
 
 def test_engagement_values_and_mapping() -> None:
-    m1 = p.Membership("Alpha", "Ann", ("CONNECTION_REQUEST", "NETWORK_MESSAGE"), "Ongoing",
+    m1 = eng.Membership("Alpha", "Ann", ("CONNECTION_REQUEST", "NETWORK_MESSAGE"), "Ongoing",
                       "Connection Accepted", 2, 0, 1, "2026-01-01")
-    m2 = p.Membership("Beta", "Bob", ("EMAIL",), "Finished", "Message Sent (1/1) - EMAIL",
+    m2 = eng.Membership("Beta", "Bob", ("EMAIL",), "Finished", "Message Sent (1/1) - EMAIL",
                       1, 0, 0, "2025-01-01")
-    values = p.engagement_values("contacts", [m1, m2], ["Message sent"])
+    values = eng.engagement_values("contacts", [m1, m2], ["Message sent"])
     assert values["campaignEngagementStatus"] == "Message Sent (1/1) - EMAIL"
     assert values["campaignSequenceStatus"] == "Finished"
     assert values["campaignOpens"] == "3" and values["campaignOpenAnalysis"] == "Yes (3)"
     assert values["campaignClickAnalysis"] == "No" and values["campaignReplyAnalysis"] == "Yes (1)"
     assert values["campaigns"] == "Alpha, Beta" and values["senders"] == "Ann, Bob"
-    company = p.engagement_values("companies", [m1], [])
+    company = eng.engagement_values("companies", [m1], [])
     assert "campaignOpenAnalysis" not in company and "campaignSequenceDetails" not in company
-    item = p.engagement_item("c1", values, {"campaignOpens": "opens__c", "unknown": "x"})
+    item = eng.engagement_item("c1", values, {"campaignOpens": "opens__c", "unknown": "x"})
     assert item == {"crmId": "c1", "opens__c": "3"}
-    assert p.engagement_item("c1", values, {}) is None
+    assert eng.engagement_item("c1", values, {}) is None
+
+
+# Users with distinct ids, some without one.
+user_items = st.lists(st.sampled_from(["u1", "u2", "u3"]), unique=True).flatmap(
+    lambda ids: st.permutations([{"id": i} for i in ids] + [{"name": "x"}] * 2).map(
+        lambda users: users[: len(users) - 1]
+    )
+)
+
+
+@FAST
+@given(user_items, st.sampled_from([None, "u1", "nobody"]), st.sampled_from(["bare", "users", "data", "other"]))
+def test_users_answer_turns_owner_selection_on_only_for_an_array(
+    users: list[dict[str, str]], owner: str | None, wrap: str
+) -> None:
+    body: Any = users if wrap == "bare" else {wrap: users}
+    plan = p.plan_users(200, body, owner)
+    messages = {f.message for f in plan.findings}
+    if wrap == "other":
+        assert not plan.owner_selection and plan.users is None
+        assert messages == {"answer is not a users array"}
+        return
+    assert plan.owner_selection and plan.users == len(users)
+    assert ("user item without an id" in messages) == any("id" not in u for u in users)
+    unknown_owner = owner is not None and owner not in {u.get("id") for u in users}
+    assert ("ownerId is not among the CRM's users" in messages) == unknown_owner
+
+
+def test_users_missing_or_failing_turns_owner_selection_off() -> None:
+    assert p.plan_users(404, None, "u1") == p.UsersPlan(False)
+    failing = p.plan_users(500, None, "u1")
+    assert not failing.owner_selection
+    assert [f.message for f in failing.findings] == ["answered 500; owner selection off"]
+    unreachable = p.plan_users(0, None, None, "refused")
+    assert [(f.message, f.about) for f in unreachable.findings] == [("no answer; owner selection off", "refused")]
+    assert p.plan_users(200, None, None).findings[0].severity == "violation"  # not JSON
+
+
+def test_health_body_shape() -> None:
+    assert p.check_health({"status": "ok"}) == []
+    assert p.check_health(None) == []  # no JSON body: the caller reported that already
+    assert [f.message for f in p.check_health({"ok": True})] == ["body is not {status: string}"]

@@ -16,7 +16,6 @@ from emulator.public_api.envelopes import (
     MetaList,
     Success,
     meta_list,
-    meta_list_json,
     success,
     success_json,
 )
@@ -52,6 +51,10 @@ def select_fields(record: Wire, fields: list[str] | None) -> object:
 @guarded("CONTACTS_READ")
 async def list_contacts(request: Request) -> Response:
     ctx: ApiContext = request.app.state.public_api
+    asked: bytes = request.scope["query_string"]
+    cached = service.cached_contact_page(ctx, asked)
+    if cached is not None:
+        return Response(cached, media_type=JSON)
     q = request.query_params
     page, page_size = page_params(q)
     fields = fields_param(q, service.CONTACT_FIELDS)
@@ -63,8 +66,8 @@ async def list_contacts(request: Request) -> Response:
         updated_to=date_param(q, "updatedAtTo", end=True),
     )
     if fields is None:  # the whole records: JSON straight from the store
-        total, docs = await service.list_contact_documents(ctx, flt, page, page_size)
-        return Response(meta_list_json(docs, page, page_size, total), media_type=JSON)
+        body = await service.contact_page_json(ctx, flt, page, page_size, asked)
+        return Response(body, media_type=JSON)
     total, contacts = await service.list_contacts(ctx, flt, page, page_size)
     data = [select_fields(c, fields) for c in contacts]
     return json_response(meta_list(data, page, page_size, total))

@@ -1,0 +1,100 @@
+"""Rows posted one by one: the activities phase (a conversation's messages) and the tasks the
+tasks phase creates; each new CRM id is stored at once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+from emulator.exporter import records as rec
+from emulator.exporter import shapes
+from emulator.exporter import task_checks as tc
+from emulator.exporter.client import Exchange
+from emulator.exporter.context import RunContext
+from emulator.exporter.journal import Coalescer
+
+STREAM_PAGE = 500  # activity and task rows per read hop
+
+
+def crm_id_writer(ctx: RunContext, update: str) -> Coalescer:
+    """Stores (crm id, platform id) rows with `update`, several per write hop."""
+    return Coalescer(lambda rows: ctx.write(lambda c: c.executemany(update, rows)))
+
+
+async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
+    """POST /activities for each conversation message not in the CRM yet (of `contacts` only, if given)."""
+    with ctx.timed("activities"):
+        reader = partial(rec.read_messages, contacts=contacts)
+        rows = sendable(ctx, "activities", reader, lambda row: row[0].id,
+                        lambda row: (row[0].id, row[1], row[2]))
+        crm_ids = crm_id_writer(
+            ctx, "UPDATE messages SET crmActivityId = ? WHERE id = ? AND crmActivityId IS NULL")
+        await ctx.bounded(rows, partial(activity, ctx, crm_ids))
+
+
+async def sendable(
+    ctx: RunContext, phase: str, reader: Callable[..., list[Any]], key: Callable[[Any], int],
+    ids: Callable[[Any], tuple[int, str | None, str | None]],
+) -> Any:
+    """Rows of `reader` in id order, STREAM_PAGE per read hop, less those that must wait
+    (counted skipped; a later run sends them): those whose contact is not in the CRM yet,
+    and, in a full run, those that would carry a CRM id of their contact or company
+    (platform ids last in the row) that this run did not learn. `ids(row)` answers the
+    row's own id and the contact and company CRM ids it would carry."""
+    stats = ctx.report.phases[phase]
+    dependent = "activity" if phase == "activities" else "task"
+    async for rows in ctx.pages(reader, key, STREAM_PAGE):
+        for row in rows:
+            own, contact_crm, company_crm = ids(row)
+            contact_id, company_id = row[-2], row[-1]
+            if contact_crm is None:
+                stats.skipped += 1
+            elif not ctx.held_back(
+                phase, f"{dependent} {own}", ("contacts", contact_id),
+                ("companies", company_id if company_crm is not None else None),
+            ):
+                yield row
+
+
+async def activity(ctx: RunContext, crm_ids: Coalescer, row: rec.MessageRow) -> None:
+    view, contact, company, campaign_owner, contact_id, _ = row
+    body = shapes.activity_body(view, contact, company, ctx.owner_for(campaign_owner))
+    await post_one(ctx, "activities", body, view.id, contact_id, crm_ids)
+
+
+async def task(ctx: RunContext, crm_ids: Coalescer, row: rec.TaskRow) -> None:
+    task_id, body, _, campaign_owner, contact_id, _ = row
+    body = shapes.with_owner(dict(body), ctx.owner_for(campaign_owner))
+    await post_one(ctx, "tasks", body, task_id, contact_id, crm_ids)
+
+
+async def post_one(
+    ctx: RunContext, phase: str, body: dict[str, Any], record_id: int, contact_id: int, crm_ids: Coalescer
+) -> None:
+    """POST /activities or /tasks for one platform row; a failure leaves its contact unfinished."""
+    stats = ctx.report.phases[phase]
+    stats.sent += 1
+    check = f"POST /{phase}"
+    ex = await ctx.call(check, "POST", f"/{phase}", body)
+    crm_id = created(ctx, check, ex, phase, record_id)
+    if crm_id is not None:
+        # Stored at once: a crash after this line never sends the row twice.
+        await crm_ids.add((crm_id, record_id))
+        stats.created += 1
+    else:
+        ctx.unfinished["contacts"].add(contact_id)
+
+
+def created(ctx: RunContext, check: str, ex: Exchange, phase: str, record_id: int) -> str | None:
+    """The CRM id a POST answered; None (the row failed) when there is none."""
+    body, reason = ctx.answer(ex, check)
+    if reason is not None:
+        ctx.fail(phase, phase, str(record_id), reason)
+        return None
+    plan = tc.plan_created(check, body)
+    for f in plan.findings:
+        ctx.finding(f, ex)
+    if plan.failed is not None:
+        ctx.fail(phase, phase, str(record_id), plan.failed)
+    return plan.crm_id

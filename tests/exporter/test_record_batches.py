@@ -1,0 +1,35 @@
+"""The property bookkeeping of a matched record (phases/record_batches.bookkeep): no I/O."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from emulator.exporter import plan as p
+from emulator.exporter.phases.record_batches import as_sent, bookkeep
+
+
+def company(**overrides: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {"id": 7, "name": "Acme", "domain": "acme.example", "phoneNumber": "+1 555",
+                           "industry": None, "customFields": {"tier": "gold"}, "synced": ["tier"]}
+    return {**row, **overrides}
+
+
+def test_a_match_without_properties_puts_the_record_as_sent() -> None:
+    row = company()
+    sent = as_sent("companies", row)
+    one = bookkeep("companies", row, p.Match("crm-7", None), sent)
+    assert one.item == {"crmId": "crm-7", **sent}
+    assert (one.update.id, one.update.crm_id, one.update.columns) == (7, "crm-7", {})
+    assert one.update.custom is None and one.update.synced is None and one.cleared == []
+
+
+def test_sync_back_properties_change_the_stored_record_and_the_put() -> None:
+    row = company()
+    properties = {"domain": "acme.example", "phone": None, "tier": None, "region": "EU"}
+    one = bookkeep("companies", row, p.Match("crm-7", properties), as_sent("companies", row))
+    assert one.update.columns["phoneNumber"] is None  # a null clears the core column
+    assert one.update.custom == {"region": "EU"}  # tier cleared, region synced onto the record
+    assert one.update.synced == frozenset({"region"})
+    assert {(c.name, c.core) for c in one.cleared} == {("phone", True), ("tier", False)}
+    assert "phone" not in one.item and one.item["customFields"] == {"region": "EU"}
+    assert one.item["crmId"] == "crm-7" and one.item["domain"] == "acme.example"

@@ -1,0 +1,72 @@
+"""PageIndex and EncodedPages: pages of a whole table, and bodies dropped on every write."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from emulator.store.db import Store
+from emulator.store.pages import EncodedPages, PageIndex
+
+pytestmark = pytest.mark.anyio
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    ids=st.sets(st.integers(1, 60), max_size=40),
+    dense_from=st.none() | st.integers(1, 5),
+    page=st.integers(1, 8),
+    size=st.integers(1, 12),
+)
+async def test_table_page_is_the_slice_of_the_sorted_ids(
+    ids: set[int], dense_from: int | None, page: int, size: int
+) -> None:
+    if dense_from is not None:  # the common case: 1..N or k..N without a gap
+        ids = set(range(dense_from, dense_from + len(ids)))
+    store = await Store.open()
+    try:
+        await store.write(lambda conn: conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)"))
+        await store.executemany("INSERT INTO t VALUES (?)", [(i,) for i in ids])
+        index = PageIndex(store)
+        expected = sorted(ids)[(page - 1) * size : page * size]
+        assert await index.table_page("t", page, size) == (len(ids), expected)
+        await store.execute("INSERT INTO t VALUES (100)")  # a write: the bounds are re-read
+        expected = sorted(ids | {100})[(page - 1) * size : page * size]
+        assert await index.table_page("t", page, size) == (len(ids) + 1, expected)
+    finally:
+        await store.close()
+
+
+async def test_encoded_pages_drop_everything_on_a_write_and_keep_within_their_bytes() -> None:
+    store = await Store.open()
+    try:
+        bodies = EncodedPages(store, max_bytes=10)
+        assert bodies.get("a") is None
+        bodies.put(store.version, "a", b"12345")
+        bodies.put(store.version, "b", b"67890")
+        assert bodies.get("a") == b"12345"
+        bodies.put(store.version, "c", b"abc")  # over 10 bytes: the least recently used goes
+        assert (bodies.get("b"), bodies.get("a"), bodies.size_bytes) == (None, b"12345", 8)
+        stale = store.version
+        await store.set_meta("k", "v")
+        assert bodies.get("a") is None
+        bodies.put(stale, "a", b"old")  # read before the write: never kept
+        assert bodies.get("a") is None
+    finally:
+        await store.close()
+
+
+async def test_id_lists_are_bounded_by_their_total_length() -> None:
+    store = await Store.open()
+    try:
+        await store.write(lambda conn: conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)"))
+        await store.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(1, 11)])
+        index = PageIndex(store, max_ids=25)
+        queries = [f"SELECT id FROM t WHERE id > {n} ORDER BY id" for n in range(4)]  # 10, 9, 8, 7
+        for sql in queries:
+            assert len(await index.ids(sql)) == 10 - queries.index(sql)
+        assert index.held_ids <= 25
+        assert list(await index.ids(queries[3])) == list(range(4, 11))  # still right
+    finally:
+        await store.close()
