@@ -54,12 +54,15 @@ class ControlToken:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
-            self.token and scope["type"] == "http" and needs_token(scope["method"], scope["path"])
+            self.token
+            and scope["type"] == "http"
+            and needs_token(scope["method"], scope["path"])
             and not token_matches(scope["headers"], self.token)
         ):
             error = Unauthorized(
                 "the control API needs `Authorization: Bearer <token>` (emulator serve "
-                "--control-token)", headers={"WWW-Authenticate": "Bearer"},
+                "--control-token)",
+                headers={"WWW-Authenticate": "Bearer"},
             )
             await error.response()(scope, receive, send)
             return

@@ -34,7 +34,9 @@ class Operations:
         self._since = 0.0
         self._lock = asyncio.Lock()
 
-    async def acquire(self, name: str, wanted: str | None = None, wait: float | None = None) -> None:
+    async def acquire(
+        self, name: str, wanted: str | None = None, wait: float | None = None
+    ) -> None:
         """Hold the guard as `name`; Busy after `wait` seconds (default: wait_seconds)."""
         wait = self.wait_seconds if wait is None else wait
         if not self._lock.locked():

@@ -78,6 +78,7 @@ class PathRoots:
         if len(found) > MAX_SCENARIO_FILES:
             raise PathRefused("scenario file or directory")
         for file in found:
-            self._regular(self._inside(file, "scenario file or directory"),
-                          "scenario file or directory")
+            self._regular(
+                self._inside(file, "scenario file or directory"), "scenario file or directory"
+            )
         return found

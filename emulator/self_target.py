@@ -20,10 +20,14 @@ REASON = (
 
 def control_api_target(url: str) -> str | None:
     """REASON when `url` (absolute, or a path of this emulator) reaches /_emulator, else None."""
-    try:
-        path = urlsplit(url.strip()).path
-    except ValueError:
-        return None  # not a URL at all: the caller's own validation says so
+    text = url.strip()
+    if text.startswith("/"):  # a path of this emulator ("//_emulator" too: not a host here)
+        path = text.split("?", 1)[0].split("#", 1)[0]
+    else:
+        try:
+            path = urlsplit(text).path
+        except ValueError:
+            return None  # not a URL at all: the caller's own validation says so
     path = unquote(path)
     while "//" in path:  # //_emulator, /x//../_emulator
         path = path.replace("//", "/")

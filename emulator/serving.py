@@ -71,7 +71,11 @@ def run_server(
             print(f"emulator: cannot open --db {settings.db}: {exc}", file=sys.stderr)
             return 2
     config = uvicorn.Config(
-        app, log_level=log_level, access_log=False, ws="none", lifespan="on",
+        app,
+        log_level=log_level,
+        access_log=False,
+        ws="none",
+        lifespan="on",
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
 

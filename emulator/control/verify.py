@@ -8,7 +8,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from emulator.crm.routes import crm_context
-from emulator.errors import BadRequest, Conflict, NotFound
+from emulator.errors import BadRequest, Conflict, NotFound, refuse_control_target
 from emulator.http import decode_body, json_response
 from emulator.openapi import operation
 from emulator.verify.html import html_report
@@ -55,6 +55,7 @@ def _view(run: Run) -> VerifyRun:
 async def _prober(request: Request, body: VerifyIn) -> Prober:
     """A prober of the CRM asked for; this app's own /crm is called in-process (ASGI)."""
     url = body.crmUrl or "/crm"
+    refuse_control_target("crmUrl", url)  # probes POST .../tasks: never the control API's
     if url.startswith("/"):
         settings = await crm_context(request).settings()
         own = str(request.base_url).rstrip("/") + url.rstrip("/")

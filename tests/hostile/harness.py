@@ -42,7 +42,10 @@ def cli(*args: str, timeout: float = 30.0) -> Ran:
     """`emulator ARGS` as a process, timed."""
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "emulator", *args], capture_output=True, text=True, timeout=timeout,
+        [sys.executable, "-m", "emulator", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
         check=False,
     )
     return Ran(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
@@ -65,8 +68,10 @@ def fingerprint(client: httpx.Client) -> dict[str, Any]:
         "events": [(e["type"], e["contactId"], e["campaignId"], e["occurredAt"]) for e in events],
         "deliveries": {h["id"]: total(client, f"/v1/webhooks/{h['id']}/logs") for h in hooks},
         "journal": total(client, "/_emulator/journal"),
-        "crm": {k: total(client, f"/_emulator/crm/{k}") for k in ("contacts", "companies",
-                                                                  "activities", "tasks")},
+        "crm": {
+            k: total(client, f"/_emulator/crm/{k}")
+            for k in ("contacts", "companies", "activities", "tasks")
+        },
         "crmExternalIds": sorted(r.get("externalId") or "" for r in crm_contacts["data"]),
         "tasks": total(client, "/_emulator/tasks"),
     }

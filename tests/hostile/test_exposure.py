@@ -31,7 +31,8 @@ def control_paths(server: EmulatorServer) -> list[tuple[str, str]]:
     document = httpx.get(f"{server.url}/openapi.json", timeout=30).json()
     return [
         (method.upper(), path.replace("{", "").replace("}", ""))
-        for path, item in document["paths"].items() if path.startswith("/_emulator")
+        for path, item in document["paths"].items()
+        if path.startswith("/_emulator")
         for method in item
     ]
 
@@ -40,8 +41,12 @@ def test_every_control_route_but_health_needs_the_token(server: EmulatorServer) 
     paths = control_paths(server)
     assert len(paths) > 20
     for method, path in paths:
-        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN},
-                        {"Authorization": f"Basic {TOKEN}"}):
+        for headers in (
+            {},
+            {"Authorization": "Bearer wrong"},
+            {"Authorization": TOKEN},
+            {"Authorization": f"Basic {TOKEN}"},
+        ):
             r = httpx.request(method, server.url + path, headers=headers, timeout=30)
             if path == "/_emulator/health":
                 assert r.status_code == 200
@@ -53,8 +58,9 @@ def test_every_control_route_but_health_needs_the_token(server: EmulatorServer) 
     assert httpx.get(f"{server.url}/_emulator/not-yet-a-route").status_code == 401
     ok = httpx.post(f"{server.url}/_emulator/reset", headers=server.headers, timeout=30)
     assert ok.status_code == 200
-    lower = httpx.post(f"{server.url}/_emulator/reset", timeout=30,
-                       headers={"authorization": f"bearer {TOKEN}"})
+    lower = httpx.post(
+        f"{server.url}/_emulator/reset", timeout=30, headers={"authorization": f"bearer {TOKEN}"}
+    )
     assert lower.status_code == 200
 
 
@@ -83,15 +89,20 @@ def test_the_token_comes_from_the_environment_too() -> None:
     port = free_port()
     env = {**os.environ, "EMULATOR_CONTROL_TOKEN": "from-env"}
     with subprocess.Popen(
-        [sys.executable, "-m", "emulator", "serve", "--port", str(port)], env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "emulator", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     ) as process:
         try:
             assert process.stdout is not None and "listening" in process.stdout.readline()
             base = f"http://127.0.0.1:{port}"
             assert httpx.post(f"{base}/_emulator/reset").status_code == 401
             good = {"Authorization": "Bearer from-env"}
-            assert httpx.post(f"{base}/_emulator/reset", headers=good, timeout=30).status_code == 200
+            assert (
+                httpx.post(f"{base}/_emulator/reset", headers=good, timeout=30).status_code == 200
+            )
         finally:
             process.terminate()
             process.wait(10)

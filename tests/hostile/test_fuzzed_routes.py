@@ -38,41 +38,120 @@ OUTGOING = ("/custom-crm/test", "/custom-crm/connect", "/webhooks/{webhookId}/te
 
 BIG = 2**64 + 7
 HOSTILE_BODIES = [
-    b"", b"{", b"null", b"[]", b'"x"', b"\xff\xfe\xfd", b'{"a": "\xff"}', b"{\"a\": \"\x00\"}",
-    b'{"a": "\\u0000"}', b"[" * 1000 + b"]" * 1000, b'{"a":' * 1000 + b"1" + b"}" * 1000,
-    b"[" * 100_000, f'{{"ids": [{BIG}], "id": {BIG}, "page": {BIG}, "seconds": {BIG}}}'.encode(),
+    b"",
+    b"{",
+    b"null",
+    b"[]",
+    b'"x"',
+    b"\xff\xfe\xfd",
+    b'{"a": "\xff"}',
+    b'{"a": "\x00"}',
+    b'{"a": "\\u0000"}',
+    b"[" * 1000 + b"]" * 1000,
+    b'{"a":' * 1000 + b"1" + b"}" * 1000,
+    b"[" * 100_000,
+    f'{{"ids": [{BIG}], "id": {BIG}, "page": {BIG}, "seconds": {BIG}}}'.encode(),
     f'{{"campaignId": {BIG}, "contactId": {BIG}, "type": "EMAIL_OPENED"}}'.encode(),
-    f'{{"contactId": {BIG}, "campaignId": 1}}'.encode(), b'{"page": 1e400, "x": -1e400}',
-    b'{"directory": "/dev/zero", "path": "/dev/zero"}', b'{"label": "' + b"x" * 100_000 + b'"}',
+    f'{{"contactId": {BIG}, "campaignId": 1}}'.encode(),
+    b'{"page": 1e400, "x": -1e400}',
+    b'{"directory": "/dev/zero", "path": "/dev/zero"}',
+    b'{"label": "' + b"x" * 100_000 + b'"}',
 ]
 HOSTILE_QUERIES: list[dict[str, str]] = [
-    {"page": "9223372036854775807"}, {"page": "9223372036854775808"}, {"page": str(BIG)},
-    {"pageSize": str(BIG)}, {"page": "-1"}, {"page": "1e3"}, {"page": "\u0661"},
-    {"afterId": str(BIG), "limit": str(BIG)}, {"contactId": str(BIG), "campaignId": "-0"},
-    {"search": "\x00"}, {"search": "%" * 1000}, {"fields": ",,,"}, {"format": "jsonl"},
-    {"updatedAtFrom": "9999-12-31T23:59:59+14:00"}, {"externalId": "\ud800".encode(
-        "utf-8", "surrogatepass").decode("latin-1")},
+    {"page": "9223372036854775807"},
+    {"page": "9223372036854775808"},
+    {"page": str(BIG)},
+    {"pageSize": str(BIG)},
+    {"page": "-1"},
+    {"page": "1e3"},
+    {"page": "\u0661"},
+    {"afterId": str(BIG), "limit": str(BIG)},
+    {"contactId": str(BIG), "campaignId": "-0"},
+    {"search": "\x00"},
+    {"search": "%" * 1000},
+    {"fields": ",,,"},
+    {"format": "jsonl"},
+    {"updatedAtFrom": "9999-12-31T23:59:59+14:00"},
+    {"externalId": "\ud800".encode("utf-8", "surrogatepass").decode("latin-1")},
 ]
-PATH_IDS = ["0", "-1", str(BIG), "9223372036854775807", "abc", "%00", "%ff", "..", "%2e%2e",
-            "contacts", "\u00fc"]
+PATH_IDS = [
+    "0",
+    "-1",
+    str(BIG),
+    "9223372036854775807",
+    "abc",
+    "%00",
+    "%ff",
+    "..",
+    "%2e%2e",
+    "contacts",
+    "\u00fc",
+]
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-(2**80), max_value=2**80)
-    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4)
+    ),
     max_leaves=10,
 )
-names = st.sampled_from([
-    "page", "pageSize", "ids", "all", "seconds", "until", "campaignId", "contactId", "type",
-    "directory", "path", "name", "steps", "url", "events", "crmUrl", "apiKey", "faults",
-    "contacts", "companies", "label", "time", "enabled", "include", "actions", "baseUrl",
-]) | st.text(max_size=8)
+names = st.sampled_from(
+    [
+        "page",
+        "pageSize",
+        "ids",
+        "all",
+        "seconds",
+        "until",
+        "campaignId",
+        "contactId",
+        "type",
+        "directory",
+        "path",
+        "name",
+        "steps",
+        "url",
+        "events",
+        "crmUrl",
+        "apiKey",
+        "faults",
+        "contacts",
+        "companies",
+        "label",
+        "time",
+        "enabled",
+        "include",
+        "actions",
+        "baseUrl",
+    ]
+) | st.text(max_size=8)
 bodies = st.dictionaries(names, json_values, max_size=5).map(
-    lambda d: httpx.Request("POST", "/", json=d).content) | st.binary(max_size=40)
+    lambda d: httpx.Request("POST", "/", json=d).content
+) | st.binary(max_size=40)
 queries = st.dictionaries(
-    st.sampled_from(["page", "pageSize", "afterId", "limit", "search", "fields", "type",
-                     "completed", "contactId", "externalId", "format", "method", "path"]),
-    st.text(max_size=10) | st.integers(min_value=-(2**70), max_value=2**70).map(str), max_size=3,
+    st.sampled_from(
+        [
+            "page",
+            "pageSize",
+            "afterId",
+            "limit",
+            "search",
+            "fields",
+            "type",
+            "completed",
+            "contactId",
+            "externalId",
+            "format",
+            "method",
+            "path",
+        ]
+    ),
+    st.text(max_size=10) | st.integers(min_value=-(2**70), max_value=2**70).map(str),
+    max_size=3,
 )
 
 
@@ -90,15 +169,30 @@ def fill(path: str, value: str) -> str:
     return "/".join(value if part.startswith("{") else part for part in path.split("/"))
 
 
-def send(client: httpx.Client, method: str, path: str, body: bytes | None,
-         query: dict[str, Any], ident: str) -> None:
+def send(
+    client: httpx.Client,
+    method: str,
+    path: str,
+    body: bytes | None,
+    query: dict[str, Any],
+    ident: str,
+) -> None:
     key = CRM_KEY if path.startswith("/crm") else ALL
     response = client.request(
-        method, fill(path, ident), params=query, content=body if method != "GET" else None,
+        method,
+        fill(path, ident),
+        params=query,
+        content=body if method != "GET" else None,
         headers={**key, "content-type": "application/json"},
     )
-    assert response.status_code < 500, (method, path, body[:80] if body else body, query, ident,
-                                        response.text[:300])
+    assert response.status_code < 500, (
+        method,
+        path,
+        body[:80] if body else body,
+        query,
+        ident,
+        response.text[:300],
+    )
     if response.status_code >= 400 and path.startswith(("/v1/", "/crm/", "/_emulator/")):
         error = response.json()  # every API error is the surface's JSON body (pages: HTML)
         assert ("error" in error) if path.startswith("/crm") else error["status"] == "error"
@@ -115,8 +209,13 @@ def test_route_never_answers_5xx(client: httpx.Client, method: str, path: str) -
     for ident in PATH_IDS if "{" in path else []:
         send(client, method, path, b"{}", {}, ident)
 
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(body=bodies, query=queries, ident=st.sampled_from(PATH_IDS))
     def fuzzed(body: bytes, query: dict[str, Any], ident: str) -> None:
         send(client, method, path, body, query, ident)
@@ -124,7 +223,9 @@ def test_route_never_answers_5xx(client: httpx.Client, method: str, path: str) -
     fuzzed()
 
 
-def test_a_scenario_whose_fixtures_the_store_refuses_is_an_error_result(client: httpx.Client) -> None:
+def test_a_scenario_whose_fixtures_the_store_refuses_is_an_error_result(
+    client: httpx.Client,
+) -> None:
     """Found by schemathesis: duplicate CRM user ids failed the scenario emulator's start-up,
     and uvicorn's SystemExit escaped as a bare 500."""
     users = [{"id": "u", "name": "a"}, {"id": "u", "name": "b"}]

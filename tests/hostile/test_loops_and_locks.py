@@ -16,8 +16,13 @@ from emulator.store.export_lock import ExportLock, lock_path
 from tests.hostile.harness import ALL, CRM_KEY, cli, served
 
 LOOPS = [
-    "/_emulator/webhooks/deliveries/1/redeliver", "/_emulator/reset", "/_emulator/exports",
-    "/_EMULATOR/reset", "/%5Femulator/reset", "//_emulator/reset", "/x/../_emulator/reset",
+    "/_emulator/webhooks/deliveries/1/redeliver",
+    "/_emulator/reset",
+    "/_emulator/exports",
+    "/_EMULATOR/reset",
+    "/%5Femulator/reset",
+    "//_emulator/reset",
+    "/x/../_emulator/reset",
     "/_emulator",
 ]
 
@@ -28,8 +33,10 @@ def test_urls_of_the_control_api_are_recognised(path: str) -> None:
     assert control_api_target(f"https://elsewhere.example{path}?a=1") is not None
 
 
-@pytest.mark.parametrize("url", ["http://h/crm", "http://h/hooks/_emulator", "http://h/_emulatorx",
-                                 "/crm", "http://h/v1/x"])
+@pytest.mark.parametrize(
+    "url",
+    ["http://h/crm", "http://h/hooks/_emulator", "http://h/_emulatorx", "/crm", "http://h/v1/x"],
+)
 def test_other_urls_pass(url: str) -> None:
     assert control_api_target(url) is None
 
@@ -39,11 +46,21 @@ def test_every_way_to_aim_at_the_control_api_is_refused() -> None:
         own = str(client.base_url).rstrip("/")
         for path in LOOPS:
             target = own + path
-            hook = client.post("/v1/webhooks", headers=ALL, json={
-                "name": "loop", "url": target, "events": ["EMAIL_SENT"]})
+            hook = client.post(
+                "/v1/webhooks",
+                headers=ALL,
+                json={"name": "loop", "url": target, "events": ["EMAIL_SENT"]},
+            )
             assert hook.status_code == 400 and "control API" in hook.text, hook.text
-            run = client.post("/v1/actions", headers=ALL, json={
-                "actions": [{"type": "VERIFY_LEAD_EMAIL"}], "contactIds": [1], "webhookUrl": target})
+            run = client.post(
+                "/v1/actions",
+                headers=ALL,
+                json={
+                    "actions": [{"type": "VERIFY_LEAD_EMAIL"}],
+                    "contactIds": [1],
+                    "webhookUrl": target,
+                },
+            )
             assert run.status_code == 400 and "control API" in run.text, run.text
             crm = {"baseUrl": target, "apiKey": "k", "apiKeyHeader": "X-API-Key"}
             for endpoint in ("/v1/custom-crm/test", "/v1/custom-crm/connect"):
@@ -51,11 +68,20 @@ def test_every_way_to_aim_at_the_control_api_is_refused() -> None:
                 assert answer.status_code == 400 and "control API" in answer.text, answer.text
             conn = client.put("/_emulator/connection", json={"crmUrl": target, "apiKey": "k"})
             assert conn.status_code == 400 and "control API" in conn.text, conn.text
+            for url in (target, path):  # verify takes a path of this emulator too
+                verify = client.post("/_emulator/verify", json={"crmUrl": url, "apiKey": "k"})
+                assert verify.status_code == 400 and "control API" in verify.text, verify.text
         # an existing webhook cannot be pointed there either
-        made = client.post("/v1/webhooks", headers=ALL, json={
-            "name": "fine", "url": "http://127.0.0.1:9/hook", "events": ["EMAIL_SENT"]}).json()
-        patch = client.patch(f"/v1/webhooks/{made['data']['id']}", headers=ALL,
-                             json={"url": own + "/_emulator/reset"})
+        made = client.post(
+            "/v1/webhooks",
+            headers=ALL,
+            json={"name": "fine", "url": "http://127.0.0.1:9/hook", "events": ["EMAIL_SENT"]},
+        ).json()
+        patch = client.patch(
+            f"/v1/webhooks/{made['data']['id']}",
+            headers=ALL,
+            json={"url": own + "/_emulator/reset"},
+        )
         assert patch.status_code == 400, patch.text
 
 
@@ -68,8 +94,9 @@ def test_a_seeded_loop_is_refused_at_send_time_and_never_repeats(tmp_path: Path)
     (tmp_path / "webhooks.json").write_text(json.dumps(hooks))
     with served("--fixtures", str(tmp_path)) as client:
         client.post("/_emulator/clock/advance", json={"seconds": 86400}).raise_for_status()
-        logs = client.get(f"/v1/webhooks/{hooks[0]['id']}/logs", headers=ALL,
-                          params={"pageSize": 100}).json()
+        logs = client.get(
+            f"/v1/webhooks/{hooks[0]['id']}/logs", headers=ALL, params={"pageSize": 100}
+        ).json()
         assert logs["data"], "the subscription had events to deliver"
         assert all("control API" in (row["errorMessage"] or "") for row in logs["data"])
         before = logs["meta"]["total"]
@@ -105,11 +132,22 @@ def test_two_exporters_at_once_send_nothing_twice(tmp_path: Path) -> None:
         slow = {"faults": [{"endpoint": "*", "latencyMs": 50}]}
         crm.put("/_emulator/crm/settings", json=slow).raise_for_status()
         before = crm.get("/_emulator/crm/contacts", params={"pageSize": 1}).json()["meta"]["total"]
-        command = [sys.executable, "-m", "emulator", "export", "--db", db,
-                   "--crm-url", str(crm.base_url.join("/crm")),
-                   "--api-key", CRM_KEY["X-API-Key"]]
-        runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for _ in range(2)]
+        command = [
+            sys.executable,
+            "-m",
+            "emulator",
+            "export",
+            "--db",
+            db,
+            "--crm-url",
+            str(crm.base_url.join("/crm")),
+            "--api-key",
+            CRM_KEY["X-API-Key"],
+        ]
+        runs = [
+            subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)
+        ]
         outcomes = []
         for run in runs:
             _, err = run.communicate(timeout=120)
@@ -122,6 +160,8 @@ def test_two_exporters_at_once_send_nothing_twice(tmp_path: Path) -> None:
         assert len(external) == len(set(external))
         assert contacts["meta"]["total"] > before
         activities = crm.get("/_emulator/crm/activities", params={"pageSize": 100}).json()["data"]
-        keys = [json.dumps({k: v for k, v in a.items() if k not in ("id", "createdAt")},
-                           sort_keys=True) for a in activities]
+        keys = [
+            json.dumps({k: v for k, v in a.items() if k not in ("id", "createdAt")}, sort_keys=True)
+            for a in activities
+        ]
         assert len(keys) == len(set(keys))

@@ -47,8 +47,17 @@ def client(allowed: Path) -> Iterator[httpx.Client]:
 
 
 REFUSED = [
-    "/dev/zero", "/dev/null", "/dev/urandom", "/usr", "/", "/etc/passwd", "/proc/self/environ",
-    "/no/such/file.json", "relative/../../etc/hostname", "a\u0000b", "",
+    "/dev/zero",
+    "/dev/null",
+    "/dev/urandom",
+    "/usr",
+    "/",
+    "/etc/passwd",
+    "/proc/self/environ",
+    "/no/such/file.json",
+    "relative/../../etc/hostname",
+    "a\u0000b",
+    "",
 ]
 
 
@@ -72,8 +81,9 @@ def test_fixture_directories_outside_the_roots_are_one_400(client: httpx.Client,
     assert r.json()["errors"][0]["field"] == "directory"
 
 
-@pytest.mark.parametrize("name", ["trap/scenario.json", "trap/socket.json", "trap/outside.json",
-                                  "trap"])
+@pytest.mark.parametrize(
+    "name", ["trap/scenario.json", "trap/socket.json", "trap/outside.json", "trap"]
+)
 def test_devices_fifos_sockets_and_links_out_are_refused_inside_a_root(
     client: httpx.Client, allowed: Path, name: str
 ) -> None:

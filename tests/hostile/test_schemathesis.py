@@ -30,8 +30,11 @@ DOCUMENT = build_document(create_app().routes, TITLE, __version__, control_token
 SCHEMA = schemathesis.openapi.from_dict(DOCUMENT)
 OPERATIONS = [result.ok() for result in SCHEMA.get_all_operations()]
 # Outgoing calls to generated URLs would wait on the network: their own tests cover them.
-OUTGOING = {"POST /v1/custom-crm/test", "POST /v1/custom-crm/connect",
-            "POST /v1/webhooks/{webhookId}/test"}
+OUTGOING = {
+    "POST /v1/custom-crm/test",
+    "POST /v1/custom-crm/connect",
+    "POST /v1/webhooks/{webhookId}/test",
+}
 CHECKS = [not_a_server_error, response_schema_conformance]
 
 
@@ -50,18 +53,27 @@ def test_the_server_serves_the_document_under_test(server: EmulatorServer) -> No
 
 
 @pytest.mark.parametrize("operation", OPERATIONS, ids=[op.label for op in OPERATIONS])
-def test_operation_never_errs_and_matches_its_schema(operation: Any, server: EmulatorServer) -> None:
+def test_operation_never_errs_and_matches_its_schema(
+    operation: Any, server: EmulatorServer
+) -> None:
     if operation.label in OUTGOING:
         pytest.skip("makes outgoing calls to generated URLs; covered by its own tests")
     # The generated key header would be a random string: every /v1 and /crm case then stops
     # at 401. The fixtures' keys let the cases reach the handlers.
-    key = {"x-api-key": "demo-all"} if operation.path.startswith("/v1") else {
-        "X-API-Key": "crm-demo-key"}
+    key = (
+        {"x-api-key": "demo-all"}
+        if operation.path.startswith("/v1")
+        else {"X-API-Key": "crm-demo-key"}
+    )
 
     @given(case=operation.as_strategy())
     @settings(
-        max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
-        suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate],
+        max_examples=EXAMPLES,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.explicit, Phase.generate],
     )
     def check(case: schemathesis.Case) -> None:
         case.headers = {**(case.headers or {}), **key, **server.headers}

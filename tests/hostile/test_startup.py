@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import socket
@@ -9,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -27,7 +28,9 @@ def serving(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
     port = free_port()
     with subprocess.Popen(
         [sys.executable, "-m", "emulator", "serve", "--port", str(port), *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     ) as process:
         try:
             assert process.stdout is not None
@@ -103,8 +106,7 @@ def test_binding_beyond_loopback_without_a_token_warns() -> None:
     ran = cli("serve", "--host", "192.0.2.1", "--port", str(free_port()))
     assert "without --control-token" in ran.err and "anyone" in ran.err
     assert_one_line_failure(ran.err, ran.code, ran.seconds, "cannot listen on 192.0.2.1")
-    quiet = cli("serve", "--host", "192.0.2.1", "--port", str(free_port()),
-                "--control-token", "t")
+    quiet = cli("serve", "--host", "192.0.2.1", "--port", str(free_port()), "--control-token", "t")
     assert "without --control-token" not in quiet.err
 
 
@@ -126,8 +128,13 @@ def test_a_signal_mid_advance_stops_the_server_within_5_s(tmp_path: Path, sig: i
         receiver.delay = 2.0  # every delivery hangs: the advance lasts far beyond the signal
         fixtures = slow_fixtures(tmp_path, receiver.url)
         with serving("--fixtures", str(fixtures)) as (process, base):
-            advance = threading.Thread(target=lambda: _ignore(lambda: httpx.post(
-                f"{base}/_emulator/clock/advance", json={"seconds": 30 * 86400}, timeout=60)))
+            advance = threading.Thread(
+                target=lambda: _ignore(
+                    lambda: httpx.post(
+                        f"{base}/_emulator/clock/advance", json={"seconds": 30 * 86400}, timeout=60
+                    )
+                )
+            )
             advance.start()
             deadline = time.monotonic() + 10
             while not receiver.requests:  # the advance is delivering: mid-advance for sure
@@ -146,8 +153,6 @@ def test_sigterm_mid_export_stops_the_server_within_5_s() -> None:
         stop_within(process, signal.SIGTERM, 5)
 
 
-def _ignore(work: object) -> None:
-    try:
-        work()  # type: ignore[operator]
-    except httpx.HTTPError:
-        pass  # the server stopped under it: that is the point
+def _ignore(work: Callable[[], object]) -> None:
+    with contextlib.suppress(httpx.HTTPError):  # the server stopped under it: the point
+        work()
