@@ -21,6 +21,7 @@ import msgspec
 
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.fixtures.models import CrmConnection, FixtureSet
+from emulator.platform import connection as platform_connection
 from emulator.settings import Settings
 
 if TYPE_CHECKING:  # the exporter (httpx) loads only when `export` runs: `serve` starts faster
@@ -161,7 +162,6 @@ class ProgressBar:
 
 
 async def _export(args: argparse.Namespace, fixtures: FixtureSet | None) -> Report:
-    from emulator.exporter import records as rec
     from emulator.exporter.run import Exporter
 
     settings = Settings(fixtures=args.fixtures or str(DEFAULT_FIXTURES), db=args.db)
@@ -171,7 +171,7 @@ async def _export(args: argparse.Namespace, fixtures: FixtureSet | None) -> Repo
     embedded = not args.crm_url and not stored_absolute
     opener = embedded_server if embedded else platform_only
     async with opener(settings, fixtures) as platform:
-        stored = await platform.store.read(rec.read_connection)
+        stored = await platform.store.read(platform_connection.read)
         if embedded and stored is None and args.api_key is None and fixtures is not None:
             args.api_key = fixtures.crm.settings.apiKey
         connection = connection_for(args, stored, platform.server_base)

@@ -14,7 +14,6 @@ from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from emulator.errors import BadRequest, Conflict, FieldError, NotFound
-from emulator.exporter import records as rec
 from emulator.exporter.plan import ENGAGEMENT_FIELDS
 from emulator.exporter.report import Report
 from emulator.exporter.report_html import html_report
@@ -22,6 +21,7 @@ from emulator.exporter.run import Exporter, resolve_crm_url
 from emulator.fixtures.models import CrmConnection
 from emulator.http import decode_body, json_response
 from emulator.openapi import Param, operation, query
+from emulator.platform import connection as platform_connection
 from emulator.self_target import control_api_target
 from emulator.state import Emulator
 from emulator.store.db import Store
@@ -109,7 +109,7 @@ def _runs(request: Request) -> dict[str, Exporter]:
 
 @operation("The exporter's CRM connection (API key redacted)", CrmConnection, errors=(404,), security=None)
 async def get_connection(request: Request) -> Response:
-    conn = await _emulator(request).db.read(rec.read_connection)
+    conn = await _emulator(request).db.read(platform_connection.read)
     if conn is None:
         raise NotFound("no CRM connection configured")
     return json_response(redacted(conn))
@@ -121,7 +121,7 @@ async def put_connection(request: Request) -> Response:
     problems = connection_problems(conn)
     if problems:
         raise BadRequest("invalid connection", errors=problems)
-    await _emulator(request).db.write(lambda c: rec.write_connection(c, conn))
+    await _emulator(request).db.write(lambda c: platform_connection.write(c, conn))
     return json_response(redacted(conn))
 
 
@@ -131,7 +131,7 @@ async def put_connection(request: Request) -> Response:
 )
 async def start_export(request: Request) -> Response:
     emulator = _emulator(request)
-    conn = await emulator.db.read(rec.read_connection)
+    conn = await emulator.db.read(platform_connection.read)
     if conn is None:
         raise NotFound("no CRM connection configured: PUT /_emulator/connection first")
     if (loop := control_api_target(conn.crmUrl)) is not None:

@@ -27,6 +27,7 @@ from emulator.exporter.plan import Kind
 from emulator.exporter.report import Report
 from emulator.exporter.run import Exporter
 from emulator.fixtures.models import CrmConnection
+from emulator.platform import connection as platform_connection
 from emulator.simulation import action_types as types
 from emulator.simulation.actions_runs import (
     TABLE,
@@ -75,7 +76,7 @@ def pending(
         options = next(o for o in parse_actions(actions) if isinstance(o, types.ExportOptions))
         ids: list[int] = msgspec.json.decode(record_ids, type=list[int])
         jobs.append(Job(run_id, entity, ids, answered, done, options))
-    connection = rec.read_connection(conn)
+    connection = platform_connection.read(conn)
     health = read_health(conn)
     return jobs, connection, fresh_owner_selection(health, connection, now)
 

@@ -29,6 +29,7 @@ from emulator.exporter.client import RetryPolicy
 from emulator.exporter.report import Report
 from emulator.exporter.run import Exporter
 from emulator.fixtures.models import CrmConnection
+from emulator.platform import connection as platform_connection
 from emulator.state import Emulator
 from emulator.store.db import read_meta, write_meta
 from emulator.wire import Wire, decode, encode
@@ -206,7 +207,7 @@ def read_state(
 ) -> tuple[CrmConnection | None, int, int, int, int, int, AutoSyncPush | None]:
     last = read_meta(conn, "autosync.last")
     return (
-        rec.read_connection(conn),
+        platform_connection.read(conn),
         int(read_meta(conn, "autosync.pushes") or 0),
         int(read_meta(conn, "autosync.cursor") or 0),
         int(conn.execute("SELECT count(*) FROM autosync_pending").fetchone()[0]),
@@ -261,7 +262,7 @@ class AutoSync:
         (and `force` is not given) or there is nothing to send."""
         async with self._lock:
             db = self.emulator.db
-            conn = await db.read(rec.read_connection)
+            conn = await db.read(platform_connection.read)
             if conn is None or not (conn.autoSync or force) or not await db.read(has_work):
                 return None
             batch = await db.write(collect)

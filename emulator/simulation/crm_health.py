@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 import httpx
 
 from emulator.fixtures.models import CrmConnection
+from emulator.platform import connection as platform_connection
 from emulator.public_api.outbound import TIMEOUT_SECONDS, Outcome, call
 from emulator.simulation.autosync import IN_PROCESS_BASE
 from emulator.state import Emulator
@@ -176,9 +177,6 @@ class HealthChecker:
 
         def write(conn: sqlite3.Connection) -> None:
             # a connection replaced meanwhile keeps its own health
-            conn.execute(
-                "UPDATE crm_connection SET lastHealth = ? WHERE id = 1 AND settings = ?",
-                (encode(state).decode(), settings),
-            )
+            platform_connection.record_health(conn, encode(state).decode(), settings)
 
         await db.write(write)

@@ -14,18 +14,17 @@ message's <n>), "messageId", "customMessage" + "subject" + "sentAt" (sends), "ac
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from typing import Any
 
 import msgspec
 
-from emulator import sequence_text
-from emulator.exporter.plan import ENGAGEMENT_ORDER
+from emulator.platform import contacts as platform_contacts
+from emulator.platform import engagement, sequence_text
+from emulator.platform import tasks as platform_tasks
+from emulator.platform.engagement import SEQUENCE_ORDER, engagement_rank
 from emulator.simulation.timeline import CHANNELS, DAY_MS, Plan, iso
 
-SEQUENCE_ORDER = {"Not Started": 0, "Ongoing": 1, "Finished": 2, "Replied": 3}
-_NUMBER = re.compile(r"\((\d+)/\d+\)")
 SENT_EVENTS = {
     "CONNECTION_REQUEST": "CONNECTION_REQUEST_SENT",
     "NETWORK_MESSAGE": "NETWORK_MESSAGE_SENT",
@@ -40,24 +39,6 @@ REPLY_TEXTS = (
     "Sure, send me a few time slots.",
 )
 _encode = msgspec.json.Encoder().encode
-
-
-_ranks: dict[str, tuple[int, int]] = {}
-
-
-def engagement_rank(status: str) -> tuple[int, int]:
-    """Position of an engagement value in the spec's order (then its message number)."""
-    rank = _ranks.get(status)
-    if rank is None:
-        rank = (-1, 0)
-        for i, prefix in enumerate(ENGAGEMENT_ORDER):
-            if status.startswith(prefix):
-                m = _NUMBER.search(status)
-                rank = (i, int(m.group(1)) if m else 0)
-                break
-        if len(_ranks) < 10_000:
-            _ranks[status] = rank
-    return rank
 
 
 class Member:
@@ -214,17 +195,14 @@ class Batch:
         self.by_type[etype] = self.by_type.get(etype, 0) + 1
 
     def task(self, member: Member, plan: Plan, step: int, ms: int) -> tuple[int, str, str | None]:
-        """The platform task of a TASK step, keyed like exporter.records.ensure_platform_tasks."""
+        """The platform task of a TASK step, keyed like platform.tasks.ensure_for_members."""
         spec = plan.steps[step]
         subject = sequence_text.task_subject(
             spec.taskSubject, spec.taskType, plan.name, member.first_name, member.company
         )
-        row = self.conn.execute(
-            "SELECT id FROM platform_tasks WHERE contactId = ? AND campaignId = ? AND stepIndex = ?",
-            (member.contact_id, member.campaign_id, step),
-        ).fetchone()
-        if row is not None:
-            return row[0], subject, spec.taskType
+        found = platform_tasks.find(self.conn, member.contact_id, member.campaign_id, step)
+        if found is not None:
+            return found, subject, spec.taskType
         tid = self.next_task
         self.next_task += 1
         self.tasks.append((tid, member.contact_id, member.campaign_id, step, subject,
@@ -244,23 +222,13 @@ class Batch:
             " updatedAt = max(updatedAt, ?) WHERE id = ?",
             [(v, c, at, mid) for mid, (v, c, at) in self.counts.items()],
         )
-        conn.executemany(
-            "INSERT INTO platform_tasks(id, contactId, campaignId, stepIndex, subject, type, dueDate)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)", self.tasks,
-        )
+        platform_tasks.insert_sequence_tasks(conn, self.tasks)
         conn.executemany(
             "INSERT INTO events(type, contactId, campaignId, messageId, occurredAt, data)"
             " VALUES (?, ?, ?, ?, ?, ?)", self.events,
         )
-        conn.executemany(
-            "UPDATE campaign_members SET stepIndex = ?, sequenceStatus = ?, engagementStatus = ?,"
-            " opens = ?, clicks = ?, replies = ?, nextActionAt = ? WHERE campaignId = ? AND contactId = ?",
-            [self.members[key].row() for key in sorted(self.members)],
-        )
-        conn.executemany(
-            "UPDATE contacts SET updatedAt = max(updatedAt, ?) WHERE id = ?",
-            [(self.contacts[cid], cid) for cid in sorted(self.contacts)],
-        )
+        engagement.write_members(conn, [self.members[key].row() for key in sorted(self.members)])
+        platform_contacts.touch(conn, [(self.contacts[cid], cid) for cid in sorted(self.contacts)])
 
 
 def _next_id(conn: sqlite3.Connection, table: str) -> int:
