@@ -31,7 +31,7 @@ async def overview(request: Request) -> Response:
     connection = await emulator.db.read(platform_connection.read)
     health = None
     if connection is not None and request.query_params.get("check") == "health":
-        base = custom_crm.resolve_base_url(connection.crmUrl, str(request.base_url))
+        base = platform_connection.resolve(connection.crmUrl, str(request.base_url)).base_url
         health = await custom_crm.check_health(base, connection.apiKey, connection.apiKeyHeader)
     clock = emulator.clock
     return page(

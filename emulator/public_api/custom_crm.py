@@ -25,13 +25,6 @@ from emulator.simulation.crm_health import (
 from emulator.wire import decode, encode
 
 
-def resolve_base_url(base_url: str, own_base: str) -> str:
-    """A relative baseUrl ("/crm") names the emulator's own embedded CRM."""
-    if base_url.startswith("/"):
-        return own_base.rstrip("/") + base_url
-    return base_url
-
-
 async def check(url: str, api_key: str, header: str, at: str) -> tuple[CustomCrmHealth, UsersProbe]:
     """GET {url}/health and GET {url}/users with the key: the health answer and the users
     verdict (owner selection)."""

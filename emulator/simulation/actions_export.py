@@ -37,7 +37,7 @@ from emulator.simulation.actions_runs import (
     store_state,
     timeline_of,
 )
-from emulator.simulation.crm_health import fresh_owner_selection, reach, read_health
+from emulator.simulation.crm_health import fresh_owner_selection, read_health
 from emulator.state import Emulator
 from emulator.wire import encode
 
@@ -163,8 +163,8 @@ class ActionsExports:
         self.transport = transport  # this app in-process, for a relative crmUrl ("/crm")
 
     def _exporter(self, conn: CrmConnection, run_id: int) -> Exporter:
-        url, transport = reach(conn.crmUrl, self.transport)
-        conn = msgspec.structs.replace(conn, crmUrl=url)
+        crm = platform_connection.resolve(conn.crmUrl, in_process=self.transport)
+        conn, transport = msgspec.structs.replace(conn, crmUrl=crm.base_url), crm.transport
         clock = self.emulator.clock
         return Exporter(
             self.emulator.db, conn, now=clock.now_iso, export_id=f"actions-{run_id}",

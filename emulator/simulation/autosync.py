@@ -37,7 +37,6 @@ from emulator.wire import Wire, decode, encode
 log = logging.getLogger(__name__)
 
 PushStatus = Literal["ok", "failed", "aborted", "crashed"]
-IN_PROCESS_BASE = "http://emulator"
 # Each push is retried by the next one, so within a push retries are few and short: an
 # advance must not stall on a CRM that is struggling.
 PUSH_POLICY = dict(base=0.05, cap=0.5, retry_after_cap=2.0)
@@ -271,10 +270,8 @@ class AutoSync:
             return await self._push(conn, batch)
 
     def _exporter(self, conn: CrmConnection, number: int) -> Exporter:
-        transport = None
-        if not conn.crmUrl.startswith(("http://", "https://")):
-            conn = msgspec.structs.replace(conn, crmUrl=IN_PROCESS_BASE + "/" + conn.crmUrl.lstrip("/"))
-            transport = self.transport
+        crm = platform_connection.resolve(conn.crmUrl, in_process=self.transport)
+        conn, transport = msgspec.structs.replace(conn, crmUrl=crm.base_url), crm.transport
         policy = RetryPolicy(retries=min(conn.retries, 2), **PUSH_POLICY)  # type: ignore[arg-type]
         clock = self.emulator.clock
         return Exporter(

@@ -13,7 +13,8 @@ from starlette.applications import Starlette
 from emulator.exporter.report import Report
 from emulator.exporter.run import Exporter
 from emulator.platform import connection as platform_connection
-from emulator.simulation.autosync import IN_PROCESS_BASE, AutoSync
+from emulator.platform.connection import IN_PROCESS_BASE
+from emulator.simulation.autosync import AutoSync
 from emulator.state import Emulator
 
 # Campaign 1 ("Q1 SaaS Founders") has message sync on; campaign 6 has it off.
