@@ -5,32 +5,21 @@ itself (so an event can name its message before anything is written), buffers ev
 writes them with a few executemany calls in `flush`. Event ids follow insertion order, which
 is time order because callers emit in time order.
 
-Event `data` keys: "step" (sequence step index or null), "channel", "sequenceIndex" (the
-message's <n>), "messageId", "customMessage" + "subject" + "sentAt" (sends), "acceptedAt",
-"content" + "subject" + "repliedAt" + "inReplyTo" (replies), "openedAt"/"clickedAt" + "url",
-"visitedAt" + "profileUrl", "likedAt" + "postUrl", "taskId" + "subject" + "taskType" +
-"dueDate" (TASK_CREATED), "finishedAt" (SEQUENCE_FINISHED).
+Each event's `data` is one struct of simulation/events.py.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
-
-import msgspec
+from typing import Any, Literal
 
 from emulator.platform import contacts as platform_contacts
 from emulator.platform import engagement, sequence_text
 from emulator.platform import tasks as platform_tasks
 from emulator.platform.engagement import SEQUENCE_ORDER, engagement_rank
+from emulator.simulation import events as ev
 from emulator.simulation.timeline import CHANNELS, DAY_MS, Plan, iso
 
-SENT_EVENTS = {
-    "CONNECTION_REQUEST": "CONNECTION_REQUEST_SENT",
-    "NETWORK_MESSAGE": "NETWORK_MESSAGE_SENT",
-    "INMAIL": "INMAIL_SENT",
-    "EMAIL": "EMAIL_SENT",
-}
 REPLY_TEXTS = (
     "Thanks for reaching out, happy to chat next week.",
     "Not a priority for us right now, maybe next quarter.",
@@ -38,7 +27,6 @@ REPLY_TEXTS = (
     "Please talk to my colleague who owns this topic.",
     "Sure, send me a few time slots.",
 )
-_encode = msgspec.json.Encoder().encode
 
 
 class Member:
@@ -184,11 +172,10 @@ class Batch:
         entry[1] += clicks
         entry[2] = at
 
-    def event(
-        self, etype: str, member: Member, at: str, message_id: int | None, data: dict[str, Any]
-    ) -> None:
+    def event(self, member: Member, at: str, message_id: int | None, data: ev.Event) -> None:
+        etype = ev.event_type(data)
         self.events.append((etype, member.contact_id, member.campaign_id, message_id, at,
-                            _encode(data).decode()))
+                            ev.encode_data(data)))
         self.contacts[member.contact_id] = at
         self.members[(member.campaign_id, member.contact_id)] = member
         self.touched.add(member.campaign_id)
@@ -252,19 +239,19 @@ def send(batch: Batch, plan: Plan, member: Member, at: str, mtype: str, step: in
     else:
         total = max(plan.message_count, number)
         member.engage(f"Message Sent ({number}/{total}) - {channel}")
-    data: dict[str, Any] = {"step": step, "channel": channel, "sequenceIndex": number,
-                            "messageId": mid, "customMessage": content, "sentAt": at}
-    if subject is not None:
-        data["subject"] = subject
-    batch.event(SENT_EVENTS[mtype], member, at, mid, data)
+    batch.event(member, at, mid, ev.SENT[mtype](
+        step=step, channel=channel, sequenceIndex=number, messageId=mid, customMessage=content,
+        sentAt=at, subject=subject,
+    ))
 
 
 def accept(batch: Batch, plan: Plan, member: Member, at: str, step: int | None) -> None:
     conv = batch.conversation(member, plan)
     mid = batch.message(conv, at, "CONNECTION_REQUEST", True, None, None, None)
     member.engage("Connection Accepted")
-    batch.event("CONNECTION_REQUEST_ACCEPTED", member, at, mid,
-                {"step": step, "channel": "NETWORK", "messageId": mid, "acceptedAt": at})
+    batch.event(member, at, mid, ev.ConnectionRequestAccepted(
+        step=step, channel="NETWORK", messageId=mid, acceptedAt=at,
+    ))
 
 
 def reply(batch: Batch, plan: Plan, member: Member, at: str, step: int | None, mtype: str,
@@ -282,12 +269,10 @@ def reply(batch: Batch, plan: Plan, member: Member, at: str, step: int | None, m
     member.engage(f"Message Replied ({number}/{max(plan.message_count, number)}) - {channel}")
     member.progress("Replied")
     member.next_ms = None
-    data: dict[str, Any] = {"step": step, "channel": channel, "sequenceIndex": number,
-                            "messageId": mid, "content": content, "repliedAt": at,
-                            "inReplyTo": answered}
-    if subject is not None:
-        data["subject"] = subject
-    batch.event("MESSAGE_REPLIED", member, at, mid, data)
+    batch.event(member, at, mid, ev.MessageReplied(
+        step=step, channel=channel, sequenceIndex=number, messageId=mid, content=content,
+        repliedAt=at, inReplyTo=answered, subject=subject,
+    ))
 
 
 def open_or_click(batch: Batch, plan: Plan, member: Member, at: str, step: int | None,
@@ -298,40 +283,43 @@ def open_or_click(batch: Batch, plan: Plan, member: Member, at: str, step: int |
         batch.count(mid, at, 0 if click else 1, 1 if click else 0)
     if click:
         member.clicks += 1
-        batch.event("LINK_CLICKED", member, at, mid, {
-            "step": step, "channel": "EMAIL", "messageId": mid, "clickedAt": at,
-            "url": f"https://links.outreach-demo.com/c/{plan.id}/{member.contact_id}/{number}",
-        })
+        batch.event(member, at, mid, ev.LinkClicked(
+            step=step, channel="EMAIL", messageId=mid, clickedAt=at,
+            url=f"https://links.outreach-demo.com/c/{plan.id}/{member.contact_id}/{number}",
+        ))
     else:
         member.opens += 1
-        batch.event("EMAIL_OPENED", member, at, mid, {
-            "step": step, "channel": "EMAIL", "messageId": mid, "openedAt": at,
-        })
+        batch.event(member, at, mid, ev.EmailOpened(
+            step=step, channel="EMAIL", messageId=mid, openedAt=at,
+        ))
 
 
-def touch(batch: Batch, plan: Plan, member: Member, at: str, step: int | None, etype: str) -> None:
+def touch(batch: Batch, plan: Plan, member: Member, at: str, step: int | None,
+          etype: Literal["PROFILE_VISITED", "POST_LIKED"]) -> None:
     """A profile visit or a post like: an event, no message."""
     member.progress("Ongoing")
+    data: ev.ProfileVisited | ev.PostLiked
     if etype == "PROFILE_VISITED":
-        data = {"step": step, "channel": "NETWORK", "visitedAt": at,
-                "profileUrl": member.profile_url}
+        data = ev.ProfileVisited(step=step, channel="NETWORK", visitedAt=at,
+                                 profileUrl=member.profile_url)
     else:
-        data = {"step": step, "channel": "NETWORK", "likedAt": at,
-                "postUrl": f"https://www.network.com/feed/update/{plan.id}-{member.contact_id}"}
-    batch.event(etype, member, at, None, data)
+        data = ev.PostLiked(
+            step=step, channel="NETWORK", likedAt=at,
+            postUrl=f"https://www.network.com/feed/update/{plan.id}-{member.contact_id}",
+        )
+    batch.event(member, at, None, data)
 
 
 def create_task(batch: Batch, plan: Plan, member: Member, ms: int, at: str, step: int) -> None:
     member.progress("Ongoing")
     tid, subject, ttype = batch.task(member, plan, step, ms)
-    batch.event("TASK_CREATED", member, at, None, {
-        "step": step, "taskId": tid, "subject": subject, "taskType": ttype,
-        "dueDate": iso(ms + DAY_MS),
-    })
+    batch.event(member, at, None, ev.TaskCreated(
+        step=step, taskId=tid, subject=subject, taskType=ttype, dueDate=iso(ms + DAY_MS),
+    ))
 
 
 def finish(batch: Batch, plan: Plan, member: Member, at: str) -> None:
     member.step_index = len(plan.steps)
     member.progress("Finished")
     member.next_ms = None
-    batch.event("SEQUENCE_FINISHED", member, at, None, {"finishedAt": at})
+    batch.event(member, at, None, ev.SequenceFinished(finishedAt=at))
