@@ -6,16 +6,12 @@ import sqlite3
 from typing import Any
 
 from emulator.platform.keys import company_keys
+from emulator.platform.sql import insert_row
 
 
 def insert(conn: sqlite3.Connection, values: dict[str, Any], now: str) -> int:
     """A new company of these columns (their match keys added); answers its id."""
-    row = {**values, **company_keys(values), "createdAt": now, "updatedAt": now}
-    cursor = conn.execute(
-        f"INSERT INTO companies({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-        tuple(row.values()),
-    )
-    return int(cursor.lastrowid or 0)
+    return insert_row(conn, "companies", {**values, **company_keys(values), "createdAt": now, "updatedAt": now})
 
 
 def update(

@@ -7,16 +7,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from emulator.platform.keys import contact_keys
+from emulator.platform.sql import insert_row
 
 
 def insert(conn: sqlite3.Connection, values: dict[str, Any], now: str) -> int:
     """A new contact of these columns (their match keys added); answers its id."""
-    row = {**values, **contact_keys(values), "createdAt": now, "updatedAt": now}
-    cursor = conn.execute(
-        f"INSERT INTO contacts({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-        tuple(row.values()),
-    )
-    return int(cursor.lastrowid or 0)
+    return insert_row(conn, "contacts", {**values, **contact_keys(values), "createdAt": now, "updatedAt": now})
 
 
 def update(conn: sqlite3.Connection, contact_id: int, updates: dict[str, Any], now: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,3 +20,12 @@ def only(column: str, ids: Sequence[int] | None) -> tuple[str, tuple[Any, ...]]:
 def steps(sequence: str) -> list[dict[str, Any]]:
     """A campaign's stored sequence (JSON list of steps)."""
     return decode(sequence, list[dict[str, Any]])
+
+
+def insert_row(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> int:
+    """INSERT one row of these columns; answers its id."""
+    cursor = conn.execute(
+        f"INSERT INTO {table}({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+        tuple(row.values()),
+    )
+    return int(cursor.lastrowid or 0)
