@@ -21,6 +21,7 @@ import msgspec
 
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.fixtures.models import CrmConnection, FixtureSet
+from emulator.platform import connection as platform_connection
 from emulator.settings import Settings
 
 if TYPE_CHECKING:  # the exporter (httpx) loads only when `export` runs: `serve` starts faster
@@ -122,8 +123,6 @@ async def platform_only(settings: Settings, fixtures: FixtureSet | None) -> Asyn
 
 def connection_for(args: argparse.Namespace, stored: CrmConnection | None, server_base: str | None) -> CrmConnection:
     """The stored connection with the command-line flags laid over it."""
-    from emulator.exporter.run import resolve_crm_url
-
     conn = stored or CrmConnection(crmUrl="/crm", apiKey="")
     changes: dict[str, object] = {}
     if args.crm_url:
@@ -137,7 +136,9 @@ def connection_for(args: argparse.Namespace, stored: CrmConnection | None, serve
     if args.insecure:
         changes["verify"] = False
     conn = msgspec.structs.replace(conn, **changes)
-    return msgspec.structs.replace(conn, crmUrl=resolve_crm_url(conn.crmUrl, server_base))
+    return msgspec.structs.replace(
+        conn, crmUrl=platform_connection.resolve(conn.crmUrl, server_base).base_url
+    )
 
 
 class ProgressBar:
@@ -161,17 +162,16 @@ class ProgressBar:
 
 
 async def _export(args: argparse.Namespace, fixtures: FixtureSet | None) -> Report:
-    from emulator.exporter import records as rec
     from emulator.exporter.run import Exporter
 
     settings = Settings(fixtures=args.fixtures or str(DEFAULT_FIXTURES), db=args.db)
     stored_absolute = False
     if not args.crm_url and fixtures is not None and fixtures.connection is not None:
-        stored_absolute = fixtures.connection.crmUrl.startswith(("http://", "https://"))
+        stored_absolute = platform_connection.is_absolute(fixtures.connection.crmUrl)
     embedded = not args.crm_url and not stored_absolute
     opener = embedded_server if embedded else platform_only
     async with opener(settings, fixtures) as platform:
-        stored = await platform.store.read(rec.read_connection)
+        stored = await platform.store.read(platform_connection.read)
         if embedded and stored is None and args.api_key is None and fixtures is not None:
             args.api_key = fixtures.crm.settings.apiKey
         connection = connection_for(args, stored, platform.server_base)

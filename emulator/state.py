@@ -20,8 +20,8 @@ from emulator.fixtures.loader import (
     load_fixture_dir,
 )
 from emulator.fixtures.models import FixtureSet
-from emulator.fixtures.seed import insert_contacts
 from emulator.operations import Operations
+from emulator.platform.bulk import insert_contacts
 from emulator.settings import Settings
 from emulator.store.db import Store, bulk_load, open_sync, write_meta
 from emulator.wire import now_iso, parse_iso

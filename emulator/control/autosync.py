@@ -10,9 +10,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from emulator.errors import BadRequest, NotFound
-from emulator.exporter import records as rec
 from emulator.http import decode_body, json_response
 from emulator.openapi import operation
+from emulator.platform import connection as platform_connection
 from emulator.simulation.autosync import AutoSync, AutoSyncState
 from emulator.wire import Wire
 
@@ -43,10 +43,10 @@ async def switch(request: Request) -> Response:
     autosync = _autosync(request)
 
     def write(conn: Any) -> bool:
-        current = rec.read_connection(conn)
+        current = platform_connection.read(conn)
         if current is None:
             return False
-        rec.write_connection(conn, msgspec.structs.replace(current, autoSync=body.enabled))
+        platform_connection.write(conn, msgspec.structs.replace(current, autoSync=body.enabled))
         return True
 
     if not await autosync.emulator.db.write(write):

@@ -14,19 +14,19 @@ from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from emulator.errors import BadRequest, Conflict, FieldError, NotFound
-from emulator.exporter import records as rec
 from emulator.exporter.plan import ENGAGEMENT_FIELDS
 from emulator.exporter.report import Report
 from emulator.exporter.report_html import html_report
-from emulator.exporter.run import Exporter, resolve_crm_url
+from emulator.exporter.run import Exporter
 from emulator.fixtures.models import CrmConnection
 from emulator.http import decode_body, json_response
 from emulator.openapi import Param, operation, query
+from emulator.platform import connection as platform_connection
 from emulator.self_target import control_api_target
 from emulator.state import Emulator
 from emulator.store.db import Store
 from emulator.store.export_lock import ExportLock, ExportLocked
-from emulator.wire import Wire, encode
+from emulator.wire import Wire, encode, split_validation_error
 
 log = logging.getLogger(__name__)
 REDACTED = "***"
@@ -59,23 +59,18 @@ class JournalPage(Wire):
     total: int
 
 
-def connection_problems(c: CrmConnection) -> list[FieldError]:
-    """What PUT /_emulator/connection refuses beyond the struct's types."""
-    problems: list[tuple[str, str]] = []
-    if not c.crmUrl.startswith(("http://", "https://", "/")):
-        problems.append(("crmUrl", "must be an http(s) URL or a path of this emulator (/crm)"))
-    elif (loop := control_api_target(c.crmUrl)) is not None:
+def connection_problems(body: dict[str, Any]) -> list[FieldError]:
+    """What PUT /_emulator/connection refuses, every field at once: the struct's rules
+    (CrmConnection's constrained types), a URL of the control API, unknown engagement fields."""
+    problems = platform_connection.rule_problems(body)
+    url = body.get("crmUrl")
+    loop = control_api_target(url) if isinstance(url, str) and "crmUrl" not in dict(problems) else None
+    if loop is not None:
         problems.append(("crmUrl", loop))
-    if not c.apiKeyHeader.strip():
-        problems.append(("apiKeyHeader", "must not be empty"))
-    if not 1 <= c.batchSize <= 100:
-        problems.append(("batchSize", "must be between 1 and 100"))
-    if not 0 <= c.retries <= 10:
-        problems.append(("retries", "must be between 0 and 10"))
-    if c.timeoutSeconds <= 0:
-        problems.append(("timeoutSeconds", "must be positive"))
+    fields = body.get("engagementFields")
     for kind in ("contacts", "companies"):
-        for name in getattr(c.engagementFields, kind):
+        named = fields.get(kind) if isinstance(fields, dict) else None
+        for name in named if isinstance(named, dict) else ():
             if name not in ENGAGEMENT_FIELDS[kind]:
                 problems.append((f"engagementFields.{kind}.{name}", "unknown engagement field"))
     return [FieldError(field=f, message=m) for f, m in problems]
@@ -109,7 +104,7 @@ def _runs(request: Request) -> dict[str, Exporter]:
 
 @operation("The exporter's CRM connection (API key redacted)", CrmConnection, errors=(404,), security=None)
 async def get_connection(request: Request) -> Response:
-    conn = await _emulator(request).db.read(rec.read_connection)
+    conn = await _emulator(request).db.read(platform_connection.read)
     if conn is None:
         raise NotFound("no CRM connection configured")
     return json_response(redacted(conn))
@@ -117,11 +112,15 @@ async def get_connection(request: Request) -> Response:
 
 @operation("Set the exporter's CRM connection", CrmConnection, body=CrmConnection, security=None)
 async def put_connection(request: Request) -> Response:
-    conn = await decode_body(request, CrmConnection, BadRequest.field)
-    problems = connection_problems(conn)
+    body = await decode_body(request, dict[str, Any], BadRequest.field)
+    problems = connection_problems(body)
     if problems:
         raise BadRequest("invalid connection", errors=problems)
-    await _emulator(request).db.write(lambda c: rec.write_connection(c, conn))
+    try:
+        conn = msgspec.convert(body, CrmConnection)
+    except msgspec.ValidationError as exc:
+        raise BadRequest.field(*split_validation_error(exc)) from None
+    await _emulator(request).db.write(lambda c: platform_connection.write(c, conn))
     return json_response(redacted(conn))
 
 
@@ -131,14 +130,14 @@ async def put_connection(request: Request) -> Response:
 )
 async def start_export(request: Request) -> Response:
     emulator = _emulator(request)
-    conn = await emulator.db.read(rec.read_connection)
+    conn = await emulator.db.read(platform_connection.read)
     if conn is None:
         raise NotFound("no CRM connection configured: PUT /_emulator/connection first")
     if (loop := control_api_target(conn.crmUrl)) is not None:
         raise BadRequest.field("crmUrl", f"the stored connection's crmUrl {loop}")
     runs = _runs(request)
     base = str(request.base_url).rstrip("/")
-    conn = msgspec.structs.replace(conn, crmUrl=resolve_crm_url(conn.crmUrl, base))
+    conn = msgspec.structs.replace(conn, crmUrl=platform_connection.resolve(conn.crmUrl, base).base_url)
     exporter = Exporter(
         emulator.db, conn, now=emulator.clock.now_iso, journal_limit=emulator.settings.journalLimit,
     )

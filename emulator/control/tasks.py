@@ -6,7 +6,6 @@ on the CRM (one PATCH /tasks/:taskId for one task, PATCH /tasks/batch for severa
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any
 
@@ -17,9 +16,10 @@ from starlette.routing import BaseRoute, Route
 from emulator.errors import BadRequest
 from emulator.http import decode_body, json_response
 from emulator.openapi import PAGE, operation, query
+from emulator.platform import tasks as platform_tasks
+from emulator.platform.errors import InvalidField
 from emulator.public_api.envelopes import MetaList, meta_list
 from emulator.public_api.params import page_params
-from emulator.sequence_text import task_subject
 from emulator.state import Emulator
 from emulator.wire import Int64, Wire
 
@@ -116,10 +116,7 @@ async def complete_tasks(request: Request) -> Response:
             known = {r[0] for r in conn.execute(
                 f"SELECT id FROM platform_tasks WHERE id IN ({','.join('?' * len(asked))})", asked)} if asked else set()
             ids, unknown = [i for i in asked if i in known], [i for i in asked if i not in known]
-        conn.executemany(
-            "UPDATE platform_tasks SET completed = 1, completedAt = ? WHERE id = ? AND completed = 0",
-            [(now, i) for i in ids],
-        )
+        platform_tasks.complete(conn, ids, now)
         return CompleteTasksOut(completed=ids, unknown=unknown)
 
     return json_response(await _emulator(request).db.write(complete))
@@ -133,35 +130,13 @@ async def create_task(request: Request) -> Response:
     body = await decode_body(request, NewPlatformTask, BadRequest.field)
 
     def create(conn: sqlite3.Connection) -> PlatformTask:
-        campaign = conn.execute("SELECT name, sequence FROM campaigns WHERE id = ?", (body.campaignId,)).fetchone()
-        if campaign is None:
-            raise BadRequest.field("campaignId", f"unknown campaign {body.campaignId}")
-        contact = conn.execute(
-            "SELECT c.firstName, co.name FROM contacts c LEFT JOIN companies co ON co.id = c.companyId"
-            " WHERE c.id = ?", (body.contactId,),
-        ).fetchone()
-        if contact is None:
-            raise BadRequest.field("contactId", f"unknown contact {body.contactId}")
-        steps = json.loads(campaign[1] or "[]")
-        task_steps = [i for i, s in enumerate(steps) if s.get("type") == "TASK"]
-        index = body.stepIndex if body.stepIndex is not None else (task_steps[0] if task_steps else None)
-        if index is None or index not in task_steps:
-            raise BadRequest.field("stepIndex", "the campaign has no TASK step there")
-        if conn.execute(
-            "SELECT 1 FROM platform_tasks WHERE contactId = ? AND campaignId = ? AND stepIndex = ?",
-            (body.contactId, body.campaignId, index),
-        ).fetchone():
-            raise BadRequest.field("stepIndex", "this member already has that task")
-        step = steps[index]
-        subject = task_subject(
-            body.subject or step.get("taskSubject"), step.get("taskType"), campaign[0], *contact
-        )
-        cur = conn.execute(
-            "INSERT INTO platform_tasks(contactId, campaignId, stepIndex, subject, type, dueDate)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (body.contactId, body.campaignId, index, subject, step.get("taskType"), body.dueDate),
-        )
-        row = conn.execute(f"SELECT {COLUMNS} FROM platform_tasks WHERE id = ?", (cur.lastrowid,)).fetchone()
+        try:
+            task_id = platform_tasks.create(
+                conn, body.contactId, body.campaignId, body.stepIndex, body.subject, body.dueDate
+            )
+        except InvalidField as exc:
+            raise BadRequest.field(exc.field, exc.message) from None
+        row = conn.execute(f"SELECT {COLUMNS} FROM platform_tasks WHERE id = ?", (task_id,)).fetchone()
         return _row(row)
 
     return json_response(await _emulator(request).db.write(create), 201)

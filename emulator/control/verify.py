@@ -11,6 +11,7 @@ from emulator.crm.routes import crm_context
 from emulator.errors import BadRequest, Conflict, NotFound, refuse_control_target
 from emulator.http import decode_body, json_response
 from emulator.openapi import operation
+from emulator.platform import connection as platform_connection
 from emulator.verify.html import html_report
 from emulator.verify.report import Report
 from emulator.verify.runner import Prober
@@ -58,11 +59,13 @@ async def _prober(request: Request, body: VerifyIn) -> Prober:
     refuse_control_target("crmUrl", url)  # probes POST .../tasks: never the control API's
     if url.startswith("/"):
         settings = await crm_context(request).settings()
-        own = str(request.base_url).rstrip("/") + url.rstrip("/")
-        transport = httpx.ASGITransport(app=request.app, raise_app_exceptions=False)
-        return Prober(own, body.apiKey or settings.apiKey, body.apiKeyHeader or settings.apiKeyHeader,
-                      transport=transport)
-    if not url.startswith(("http://", "https://")):
+        crm = platform_connection.resolve(
+            url.rstrip("/") or "/", str(request.base_url),
+            in_process=httpx.ASGITransport(app=request.app, raise_app_exceptions=False),
+        )
+        return Prober(crm.base_url, body.apiKey or settings.apiKey,
+                      body.apiKeyHeader or settings.apiKeyHeader, transport=crm.transport)
+    if not platform_connection.is_absolute(url):
         raise BadRequest.field("crmUrl", "must be an http(s) URL or a path of this emulator (/crm)")
     if not body.apiKey:
         raise BadRequest.field("apiKey", "is required with a crmUrl of another server")

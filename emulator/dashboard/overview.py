@@ -10,8 +10,8 @@ from starlette.responses import Response
 from emulator.control.exports import redacted
 from emulator.control.routes import counts
 from emulator.dashboard.render import api, emulator_of, page
-from emulator.exporter import records as rec
 from emulator.fixtures.models import CampaignStatus
+from emulator.platform import connection as platform_connection
 from emulator.public_api import custom_crm
 from emulator.public_api.campaigns import list_campaigns
 from emulator.simulation.event_log import count_events
@@ -28,10 +28,10 @@ async def overview(request: Request) -> Response:
         for status in get_args(CampaignStatus)
     }
     _, campaigns = await list_campaigns(ctx, 1, 100)
-    connection = await emulator.db.read(rec.read_connection)
+    connection = await emulator.db.read(platform_connection.read)
     health = None
     if connection is not None and request.query_params.get("check") == "health":
-        base = custom_crm.resolve_base_url(connection.crmUrl, str(request.base_url))
+        base = platform_connection.resolve(connection.crmUrl, str(request.base_url)).base_url
         health = await custom_crm.check_health(base, connection.apiKey, connection.apiKeyHeader)
     clock = emulator.clock
     return page(

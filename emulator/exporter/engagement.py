@@ -10,14 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from emulator.exporter.terms import Kind
+from emulator.platform.engagement import ENGAGEMENT_ORDER
 
-ENGAGEMENT_ORDER = (
-    "Added to Campaign",
-    "Connection Request Sent",
-    "Connection Accepted",
-    "Message Sent",
-    "Message Replied",
-)
 CONTACT_ENGAGEMENT = (
     "campaignEngagementStatus",
     "campaignSequenceStatus",

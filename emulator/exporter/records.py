@@ -6,17 +6,18 @@ Each batch costs one `store.read` and one `store.write` hop; nothing reads a who
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from emulator.exporter import engagement as eng
 from emulator.exporter import shapes
 from emulator.exporter.plan import Kind
-from emulator.fixtures.models import CrmConnection
-from emulator.normalise import domain_key, email_key
-from emulator.sequence_text import task_description, task_subject
-from emulator.wire import decode, encode
+from emulator.platform import tasks as platform_tasks
+from emulator.platform.crm_sync import CRM_ID_COLUMN as CRM_ID_COLUMN
+from emulator.platform.sequence_text import task_description
+from emulator.platform.sql import only as only
+from emulator.platform.sql import steps as _steps
+from emulator.wire import decode
 
 _COMPANY_COLUMNS = (
     "id, name, domain, website, companyNetworkUrl, industry, rangeOfEmployees, numberOfEmployees,"
@@ -34,33 +35,6 @@ _CONTACT_NAMES = [
     "mobilePhone", "phones", "contactCountry", "customFields", "contactCRMId", "companyId",
     "companyName", "companyCRMId",
 ]
-CRM_ID_COLUMN = {"companies": "companyCRMId", "contacts": "contactCRMId"}
-
-
-def _steps(sequence: str) -> list[dict[str, Any]]:
-    """A campaign's stored sequence (JSON list of steps)."""
-    return decode(sequence, list[dict[str, Any]])
-
-
-def only(column: str, ids: Sequence[int] | None) -> tuple[str, tuple[Any, ...]]:
-    """An extra WHERE clause keeping `column` among `ids` (None: no limit); one JSON parameter
-    whatever the number of ids, so no SQLite variable limit applies."""
-    if ids is None:
-        return "", ()
-    return f" AND {column} IN (SELECT value FROM json_each(?))", (encode(list(ids)).decode(),)
-
-
-def read_connection(conn: sqlite3.Connection) -> CrmConnection | None:
-    row = conn.execute("SELECT settings FROM crm_connection WHERE id = 1").fetchone()
-    return None if row is None else decode(row[0], CrmConnection)
-
-
-def write_connection(conn: sqlite3.Connection, connection: CrmConnection) -> None:
-    conn.execute(
-        "INSERT INTO crm_connection(id, settings) VALUES (1, ?) "
-        "ON CONFLICT(id) DO UPDATE SET settings = excluded.settings",
-        (encode(connection).decode(),),
-    )
 
 
 def count(conn: sqlite3.Connection, kind: Kind) -> int:
@@ -95,65 +69,6 @@ def read_batch(
         r["customFields"] = decode(r["customFields"]) if r["customFields"] else {}
         r["synced"] = synced.get(r["id"], [])
     return rows
-
-
-@dataclass
-class RecordUpdate:
-    """What one batch learnt about one platform record."""
-
-    id: int
-    crm_id: str
-    columns: dict[str, Any] = field(default_factory=dict)
-    custom: dict[str, Any] | None = None  # the new customFields, when properties changed it
-    synced: frozenset[str] | None = None  # the new synced custom names, when properties came
-
-
-def write_batch(
-    conn: sqlite3.Connection, kind: Kind, updates: Iterable[RecordUpdate], now: str
-) -> None:
-    """Store CRM ids and sync-back changes; updatedAt moves only for records that changed.
-
-    Updates that set the same columns share one statement run with executemany.
-    """
-    crm_col = CRM_ID_COLUMN[kind]
-    groups: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
-    upserts: list[tuple[Any, ...]] = []
-    deletes: list[tuple[Any, ...]] = []
-    for u in updates:
-        sets = (crm_col, *u.columns)
-        params: list[Any] = [u.crm_id, *u.columns.values()]
-        if u.custom is not None:
-            sets += ("customFields",)
-            params.append(encode(u.custom).decode())
-        groups.setdefault(sets, []).append((*params, now, u.id, *params))
-        if u.synced is not None:
-            if u.synced:
-                upserts.append((kind, u.id, encode(sorted(u.synced)).decode()))
-            else:
-                deletes.append((kind, u.id))
-    for sets, rows in groups.items():
-        assign = ", ".join(f"{c} = ?" for c in sets)
-        changed = " OR ".join(f"{c} IS NOT ?" for c in sets)
-        conn.executemany(
-            f"UPDATE {kind} SET {assign}, updatedAt = ? WHERE id = ? AND ({changed})", rows
-        )
-    conn.executemany(
-        "INSERT INTO export_synced_properties(kind, recordId, names) VALUES (?, ?, ?) "
-        "ON CONFLICT(kind, recordId) DO UPDATE SET names = excluded.names",
-        upserts,
-    )
-    conn.executemany(
-        "DELETE FROM export_synced_properties WHERE kind = ? AND recordId = ?", deletes
-    )
-
-
-def with_keys(kind: Kind, columns: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
-    """Core column changes plus the match keys derived from them (emailKey, domainKey)."""
-    if kind == "contacts" and "professionalEmail" in columns:
-        return {**columns, "emailKey": email_key(columns["professionalEmail"])}
-    if kind == "companies" and "domain" in columns:
-        return {**columns, "domainKey": domain_key(columns["domain"] or row.get("website"))}
-    return columns
 
 
 # ---------------------------------------------------------------------------------------------
@@ -195,34 +110,6 @@ def read_messages(
         )
         out.append((view, r[13], r[14], r[15], r[16], r[17]))
     return out
-
-
-def ensure_platform_tasks(conn: sqlite3.Connection, contacts: Sequence[int] | None = None) -> int:
-    """A platform task for every TASK step a campaign member (of `contacts` when given) has
-    passed; answers rows added."""
-    extra, params = only("m.contactId", contacts)
-    added = 0
-    for cid, name, sequence in conn.execute("SELECT id, name, sequence FROM campaigns").fetchall():
-        for index, step in enumerate(_steps(sequence)):
-            if step.get("type") != "TASK":
-                continue
-            members = conn.execute(
-                "SELECT m.contactId, c.firstName, co.name FROM campaign_members m"
-                " JOIN contacts c ON c.id = m.contactId LEFT JOIN companies co ON co.id = c.companyId"
-                f" WHERE m.campaignId = ? AND m.stepIndex > ?{extra} AND NOT EXISTS ("
-                "  SELECT 1 FROM platform_tasks t WHERE t.contactId = m.contactId"
-                "  AND t.campaignId = m.campaignId AND t.stepIndex = ?)",
-                (cid, index, *params, index),
-            ).fetchall()
-            conn.executemany(
-                "INSERT INTO platform_tasks(contactId, campaignId, stepIndex, subject, type)"
-                " VALUES (?, ?, ?, ?, ?)",
-                [(contact, cid, index,
-                  task_subject(step.get("taskSubject"), step.get("taskType"), name, first, company),
-                  step.get("taskType")) for contact, first, company in members],
-            )
-            added += len(members)
-    return added
 
 
 TaskRow = tuple[int, dict[str, Any], str | None, str | None, int, int | None]
@@ -286,13 +173,9 @@ def write_read_back(
     conn: sqlite3.Connection, completed: Sequence[tuple[int, str | None]],
     gone: Sequence[tuple[int, str]], now: str,
 ) -> None:
-    """Tasks completed on the CRM side become completed on the platform (keeping a platform
-    completion time when there is one); tasks the CRM no longer knows are remembered."""
-    conn.executemany(
-        "UPDATE platform_tasks SET completed = 1, crmCompleted = 1,"
-        " completedAt = coalesce(completedAt, ?) WHERE id = ?",
-        [(at or now, task_id) for task_id, at in completed],
-    )
+    """Tasks completed on the CRM side become completed on the platform; tasks the CRM no
+    longer knows are remembered."""
+    platform_tasks.complete_from_crm(conn, completed, now)
     conn.executemany(
         "INSERT OR IGNORE INTO export_tasks_gone(taskId, crmTaskId, at) VALUES (?, ?, ?)",
         [(task_id, crm_id, now) for task_id, crm_id in gone],

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from urllib.parse import urljoin
 
 from emulator.exporter import records as rec
 from emulator.exporter.client import CrmClient, StopExport
@@ -19,15 +18,6 @@ from emulator.exporter.phases import (
     tasks,
 )
 from emulator.exporter.report import FailedRecord, Report, RunStatus, exit_code
-
-
-def resolve_crm_url(crm_url: str, server_base: str | None) -> str:
-    """A relative crmUrl ("/crm") means this emulator's own CRM: join it to the server's URL."""
-    if crm_url.startswith(("http://", "https://")):
-        return crm_url
-    if not server_base:
-        raise ValueError(f"crmUrl {crm_url!r} is relative and there is no server to resolve it against")
-    return urljoin(server_base.rstrip("/") + "/", crm_url.lstrip("/"))
 
 
 class Exporter(RunContext):

@@ -8,6 +8,7 @@ from typing import Any
 
 from emulator.errors import BadRequest, NotFound
 from emulator.normalise import domain_key, name_key, url_key
+from emulator.platform import companies as platform_companies
 from emulator.public_api.company_search import Conditions
 from emulator.public_api.context import ApiContext, decode_json_object, link
 from emulator.public_api.list_membership import add_member, require_list
@@ -125,24 +126,14 @@ def upsert_company(
         if name_key(present.get("name")) is None:
             raise BadRequest.field(f"{where}name", "is required to create a company")
         values = {col: present.get(col) for col in _WRITABLE}
-        cursor = conn.execute(
-            f"INSERT INTO companies({', '.join(_WRITABLE)}, domainKey, networkUrlKey, nameKey,"
-            f" createdAt, updatedAt) VALUES ({', '.join('?' * (len(_WRITABLE) + 5))})",
-            (*values.values(), *_keys(values), now, now),
-        )
-        return int(cursor.lastrowid or 0), False
+        return platform_companies.insert(conn, values, now), False
     row = conn.execute(
         f"SELECT {', '.join(_WRITABLE)} FROM companies WHERE id = ?", (found,)
     ).fetchone()
     stored = dict(zip(_WRITABLE, row))
     updates = changes(stored, present, _SAME)
     if updates:
-        sets = ", ".join(f"{col} = ?" for col in updates)
-        conn.execute(
-            f"UPDATE companies SET {sets}, domainKey = ?, networkUrlKey = ?, nameKey = ?,"
-            " updatedAt = ? WHERE id = ?",
-            (*updates.values(), *_keys(stored | updates), now, found),
-        )
+        platform_companies.update(conn, found, stored, updates, now)
     return found, True
 
 
@@ -165,15 +156,6 @@ def changes(
             continue
         updates[col] = value
     return updates
-
-
-def _keys(values: dict[str, Any]) -> tuple[str | None, str | None, str | None]:
-    """The match keys of a company row, exactly as the fixture seeder derives them."""
-    return (
-        domain_key(values["domain"] or values["website"]),
-        url_key(values["companyNetworkUrl"]),
-        name_key(values["name"]),
-    )
 
 
 async def create_company(ctx: ApiContext, body: CompanyIn) -> tuple[CompanyCreated, bool]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from emulator.errors import NotFound
 from emulator.normalise import email_key, url_key
+from emulator.platform import contacts as platform_contacts
 from emulator.public_api.companies import changes, upsert_company
 from emulator.public_api.context import ApiContext, link
 from emulator.public_api.envelopes import meta_list_json
@@ -135,14 +136,7 @@ def match_contact(conn: sqlite3.Connection, email: str | None, url: str | None) 
 
 
 def _insert_contact(conn: sqlite3.Connection, present: dict[str, Any], now: str) -> int:
-    values = {col: present.get(col) for col in _STORED}
-    cursor = conn.execute(
-        f"INSERT INTO contacts({', '.join(values)}, emailKey, networkUrlKey, createdAt,"
-        f" updatedAt) VALUES ({', '.join('?' * (len(values) + 4))})",
-        (*values.values(), email_key(values["professionalEmail"]),
-         url_key(values["networkProfileUrl"]), now, now),
-    )
-    return int(cursor.lastrowid or 0)
+    return platform_contacts.insert(conn, {col: present.get(col) for col in _STORED}, now)
 
 
 def _merge_into(
@@ -152,21 +146,9 @@ def _merge_into(
     row = conn.execute(
         f"SELECT {', '.join(_STORED)} FROM contacts WHERE id = ?", (contact_id,)
     ).fetchone()
-    updates = changes(dict(zip(_STORED, row)), present, _SAME)
-    if not updates:
-        return
-    sets = [f"{col} = ?" for col in updates]
-    params: list[Any] = list(updates.values())
-    if "professionalEmail" in updates:
-        sets.append("emailKey = ?")
-        params.append(email_key(updates["professionalEmail"]))
-    if "networkProfileUrl" in updates:
-        sets.append("networkUrlKey = ?")
-        params.append(url_key(updates["networkProfileUrl"]))
-    conn.execute(
-        f"UPDATE contacts SET {', '.join(sets)}, updatedAt = ? WHERE id = ?",
-        (*params, now, contact_id),
-    )
+    updates = changes(dict(zip(_STORED, row, strict=True)), present, _SAME)
+    if updates:
+        platform_contacts.update(conn, contact_id, updates, now)
 
 
 async def create_contact(ctx: ApiContext, body: ContactIn) -> tuple[ContactCreated, bool]:

@@ -12,6 +12,7 @@ import msgspec
 
 from emulator.errors import NotFound
 from emulator.fixtures.models import CrmConnection
+from emulator.platform import connection as platform_connection
 from emulator.public_api.context import ApiContext
 from emulator.public_api.schemas import CustomCrmHealth, CustomCrmIn, CustomCrmStatus
 from emulator.simulation.crm_health import (
@@ -22,13 +23,6 @@ from emulator.simulation.crm_health import (
     users_verdict,
 )
 from emulator.wire import decode, encode
-
-
-def resolve_base_url(base_url: str, own_base: str) -> str:
-    """A relative baseUrl ("/crm") names the emulator's own embedded CRM."""
-    if base_url.startswith("/"):
-        return own_base.rstrip("/") + base_url
-    return base_url
 
 
 async def check(url: str, api_key: str, header: str, at: str) -> tuple[CustomCrmHealth, UsersProbe]:
@@ -76,22 +70,14 @@ async def connect(
     )
 
     def store(conn: sqlite3.Connection) -> tuple[str, str]:
-        row = conn.execute("SELECT settings FROM crm_connection WHERE id = 1").fetchone()
-        base = CrmConnection(crmUrl="", apiKey="") if row is None else decode(
-            row[0], CrmConnection
-        )
+        base = platform_connection.read(conn) or CrmConnection(crmUrl="", apiKey="")
         settings = msgspec.structs.replace(
             base, crmUrl=body.baseUrl, apiKey=body.apiKey, apiKeyHeader=body.apiKeyHeader,
             contactLinkTemplate=body.contactLinkTemplate,
             companyLinkTemplate=body.companyLinkTemplate,
         )
         pair = (encode(settings).decode(), encode(last).decode())
-        conn.execute(
-            "INSERT INTO crm_connection(id, settings, lastHealth) VALUES (1, ?, ?)"
-            " ON CONFLICT(id) DO UPDATE SET settings = excluded.settings,"
-            " lastHealth = excluded.lastHealth",
-            pair,
-        )
+        platform_connection.replace(conn, *pair)
         return pair
 
     return _status(*await ctx.store.write(store))
@@ -104,7 +90,7 @@ async def status(ctx: ApiContext) -> CustomCrmStatus:
 
 async def disconnect(ctx: ApiContext) -> CustomCrmStatus:
     def delete(conn: sqlite3.Connection) -> None:
-        if conn.execute("DELETE FROM crm_connection WHERE id = 1").rowcount == 0:
+        if not platform_connection.delete(conn):
             raise NotFound("No custom CRM is connected")
 
     await ctx.store.write(delete)

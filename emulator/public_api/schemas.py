@@ -9,6 +9,7 @@ import msgspec
 from emulator.fixtures.models import (
     ActionsStatus,
     CampaignStatus,
+    CrmUrl,
     ListType,
     SavedViewType,
     StatusCounts,
@@ -332,12 +333,6 @@ class ActionsIn(Wire):
     contactGroupIds: TargetIds | None = None
     companyGroupIds: TargetIds | None = None
     webhookUrl: Uri | None = None
-
-
-# An http(s) URL, or a path such as "/crm": the emulator's own embedded CRM.
-CrmUrl = Annotated[
-    str, msgspec.Meta(pattern=r"^(?:[Hh][Tt][Tt][Pp][Ss]?://[^\s/]+\S*|/\S*)$", max_length=2048)
-]
 
 
 class CustomCrmIn(Wire):

@@ -30,6 +30,7 @@ import msgspec
 from emulator import export_command
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.fixtures.models import FixtureSet
+from emulator.platform import connection as platform_connection
 from emulator.settings import Settings
 
 if TYPE_CHECKING:
@@ -201,13 +202,12 @@ def scenario(
 
 
 async def _record(args: argparse.Namespace, fixtures: FixtureSet) -> tuple[Report, dict[str, Any]]:
-    from emulator.exporter import records as rec
     from emulator.exporter.client import tls_verify
     from emulator.exporter.run import Exporter
 
     settings = Settings(fixtures=args.fixtures or str(DEFAULT_FIXTURES))
     async with export_command.platform_only(settings, fixtures) as platform:
-        stored = await platform.store.read(rec.read_connection)
+        stored = await platform.store.read(platform_connection.read)
         conn = export_command.connection_for(args, stored, None)
         inner = httpx.AsyncHTTPTransport(verify=tls_verify(conn.verify, conn.caFile))
         recorder = RecordingTransport(inner, urlsplit(conn.crmUrl).path, conn.apiKey)

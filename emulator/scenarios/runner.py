@@ -31,6 +31,7 @@ from emulator.fixtures.loader import (
     load_fixture_dir,
 )
 from emulator.fixtures.models import CrmConnection, FixtureSet
+from emulator.platform import connection as platform_connection
 from emulator.scenarios import models as sm
 from emulator.scenarios.match import Mismatch, show, subset
 from emulator.scenarios.models import Failure, Outcome, ReplayResult, ScenarioResult
@@ -138,7 +139,7 @@ def build_fixtures(scenario: sm.Scenario, base: Path, file: str) -> tuple[Fixtur
         raise sm.ScenarioError(f"{file}: {_inline_path(path, origins)}: {message}") from None
     except FixtureError as exc:
         raise sm.ScenarioError(f"{file}: fixtures: {exc}") from None
-    problems = connection_problems(fixtures.connection) if fixtures.connection else []
+    problems = connection_problems(msgspec.to_builtins(fixtures.connection)) if fixtures.connection else []
     if problems:
         raise sm.ScenarioError(f"{file}: connection.{problems[0].field}: {problems[0].message}")
     return fixtures, str(directory)
@@ -307,7 +308,7 @@ class Run:
         elif self.playback is not None:
             url = "http://playback.invalid"
         else:
-            url = base_url + "/crm"
+            url = platform_connection.resolve("/crm", base_url).base_url
         self.connection: CrmConnection = msgspec.structs.replace(conn, crmUrl=url)
 
     def transport(self) -> httpx.AsyncBaseTransport:

@@ -18,7 +18,6 @@ import hashlib
 import re
 from typing import Any
 
-from emulator.normalise import email_key
 from emulator.simulation import action_types as t
 
 Changes = dict[str, Any]
@@ -60,8 +59,7 @@ def contact_changes(
             local = ".".join(filter(None, (_slug(contact.get("firstName")),
                                            _slug(contact.get("lastName"))))) or f"contact{cid}"
             email = f"{local}@{_domain(company)}"
-            mine = {"professionalEmail": email, "emailKey": email_key(email),
-                    "emailVerificationStatus": "UNVERIFIED"}
+            mine = {"professionalEmail": email, "emailVerificationStatus": "UNVERIFIED"}
         case t.ENRICH_PHONE if not contact.get("mobilePhone"):
             mine = {"mobilePhone": f"+1 555 {n % 900 + 100:03d} {n // 900 % 10000:04d}"}
         case t.VERIFY_EMAIL if contact.get("professionalEmail"):

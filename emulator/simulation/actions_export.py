@@ -27,6 +27,7 @@ from emulator.exporter.plan import Kind
 from emulator.exporter.report import Report
 from emulator.exporter.run import Exporter
 from emulator.fixtures.models import CrmConnection
+from emulator.platform import connection as platform_connection
 from emulator.simulation import action_types as types
 from emulator.simulation.actions_runs import (
     TABLE,
@@ -36,7 +37,7 @@ from emulator.simulation.actions_runs import (
     store_state,
     timeline_of,
 )
-from emulator.simulation.crm_health import fresh_owner_selection, reach, read_health
+from emulator.simulation.crm_health import fresh_owner_selection, read_health
 from emulator.state import Emulator
 from emulator.wire import encode
 
@@ -75,7 +76,7 @@ def pending(
         options = next(o for o in parse_actions(actions) if isinstance(o, types.ExportOptions))
         ids: list[int] = msgspec.json.decode(record_ids, type=list[int])
         jobs.append(Job(run_id, entity, ids, answered, done, options))
-    connection = rec.read_connection(conn)
+    connection = platform_connection.read(conn)
     health = read_health(conn)
     return jobs, connection, fresh_owner_selection(health, connection, now)
 
@@ -162,8 +163,8 @@ class ActionsExports:
         self.transport = transport  # this app in-process, for a relative crmUrl ("/crm")
 
     def _exporter(self, conn: CrmConnection, run_id: int) -> Exporter:
-        url, transport = reach(conn.crmUrl, self.transport)
-        conn = msgspec.structs.replace(conn, crmUrl=url)
+        crm = platform_connection.resolve(conn.crmUrl, in_process=self.transport)
+        conn, transport = msgspec.structs.replace(conn, crmUrl=crm.base_url), crm.transport
         clock = self.emulator.clock
         return Exporter(
             self.emulator.db, conn, now=clock.now_iso, export_id=f"actions-{run_id}",

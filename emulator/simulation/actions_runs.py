@@ -18,6 +18,7 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
+from emulator.platform.records import Table, apply
 from emulator.simulation import action_types as types
 from emulator.simulation.action_effects import company_changes, contact_changes
 from emulator.simulation.actions_timeline import Timeline
@@ -26,7 +27,7 @@ from emulator.store.db import Store
 from emulator.wire import decode, encode, now_iso, parse_iso
 
 COMPLETION_EVENT = "ACTIONS_CONTACT_COMPLETED"
-TABLE = {"CONTACT": "contacts", "COMPANY": "companies"}
+TABLE: dict[str, Table] = {"CONTACT": "contacts", "COMPANY": "companies"}
 
 
 def schedule(conn: sqlite3.Connection, run_id: int, start: str) -> None:
@@ -100,18 +101,6 @@ def _row(conn: sqlite3.Connection, table: str, record_id: int | None) -> dict[st
     return None if row is None else dict(zip((d[0] for d in cursor.description), row, strict=True))
 
 
-def _apply(conn: sqlite3.Connection, table: str, row: dict[str, Any], changes: dict[str, Any],
-           at: str) -> None:
-    """Write what differs, with updatedAt moved to `at` (never backwards); keep `row` current."""
-    changed = {k: v for k, v in changes.items() if row.get(k) != v}
-    if not changed:
-        return
-    changed["updatedAt"] = max(at, row["updatedAt"])
-    sets = ", ".join(f"{name} = ?" for name in changed)
-    conn.execute(f"UPDATE {table} SET {sets} WHERE id = ?", (*changed.values(), row["id"]))
-    row.update(changed)
-
-
 def _record_effects(
     conn: sqlite3.Connection, timeline: Timeline, entity: str, options: list[types.Options],
     index: int,
@@ -129,15 +118,15 @@ def _record_effects(
         if not ok or position == timeline.export_at:
             continue
         if entity == "COMPANY":
-            _apply(conn, table, record,
+            apply(conn, table, record,
                    company_changes(kind, options[position], timeline.run_id, position, record), at)
             continue
         mine, theirs = contact_changes(
             kind, options[position], timeline.run_id, position, record, company
         )
-        _apply(conn, table, record, mine, at)
+        apply(conn, table, record, mine, at)
         if company is not None and theirs:
-            _apply(conn, "companies", company, theirs, at)
+            apply(conn, "companies", company, theirs, at)
 
 
 def parse_actions(actions: str) -> list[types.Options]:

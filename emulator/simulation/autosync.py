@@ -29,6 +29,7 @@ from emulator.exporter.client import RetryPolicy
 from emulator.exporter.report import Report
 from emulator.exporter.run import Exporter
 from emulator.fixtures.models import CrmConnection
+from emulator.platform import connection as platform_connection
 from emulator.state import Emulator
 from emulator.store.db import read_meta, write_meta
 from emulator.wire import Wire, decode, encode
@@ -36,7 +37,6 @@ from emulator.wire import Wire, decode, encode
 log = logging.getLogger(__name__)
 
 PushStatus = Literal["ok", "failed", "aborted", "crashed"]
-IN_PROCESS_BASE = "http://emulator"
 # Each push is retried by the next one, so within a push retries are few and short: an
 # advance must not stall on a CRM that is struggling.
 PUSH_POLICY = dict(base=0.05, cap=0.5, retry_after_cap=2.0)
@@ -206,7 +206,7 @@ def read_state(
 ) -> tuple[CrmConnection | None, int, int, int, int, int, AutoSyncPush | None]:
     last = read_meta(conn, "autosync.last")
     return (
-        rec.read_connection(conn),
+        platform_connection.read(conn),
         int(read_meta(conn, "autosync.pushes") or 0),
         int(read_meta(conn, "autosync.cursor") or 0),
         int(conn.execute("SELECT count(*) FROM autosync_pending").fetchone()[0]),
@@ -261,7 +261,7 @@ class AutoSync:
         (and `force` is not given) or there is nothing to send."""
         async with self._lock:
             db = self.emulator.db
-            conn = await db.read(rec.read_connection)
+            conn = await db.read(platform_connection.read)
             if conn is None or not (conn.autoSync or force) or not await db.read(has_work):
                 return None
             batch = await db.write(collect)
@@ -270,10 +270,8 @@ class AutoSync:
             return await self._push(conn, batch)
 
     def _exporter(self, conn: CrmConnection, number: int) -> Exporter:
-        transport = None
-        if not conn.crmUrl.startswith(("http://", "https://")):
-            conn = msgspec.structs.replace(conn, crmUrl=IN_PROCESS_BASE + "/" + conn.crmUrl.lstrip("/"))
-            transport = self.transport
+        crm = platform_connection.resolve(conn.crmUrl, in_process=self.transport)
+        conn, transport = msgspec.structs.replace(conn, crmUrl=crm.base_url), crm.transport
         policy = RetryPolicy(retries=min(conn.retries, 2), **PUSH_POLICY)  # type: ignore[arg-type]
         clock = self.emulator.clock
         return Exporter(

@@ -17,8 +17,8 @@ from datetime import datetime, timedelta
 import httpx
 
 from emulator.fixtures.models import CrmConnection
+from emulator.platform import connection as platform_connection
 from emulator.public_api.outbound import TIMEOUT_SECONDS, Outcome, call
-from emulator.simulation.autosync import IN_PROCESS_BASE
 from emulator.state import Emulator
 from emulator.wire import Wire, decode, encode, now_iso, parse_iso
 
@@ -108,16 +108,6 @@ def fresh_owner_selection(
     return health.users.ownerSelection
 
 
-def reach(
-    crm_url: str, in_process: httpx.AsyncBaseTransport | None
-) -> tuple[str, httpx.AsyncBaseTransport | None]:
-    """Where a connection's CRM is and through what: a relative crmUrl ("/crm") is this app,
-    reached in-process; a URL over the network."""
-    if crm_url.startswith(("http://", "https://")):
-        return crm_url, None
-    return IN_PROCESS_BASE + "/" + crm_url.lstrip("/"), in_process
-
-
 def read_health(conn: sqlite3.Connection) -> ConnectionHealth | None:
     row = conn.execute("SELECT lastHealth FROM crm_connection WHERE id = 1").fetchone()
     if row is None or row[0] is None:
@@ -165,7 +155,8 @@ class HealthChecker:
             return
         ask_users = previous is None or fresh_owner_selection(previous, connection, target) is None
         at = now_iso(target)
-        base, transport = reach(connection.crmUrl, self.transport)
+        crm = platform_connection.resolve(connection.crmUrl, in_process=self.transport)
+        base, transport = crm.base_url, crm.transport
         async with httpx.AsyncClient(transport=transport, verify=connection.verify) as client:
             health, message, users = await probe(
                 base, connection.apiKey, connection.apiKeyHeader, client=client,
@@ -176,9 +167,6 @@ class HealthChecker:
 
         def write(conn: sqlite3.Connection) -> None:
             # a connection replaced meanwhile keeps its own health
-            conn.execute(
-                "UPDATE crm_connection SET lastHealth = ? WHERE id = 1 AND settings = ?",
-                (encode(state).decode(), settings),
-            )
+            platform_connection.record_health(conn, encode(state).decode(), settings)
 
         await db.write(write)

@@ -5,33 +5,21 @@ itself (so an event can name its message before anything is written), buffers ev
 writes them with a few executemany calls in `flush`. Event ids follow insertion order, which
 is time order because callers emit in time order.
 
-Event `data` keys: "step" (sequence step index or null), "channel", "sequenceIndex" (the
-message's <n>), "messageId", "customMessage" + "subject" + "sentAt" (sends), "acceptedAt",
-"content" + "subject" + "repliedAt" + "inReplyTo" (replies), "openedAt"/"clickedAt" + "url",
-"visitedAt" + "profileUrl", "likedAt" + "postUrl", "taskId" + "subject" + "taskType" +
-"dueDate" (TASK_CREATED), "finishedAt" (SEQUENCE_FINISHED).
+Each event's `data` is one struct of simulation/events.py.
 """
 
 from __future__ import annotations
 
-import re
 import sqlite3
-from typing import Any
+from typing import Any, Literal
 
-import msgspec
-
-from emulator import sequence_text
-from emulator.exporter.plan import ENGAGEMENT_ORDER
+from emulator.platform import contacts as platform_contacts
+from emulator.platform import engagement, sequence_text
+from emulator.platform import tasks as platform_tasks
+from emulator.platform.engagement import SEQUENCE_ORDER, engagement_rank
+from emulator.simulation import events as ev
 from emulator.simulation.timeline import CHANNELS, DAY_MS, Plan, iso
 
-SEQUENCE_ORDER = {"Not Started": 0, "Ongoing": 1, "Finished": 2, "Replied": 3}
-_NUMBER = re.compile(r"\((\d+)/\d+\)")
-SENT_EVENTS = {
-    "CONNECTION_REQUEST": "CONNECTION_REQUEST_SENT",
-    "NETWORK_MESSAGE": "NETWORK_MESSAGE_SENT",
-    "INMAIL": "INMAIL_SENT",
-    "EMAIL": "EMAIL_SENT",
-}
 REPLY_TEXTS = (
     "Thanks for reaching out, happy to chat next week.",
     "Not a priority for us right now, maybe next quarter.",
@@ -39,25 +27,6 @@ REPLY_TEXTS = (
     "Please talk to my colleague who owns this topic.",
     "Sure, send me a few time slots.",
 )
-_encode = msgspec.json.Encoder().encode
-
-
-_ranks: dict[str, tuple[int, int]] = {}
-
-
-def engagement_rank(status: str) -> tuple[int, int]:
-    """Position of an engagement value in the spec's order (then its message number)."""
-    rank = _ranks.get(status)
-    if rank is None:
-        rank = (-1, 0)
-        for i, prefix in enumerate(ENGAGEMENT_ORDER):
-            if status.startswith(prefix):
-                m = _NUMBER.search(status)
-                rank = (i, int(m.group(1)) if m else 0)
-                break
-        if len(_ranks) < 10_000:
-            _ranks[status] = rank
-    return rank
 
 
 class Member:
@@ -203,28 +172,24 @@ class Batch:
         entry[1] += clicks
         entry[2] = at
 
-    def event(
-        self, etype: str, member: Member, at: str, message_id: int | None, data: dict[str, Any]
-    ) -> None:
+    def event(self, member: Member, at: str, message_id: int | None, data: ev.Event) -> None:
+        etype = ev.event_type(data)
         self.events.append((etype, member.contact_id, member.campaign_id, message_id, at,
-                            _encode(data).decode()))
+                            ev.encode_data(data)))
         self.contacts[member.contact_id] = at
         self.members[(member.campaign_id, member.contact_id)] = member
         self.touched.add(member.campaign_id)
         self.by_type[etype] = self.by_type.get(etype, 0) + 1
 
     def task(self, member: Member, plan: Plan, step: int, ms: int) -> tuple[int, str, str | None]:
-        """The platform task of a TASK step, keyed like exporter.records.ensure_platform_tasks."""
+        """The platform task of a TASK step, keyed like platform.tasks.ensure_for_members."""
         spec = plan.steps[step]
         subject = sequence_text.task_subject(
             spec.taskSubject, spec.taskType, plan.name, member.first_name, member.company
         )
-        row = self.conn.execute(
-            "SELECT id FROM platform_tasks WHERE contactId = ? AND campaignId = ? AND stepIndex = ?",
-            (member.contact_id, member.campaign_id, step),
-        ).fetchone()
-        if row is not None:
-            return row[0], subject, spec.taskType
+        found = platform_tasks.find(self.conn, member.contact_id, member.campaign_id, step)
+        if found is not None:
+            return found, subject, spec.taskType
         tid = self.next_task
         self.next_task += 1
         self.tasks.append((tid, member.contact_id, member.campaign_id, step, subject,
@@ -244,23 +209,13 @@ class Batch:
             " updatedAt = max(updatedAt, ?) WHERE id = ?",
             [(v, c, at, mid) for mid, (v, c, at) in self.counts.items()],
         )
-        conn.executemany(
-            "INSERT INTO platform_tasks(id, contactId, campaignId, stepIndex, subject, type, dueDate)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)", self.tasks,
-        )
+        platform_tasks.insert_sequence_tasks(conn, self.tasks)
         conn.executemany(
             "INSERT INTO events(type, contactId, campaignId, messageId, occurredAt, data)"
             " VALUES (?, ?, ?, ?, ?, ?)", self.events,
         )
-        conn.executemany(
-            "UPDATE campaign_members SET stepIndex = ?, sequenceStatus = ?, engagementStatus = ?,"
-            " opens = ?, clicks = ?, replies = ?, nextActionAt = ? WHERE campaignId = ? AND contactId = ?",
-            [self.members[key].row() for key in sorted(self.members)],
-        )
-        conn.executemany(
-            "UPDATE contacts SET updatedAt = max(updatedAt, ?) WHERE id = ?",
-            [(self.contacts[cid], cid) for cid in sorted(self.contacts)],
-        )
+        engagement.write_members(conn, [self.members[key].row() for key in sorted(self.members)])
+        platform_contacts.touch(conn, [(self.contacts[cid], cid) for cid in sorted(self.contacts)])
 
 
 def _next_id(conn: sqlite3.Connection, table: str) -> int:
@@ -284,19 +239,19 @@ def send(batch: Batch, plan: Plan, member: Member, at: str, mtype: str, step: in
     else:
         total = max(plan.message_count, number)
         member.engage(f"Message Sent ({number}/{total}) - {channel}")
-    data: dict[str, Any] = {"step": step, "channel": channel, "sequenceIndex": number,
-                            "messageId": mid, "customMessage": content, "sentAt": at}
-    if subject is not None:
-        data["subject"] = subject
-    batch.event(SENT_EVENTS[mtype], member, at, mid, data)
+    batch.event(member, at, mid, ev.SENT[mtype](
+        step=step, channel=channel, sequenceIndex=number, messageId=mid, customMessage=content,
+        sentAt=at, subject=subject,
+    ))
 
 
 def accept(batch: Batch, plan: Plan, member: Member, at: str, step: int | None) -> None:
     conv = batch.conversation(member, plan)
     mid = batch.message(conv, at, "CONNECTION_REQUEST", True, None, None, None)
     member.engage("Connection Accepted")
-    batch.event("CONNECTION_REQUEST_ACCEPTED", member, at, mid,
-                {"step": step, "channel": "NETWORK", "messageId": mid, "acceptedAt": at})
+    batch.event(member, at, mid, ev.ConnectionRequestAccepted(
+        step=step, channel="NETWORK", messageId=mid, acceptedAt=at,
+    ))
 
 
 def reply(batch: Batch, plan: Plan, member: Member, at: str, step: int | None, mtype: str,
@@ -314,12 +269,10 @@ def reply(batch: Batch, plan: Plan, member: Member, at: str, step: int | None, m
     member.engage(f"Message Replied ({number}/{max(plan.message_count, number)}) - {channel}")
     member.progress("Replied")
     member.next_ms = None
-    data: dict[str, Any] = {"step": step, "channel": channel, "sequenceIndex": number,
-                            "messageId": mid, "content": content, "repliedAt": at,
-                            "inReplyTo": answered}
-    if subject is not None:
-        data["subject"] = subject
-    batch.event("MESSAGE_REPLIED", member, at, mid, data)
+    batch.event(member, at, mid, ev.MessageReplied(
+        step=step, channel=channel, sequenceIndex=number, messageId=mid, content=content,
+        repliedAt=at, inReplyTo=answered, subject=subject,
+    ))
 
 
 def open_or_click(batch: Batch, plan: Plan, member: Member, at: str, step: int | None,
@@ -330,40 +283,43 @@ def open_or_click(batch: Batch, plan: Plan, member: Member, at: str, step: int |
         batch.count(mid, at, 0 if click else 1, 1 if click else 0)
     if click:
         member.clicks += 1
-        batch.event("LINK_CLICKED", member, at, mid, {
-            "step": step, "channel": "EMAIL", "messageId": mid, "clickedAt": at,
-            "url": f"https://links.outreach-demo.com/c/{plan.id}/{member.contact_id}/{number}",
-        })
+        batch.event(member, at, mid, ev.LinkClicked(
+            step=step, channel="EMAIL", messageId=mid, clickedAt=at,
+            url=f"https://links.outreach-demo.com/c/{plan.id}/{member.contact_id}/{number}",
+        ))
     else:
         member.opens += 1
-        batch.event("EMAIL_OPENED", member, at, mid, {
-            "step": step, "channel": "EMAIL", "messageId": mid, "openedAt": at,
-        })
+        batch.event(member, at, mid, ev.EmailOpened(
+            step=step, channel="EMAIL", messageId=mid, openedAt=at,
+        ))
 
 
-def touch(batch: Batch, plan: Plan, member: Member, at: str, step: int | None, etype: str) -> None:
+def touch(batch: Batch, plan: Plan, member: Member, at: str, step: int | None,
+          etype: Literal["PROFILE_VISITED", "POST_LIKED"]) -> None:
     """A profile visit or a post like: an event, no message."""
     member.progress("Ongoing")
+    data: ev.ProfileVisited | ev.PostLiked
     if etype == "PROFILE_VISITED":
-        data = {"step": step, "channel": "NETWORK", "visitedAt": at,
-                "profileUrl": member.profile_url}
+        data = ev.ProfileVisited(step=step, channel="NETWORK", visitedAt=at,
+                                 profileUrl=member.profile_url)
     else:
-        data = {"step": step, "channel": "NETWORK", "likedAt": at,
-                "postUrl": f"https://www.network.com/feed/update/{plan.id}-{member.contact_id}"}
-    batch.event(etype, member, at, None, data)
+        data = ev.PostLiked(
+            step=step, channel="NETWORK", likedAt=at,
+            postUrl=f"https://www.network.com/feed/update/{plan.id}-{member.contact_id}",
+        )
+    batch.event(member, at, None, data)
 
 
 def create_task(batch: Batch, plan: Plan, member: Member, ms: int, at: str, step: int) -> None:
     member.progress("Ongoing")
     tid, subject, ttype = batch.task(member, plan, step, ms)
-    batch.event("TASK_CREATED", member, at, None, {
-        "step": step, "taskId": tid, "subject": subject, "taskType": ttype,
-        "dueDate": iso(ms + DAY_MS),
-    })
+    batch.event(member, at, None, ev.TaskCreated(
+        step=step, taskId=tid, subject=subject, taskType=ttype, dueDate=iso(ms + DAY_MS),
+    ))
 
 
 def finish(batch: Batch, plan: Plan, member: Member, at: str) -> None:
     member.step_index = len(plan.steps)
     member.progress("Finished")
     member.next_ms = None
-    batch.event("SEQUENCE_FINISHED", member, at, None, {"finishedAt": at})
+    batch.event(member, at, None, ev.SequenceFinished(finishedAt=at))

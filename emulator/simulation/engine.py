@@ -13,13 +13,14 @@ import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 import msgspec
 
 from emulator.fixtures.models import WebhookEvent
 from emulator.operations import Busy
 from emulator.simulation import effects as fx
+from emulator.simulation import events as ev
 from emulator.simulation.timeline import (
     ACCEPTED,
     CLICKED,
@@ -391,7 +392,7 @@ def apply_item(
     number = plan.numbers[step]
     if kind == STEP:
         member.step_index = max(member.step_index, step + 1)
-        if spec.type in fx.SENT_EVENTS:
+        if spec.type in ev.SENT:
             fx.send(batch, plan, member, at, spec.type, step, number, fx.render(spec.content, member),
                     fx.render(spec.subject, member))
         elif spec.type == "PROFILE_VISIT":
@@ -445,28 +446,31 @@ def _inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
         ).fetchone()[0]
     etype = event.type
     content = event.content
-    if etype in ("CONNECTION_REQUEST_SENT", "NETWORK_MESSAGE_SENT", "INMAIL_SENT", "EMAIL_SENT"):
-        mtype = etype.removesuffix("_SENT")
-        fx.send(batch, plan, member, at, mtype, None, sent + 1, content, event.subject)
-    elif etype == "CONNECTION_REQUEST_ACCEPTED":
-        fx.accept(batch, plan, member, at, None)
-    elif etype == "MESSAGE_REPLIED":
-        mtype = event.channel or (last[0] if last else "NETWORK_MESSAGE")
-        number = last[1] if last and last[1] else max(sent, 1)
-        fx.reply(batch, plan, member, at, None, mtype, number, content, event.subject)
-    elif etype in ("EMAIL_OPENED", "LINK_CLICKED"):
-        email = None if conv is None else conn.execute(
-            "SELECT sequenceIndex FROM messages WHERE conversationId = ? AND isContactSender = 0"
-            " AND type = 'EMAIL' ORDER BY id DESC LIMIT 1", (conv,),
-        ).fetchone()
-        if email is None:
-            raise SimulationError(
-                409, f"Contact {event.contactId} was sent no email in campaign {event.campaignId}",
-                "type",
-            )
-        fx.open_or_click(batch, plan, member, at, None, email[0] or 0, etype == "LINK_CLICKED")
-    else:
-        fx.touch(batch, plan, member, at, None, etype)
+    match etype:
+        case "CONNECTION_REQUEST_SENT" | "NETWORK_MESSAGE_SENT" | "INMAIL_SENT" | "EMAIL_SENT":
+            mtype = etype.removesuffix("_SENT")
+            fx.send(batch, plan, member, at, mtype, None, sent + 1, content, event.subject)
+        case "CONNECTION_REQUEST_ACCEPTED":
+            fx.accept(batch, plan, member, at, None)
+        case "MESSAGE_REPLIED":
+            mtype = event.channel or (last[0] if last else "NETWORK_MESSAGE")
+            number = last[1] if last and last[1] else max(sent, 1)
+            fx.reply(batch, plan, member, at, None, mtype, number, content, event.subject)
+        case "EMAIL_OPENED" | "LINK_CLICKED":
+            email = None if conv is None else conn.execute(
+                "SELECT sequenceIndex FROM messages WHERE conversationId = ? AND isContactSender = 0"
+                " AND type = 'EMAIL' ORDER BY id DESC LIMIT 1", (conv,),
+            ).fetchone()
+            if email is None:
+                raise SimulationError(
+                    409, f"Contact {event.contactId} was sent no email in campaign {event.campaignId}",
+                    "type",
+                )
+            fx.open_or_click(batch, plan, member, at, None, email[0] or 0, etype == "LINK_CLICKED")
+        case "PROFILE_VISITED" | "POST_LIKED":
+            fx.touch(batch, plan, member, at, None, etype)
+        case _:
+            assert_never(etype)
     batch.flush()
     complete_finished(conn, batch.touched)
     eid, mid = conn.execute("SELECT id, messageId FROM events ORDER BY id DESC LIMIT 1").fetchone()

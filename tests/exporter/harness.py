@@ -168,9 +168,9 @@ class FakeCrm:
 
 
 async def run_export(emulator: Emulator, crm: FakeCrm | None = None, **options: Any) -> Report:
-    from emulator.exporter import records as rec
+    from emulator.platform import connection as platform_connection
 
-    connection = options.pop("connection", None) or await emulator.db.read(rec.read_connection)
+    connection = options.pop("connection", None) or await emulator.db.read(platform_connection.read)
     if crm is not None:
         options.setdefault("transport", crm.transport())
     options.setdefault("policy", FAST)

@@ -18,10 +18,10 @@ import trustme
 import uvicorn
 
 from emulator.app import create_app
-from emulator.exporter import records as rec
 from emulator.exporter.client import RetryPolicy
 from emulator.fixtures.loader import DEFAULT_FIXTURES, load_fixture_dir
 from emulator.fixtures.seed import seed
+from emulator.platform import connection as platform_connection
 from emulator.settings import Settings
 from emulator.state import Emulator
 from tests.conftest import make_settings
@@ -46,7 +46,7 @@ async def default_platform(default_fixtures: Any) -> Any:
 
 
 async def connection(platform: Emulator, url: str, **changes: Any) -> Any:
-    conn = await platform.db.read(rec.read_connection)
+    conn = await platform.db.read(platform_connection.read)
     return msgspec.structs.replace(conn, crmUrl=url, **changes)
 
 

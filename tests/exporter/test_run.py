@@ -77,9 +77,9 @@ async def test_sequence_order_and_request_shapes(platform: Emulator) -> None:
 async def test_owner_id_sent_only_when_users_endpoint_exists(platform: Emulator) -> None:
     import msgspec
 
-    from emulator.exporter import records as rec
+    from emulator.platform import connection as platform_connection
 
-    conn = msgspec.structs.replace(await platform.db.read(rec.read_connection), ownerId="u1")
+    conn = msgspec.structs.replace(await platform.db.read(platform_connection.read), ownerId="u1")
     crm = FakeCrm()
     report = await run_export(platform, crm, connection=conn)
     assert report.ownerSelection is True

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from emulator.app import create_app
-from emulator.simulation.effects import engagement_rank
+from emulator.platform.engagement import engagement_rank
 from tests.conftest import make_settings, open_client
 from tests.simulation.autosync_harness import crm_all, export_in_process
 

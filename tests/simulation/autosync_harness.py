@@ -10,10 +10,11 @@ import httpx
 import msgspec
 from starlette.applications import Starlette
 
-from emulator.exporter import records as rec
 from emulator.exporter.report import Report
 from emulator.exporter.run import Exporter
-from emulator.simulation.autosync import IN_PROCESS_BASE, AutoSync
+from emulator.platform import connection as platform_connection
+from emulator.platform.connection import IN_PROCESS_BASE
+from emulator.simulation.autosync import AutoSync
 from emulator.state import Emulator
 
 # Campaign 1 ("Q1 SaaS Founders") has message sync on; campaign 6 has it off.
@@ -31,7 +32,7 @@ def autosync_of(app: Starlette) -> AutoSync:
 async def export_in_process(app: Starlette) -> Report:
     """A full export of the default fixtures to the app's own /crm, without a socket."""
     emulator, autosync = emulator_of(app), autosync_of(app)
-    conn = await emulator.db.read(rec.read_connection)
+    conn = await emulator.db.read(platform_connection.read)
     assert conn is not None
     conn = msgspec.structs.replace(conn, crmUrl=IN_PROCESS_BASE + "/crm")
     report = await Exporter(

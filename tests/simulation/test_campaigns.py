@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from starlette.applications import Starlette
 
 from emulator.app import create_app
-from emulator.simulation.effects import SEQUENCE_ORDER, engagement_rank
+from emulator.platform.engagement import SEQUENCE_ORDER, engagement_rank
 from emulator.wire import now_iso, parse_iso
 from tests.conftest import ALL, make_settings, open_client
 from tests.simulation.sim_helpers import dump, reseed, small_fixtures

@@ -3,6 +3,7 @@ tasks phase creates; each new CRM id is stored at once."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -17,9 +18,11 @@ from emulator.exporter.journal import Coalescer
 STREAM_PAGE = 500  # activity and task rows per read hop
 
 
-def crm_id_writer(ctx: RunContext, update: str) -> Coalescer:
-    """Stores (crm id, platform id) rows with `update`, several per write hop."""
-    return Coalescer(lambda rows: ctx.write(lambda c: c.executemany(update, rows)))
+def crm_id_writer(
+    ctx: RunContext, store: Callable[[sqlite3.Connection, list[tuple[str, int]]], object]
+) -> Coalescer:
+    """Stores (crm id, platform id) rows with `store`, several per write hop."""
+    return Coalescer(lambda rows: ctx.write(lambda c: store(c, rows)))
 
 
 async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
@@ -28,8 +31,8 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
         reader = partial(rec.read_messages, contacts=contacts)
         rows = sendable(ctx, "activities", reader, lambda row: row[0].id,
                         lambda row: (row[0].id, row[1], row[2]))
-        crm_ids = crm_id_writer(
-            ctx, "UPDATE messages SET crmActivityId = ? WHERE id = ? AND crmActivityId IS NULL")
+        crm_ids = crm_id_writer(ctx, lambda conn, rows: conn.executemany(
+            "UPDATE messages SET crmActivityId = ? WHERE id = ? AND crmActivityId IS NULL", rows))
         await ctx.bounded(rows, partial(activity, ctx, crm_ids))
 
 

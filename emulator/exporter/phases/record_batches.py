@@ -16,6 +16,8 @@ from emulator.exporter.client import Exchange
 from emulator.exporter.context import RunContext
 from emulator.exporter.plan import Finding, Kind
 from emulator.exporter.report import CLEARED_CAP, ClearedField
+from emulator.platform import crm_sync
+from emulator.platform.keys import with_keys
 
 
 async def run(ctx: RunContext, kind: Kind) -> None:
@@ -50,9 +52,9 @@ async def record_batch(ctx: RunContext, kind: Kind, rows: list[dict[str, Any]]) 
     updated, update_failed = await update_matched(ctx, kind, put_asked, put_items)
     failed = {**sync_plan.failed, **create_failed, **update_failed}
     updates = [one.update for one in matched.values()]
-    updates += [rec.RecordUpdate(id=by_ext[e]["id"], crm_id=c) for e, c in created.items()]
+    updates += [crm_sync.RecordUpdate(id=by_ext[e]["id"], crm_id=c) for e, c in created.items()]
     now = ctx.now()
-    await ctx.write(lambda conn: rec.write_batch(conn, kind, updates, now))
+    await ctx.write(lambda conn: crm_sync.write_batch(conn, kind, updates, now))
     stats.created += len(created)
     stats.updated += len(updated)
     if ctx.learned is not None:
@@ -86,7 +88,7 @@ async def sync_batch(
 class Matched:
     """A record the sync matched: what to store, the PUT item, what the sync-back cleared."""
 
-    update: rec.RecordUpdate
+    update: crm_sync.RecordUpdate
     item: dict[str, Any]
     cleared: list[rule.Cleared]
 
@@ -95,11 +97,11 @@ def bookkeep(kind: Kind, row: dict[str, Any], match: p.Match, sent: dict[str, An
     """The property bookkeeping of one matched record (decisions.md §3): sync-back
     `properties` applied to its columns, custom fields and synced names; the PUT carries
     the record as it is after that (as sent, when the sync answered no `properties`)."""
-    update = rec.RecordUpdate(id=row["id"], crm_id=match.crm_id)
+    update = crm_sync.RecordUpdate(id=row["id"], crm_id=match.crm_id)
     if match.properties is None:
         return Matched(update, shapes.update_item(sent, match.crm_id), [])
     change = rule.apply_properties(kind, row, row["customFields"], row["synced"], match.properties)
-    update.columns = rec.with_keys(kind, change.columns, row)
+    update.columns = with_keys(kind, change.columns, row)
     if change.custom != row["customFields"]:
         update.custom = change.custom
     if set(change.synced) != set(row["synced"]):

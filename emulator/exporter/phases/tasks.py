@@ -12,20 +12,21 @@ from emulator.exporter import task_checks as tc
 from emulator.exporter.context import RunContext
 from emulator.exporter.phases.activities import crm_id_writer, sendable, task
 from emulator.exporter.plan import Finding
+from emulator.platform import tasks as platform_tasks
 
 UNKNOWN_IDS_CAP = 200  # CRM task ids named in the report's read-back section (all are counted)
 
 
 async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
-    """Create the TASK steps' tasks (of `contacts` only, if given), then read back and complete
-    every open one."""
+    """Have the platform bring its TASK-step tasks up to date, send the unsent ones (of
+    `contacts` only, if given) to the CRM, then read back and complete every open one."""
     with ctx.timed("tasks"):
-        await ctx.write(partial(rec.ensure_platform_tasks, contacts=contacts))
+        # The platform's rule, applied before sending: a member past a TASK step has its task.
+        await ctx.write(partial(platform_tasks.ensure_for_members, contacts=contacts))
         reader = partial(rec.read_tasks_to_create, contacts=contacts)
         rows = sendable(ctx, "tasks", reader, itemgetter(0),
                         lambda row: (row[0], row[2], row[1].get("companyId")))
-        crm_ids = crm_id_writer(
-            ctx, "UPDATE platform_tasks SET crmTaskId = ? WHERE id = ? AND crmTaskId IS NULL")
+        crm_ids = crm_id_writer(ctx, platform_tasks.set_crm_ids)
         await ctx.bounded(rows, partial(task, ctx, crm_ids))
         # Read back first: a task completed or lost on the CRM side needs no PATCH.
         await read_back_tasks(ctx)
@@ -98,5 +99,4 @@ async def complete_tasks(ctx: RunContext) -> None:
             else:
                 ctx.fail("tasks", "task completion", str(task_id), why)
     stats.updated += len(done)
-    await ctx.write(lambda conn: conn.executemany(
-        "UPDATE platform_tasks SET crmCompleted = 1 WHERE id = ?", [(t,) for t in done]))
+    await ctx.write(lambda conn: platform_tasks.mark_crm_completed(conn, done))

@@ -9,6 +9,7 @@ from starlette.routing import Route
 from emulator.errors import BadRequest, refuse_control_target
 from emulator.http import decode_body, json_response
 from emulator.openapi import operation
+from emulator.platform import connection as platform_connection
 from emulator.public_api import custom_crm as service
 from emulator.public_api.auth import guarded
 from emulator.public_api.context import ApiContext
@@ -22,7 +23,7 @@ async def _checked(request: Request) -> tuple[CustomCrmIn, CustomCrmHealth, User
     ctx: ApiContext = request.app.state.public_api
     body = await decode_body(request, CustomCrmIn, BadRequest.field)
     refuse_control_target("baseUrl", body.baseUrl)
-    url = service.resolve_base_url(body.baseUrl, str(request.base_url))
+    url = platform_connection.resolve(body.baseUrl, str(request.base_url)).base_url
     health, users = await service.check(url, body.apiKey, body.apiKeyHeader, ctx.now())
     return body, health, users
 

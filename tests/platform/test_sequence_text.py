@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from emulator.sequence_text import render, task_description, task_subject
+from emulator.platform.sequence_text import render, task_description, task_subject
 
 
 def test_render_fills_the_member_in_and_falls_back_like_message_bodies() -> None:

@@ -1,0 +1,59 @@
+"""Fixture seeding's bulk writes of companies, contacts and their memberships (one executemany
+each), with the match keys every other write keeps."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from emulator.fixtures import models as m
+from emulator.normalise import email_key, url_key
+from emulator.platform.keys import company_keys
+from emulator.wire import encode
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else encode(value).decode()
+
+
+def _bool(value: bool | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def insert_companies(conn: sqlite3.Connection, companies: Iterable[m.Company]) -> None:
+    conn.executemany(
+        "INSERT INTO companies VALUES "
+        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            (co.id, co.name, co.domain, co.website, co.companyNetworkUrl, co.industry,
+             co.rangeOfEmployees, co.numberOfEmployees, co.yearfounded, co.description, co.country,
+             co.city, co.streetAddress, co.phoneNumber, co.companyEmail, co.revenueRange,
+             _bool(co.hiringOnNetwork), co.openJobPositions, co.companyCRMId,
+             _json(co.smartFieldExplanations), _json(co.customFields),
+             *company_keys({"domain": co.domain, "website": co.website,
+                            "companyNetworkUrl": co.companyNetworkUrl, "name": co.name}).values(),
+             co.createdAt, co.updatedAt)
+            for co in companies
+        ),
+    )
+
+
+def insert_contacts(conn: sqlite3.Connection, contacts: list[m.Contact]) -> None:
+    """Insert contacts and their campaign memberships (also chunk by chunk: ContactStream)."""
+    conn.executemany(
+        "INSERT INTO contacts VALUES "
+        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            (c.id, c.firstName, c.lastName, c.jobTitle, c.networkProfileUrl, c.professionalEmail,
+             c.personalEmails, c.mobilePhone, c.phones, c.imageUrl, c.companyId,
+             c.emailVerificationStatus, c.contactCountry, c.networkHeadline, c.numberOfConnections,
+             c.contactCRMId, c.leadCRMId, _json(c.smartFieldExplanations), _json(c.customFields),
+             email_key(c.professionalEmail), url_key(c.networkProfileUrl), c.createdAt, c.updatedAt)
+            for c in contacts
+        ),
+    )
+    conn.executemany(
+        "INSERT INTO campaign_members(campaignId, contactId, addedAt) VALUES (?, ?, ?)",
+        [(cid, c.id, c.createdAt) for c in contacts for cid in c.campaignIds],
+    )

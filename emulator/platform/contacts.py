@@ -1,0 +1,29 @@
+"""Contacts (`contacts`): created and merged with the match keys their columns derive."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from emulator.platform.keys import contact_keys
+from emulator.platform.sql import insert_row
+
+
+def insert(conn: sqlite3.Connection, values: dict[str, Any], now: str) -> int:
+    """A new contact of these columns (their match keys added); answers its id."""
+    return insert_row(conn, "contacts", {**values, **contact_keys(values), "createdAt": now, "updatedAt": now})
+
+
+def update(conn: sqlite3.Connection, contact_id: int, updates: dict[str, Any], now: str) -> None:
+    """Change these columns, with the match keys they move; updatedAt becomes `now`."""
+    row = {**updates, **contact_keys(updates)}
+    conn.execute(
+        f"UPDATE contacts SET {', '.join(f'{col} = ?' for col in row)}, updatedAt = ? WHERE id = ?",
+        (*row.values(), now, contact_id),
+    )
+
+
+def touch(conn: sqlite3.Connection, rows: Iterable[tuple[str, int]]) -> None:
+    """(time, contact id): something happened to the contact then; updatedAt never goes back."""
+    conn.executemany("UPDATE contacts SET updatedAt = max(updatedAt, ?) WHERE id = ?", rows)

@@ -1,0 +1,54 @@
+"""Campaign engagement of members (`campaign_members`' sequence and engagement values): the
+vocabulary (decisions.md §3's order) and its writes."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+ENGAGEMENT_ORDER = (
+    "Added to Campaign",
+    "Connection Request Sent",
+    "Connection Accepted",
+    "Message Sent",
+    "Message Replied",
+)
+SEQUENCE_ORDER = {"Not Started": 0, "Ongoing": 1, "Finished": 2, "Replied": 3}
+_NUMBER = re.compile(r"\((\d+)/\d+\)")
+_ranks: dict[str, tuple[int, int]] = {}
+
+
+def engagement_rank(status: str) -> tuple[int, int]:
+    """Position of an engagement value in the spec's order (then its message number)."""
+    rank = _ranks.get(status)
+    if rank is None:
+        rank = (-1, 0)
+        for i, prefix in enumerate(ENGAGEMENT_ORDER):
+            if status.startswith(prefix):
+                m = _NUMBER.search(status)
+                rank = (i, int(m.group(1)) if m else 0)
+                break
+        if len(_ranks) < 10_000:
+            _ranks[status] = rank
+    return rank
+
+
+def set_member_states(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    """(stepIndex, sequenceStatus, engagementStatus, opens, clicks, replies, campaignId,
+    contactId) per member: a state read off its history."""
+    conn.executemany(
+        "UPDATE campaign_members SET stepIndex = ?, sequenceStatus = ?, engagementStatus = ?,"
+        " opens = ?, clicks = ?, replies = ? WHERE campaignId = ? AND contactId = ?",
+        rows,
+    )
+
+
+def write_members(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    """As set_member_states, with the member's next action time before its key."""
+    conn.executemany(
+        "UPDATE campaign_members SET stepIndex = ?, sequenceStatus = ?, engagementStatus = ?,"
+        " opens = ?, clicks = ?, replies = ?, nextActionAt = ? WHERE campaignId = ? AND contactId = ?",
+        rows,
+    )
