@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import httpx
 import msgspec
 
-from emulator import export_command
+from emulator.cli import export as export_command
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.fixtures.models import FixtureSet
 from emulator.settings import Settings

@@ -21,7 +21,7 @@ import msgspec
 from msgspec import UNSET
 
 from emulator.control.exports import connection_problems
-from emulator.export_command import StartupFailed, embedded_server
+from emulator.cli.export import StartupFailed, embedded_server
 from emulator.exporter.client import RetryPolicy, tls_verify
 from emulator.exporter.run import Exporter
 from emulator.fixtures.loader import (

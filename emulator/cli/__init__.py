@@ -9,15 +9,17 @@ import socket
 import sys
 from pathlib import Path
 
-from emulator import export_command, verify_command
+from emulator.cli import export as export_command
+from emulator.cli import verify as verify_command
 from emulator.clock import parse_clock
 from emulator.fixtures.image_cache import default_cache_dir, image_counts
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
-from emulator.scenarios import command as replay_command
+from emulator.cli import replay as replay_command
 from emulator.scenarios import record as record_command
 from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
 from emulator.settings import RateLimit, Settings
-from emulator import __version__, wait_command
+from emulator import __version__
+from emulator.cli import wait as wait_command
 
 
 def _rate_limit(text: str) -> RateLimit:

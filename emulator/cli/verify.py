@@ -48,7 +48,7 @@ async def _verify(args: argparse.Namespace, show: Callable[[CheckResult], None])
     if args.crm_url:
         return await verify(prober(args.crm_url, args.api_key, args.api_key_header or "X-API-Key"), on_result=show)
 
-    from emulator.export_command import embedded_server
+    from emulator.cli.export import embedded_server
     from emulator.settings import Settings
 
     fixtures = load_fixture_dir(args.fixtures or DEFAULT_FIXTURES)
