@@ -76,7 +76,7 @@ def run_server(
     )
 
     async def main() -> int:
-        emulator = app.state.emulator
+        emulator = app.state.services.emulator
         try:
             await emulator.start()  # before serving: the lifespan finds it open
         except (sqlite3.Error, OSError) as exc:

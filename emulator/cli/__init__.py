@@ -15,7 +15,7 @@ from emulator.clock import parse_clock
 from emulator.fixtures.image_cache import default_cache_dir, image_counts
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.cli import replay as replay_command
-from emulator.scenarios import record as record_command
+from emulator.cli import record as record_command
 from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
 from emulator.settings import RateLimit, Settings
 from emulator import __version__
@@ -183,7 +183,7 @@ def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
     try:
         # With a seed cache the fixtures are validated while an image is seeded (or were,
         # when the image of the same files exists): the app starts from the image.
-        image = app.state.emulator.build_image()
+        image = app.state.services.emulator.build_image()
         fixtures = None if image is not None else load_fixture_dir(args.fixtures)
     except FixtureError as exc:
         return _fail(f"fixture error: {exc}")
@@ -199,7 +199,7 @@ def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
         f"(fixtures {_display(args.fixtures)}: {n['contacts']} contacts, "
         f"{n['companies']} companies, {n['campaigns']} campaigns; {state})"
     )
-    app.state.emulator.fixtures = fixtures  # the app seeds the store from it, then lets it go
+    app.state.services.emulator.fixtures = fixtures  # the app seeds the store from it, then lets it go
     del fixtures
     return run_server(app, settings, sock, args.log_level.lower(), banner)
 

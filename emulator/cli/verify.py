@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
+from emulator.server import embedded_server
+from emulator.settings import Settings
 
 if TYPE_CHECKING:  # httpx and the verifier load only when `verify` runs
     from emulator.verify.report import CheckResult, Report
@@ -48,13 +50,12 @@ async def _verify(args: argparse.Namespace, show: Callable[[CheckResult], None])
     if args.crm_url:
         return await verify(prober(args.crm_url, args.api_key, args.api_key_header or "X-API-Key"), on_result=show)
 
-    from emulator.cli.export import embedded_server
-    from emulator.settings import Settings
+    from emulator.app import create_app  # deferred: the whole server, only for the embedded CRM
 
     fixtures = load_fixture_dir(args.fixtures or DEFAULT_FIXTURES)
     crm = fixtures.crm.settings
     settings = Settings(fixtures=args.fixtures or str(DEFAULT_FIXTURES))
-    async with embedded_server(settings, fixtures) as platform:
+    async with embedded_server(settings, fixtures, create_app) as platform:
         url = f"{platform.server_base}/crm"
         key, header = args.api_key or crm.apiKey, args.api_key_header or crm.apiKeyHeader
         return await verify(prober(url, key, header), on_result=show)

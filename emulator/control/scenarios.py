@@ -32,7 +32,7 @@ from emulator.wire import decode
 async def run_scenarios(request: Request) -> Response:
     from emulator.scenarios.runner import run_loaded, run_scenario, summarise
 
-    settings = request.app.state.emulator.settings
+    settings = request.app.state.services.emulator.settings
     roots = PathRoots.of_server(settings.fixtures, settings.allowPaths)
     raw = await request.body()
     try:
@@ -46,7 +46,7 @@ async def run_scenarios(request: Request) -> Response:
             loaded = await read_allowed(settings, body["path"])
         except PathRefused as exc:
             raise BadRequest.field("path", str(exc)) from None
-        return json_response(await run_loaded(loaded))
+        return json_response(await run_loaded(loaded, request.app.state.services.open_server))
     try:
         scenario = sm.parse_scenario(body, "scenario")
     except sm.ScenarioError as exc:
@@ -56,7 +56,7 @@ async def run_scenarios(request: Request) -> Response:
         await asyncio.to_thread(_check_fixtures, roots, scenario)
     except PathRefused as exc:
         raise BadRequest.field("fixtures.directory", str(exc)) from None
-    return json_response(summarise([await run_scenario(scenario)], 0.0))
+    return json_response(summarise([await run_scenario(scenario, request.app.state.services.open_server)], 0.0))
 
 
 def _check_fixtures(roots: PathRoots, scenario: sm.Scenario) -> None:

@@ -90,7 +90,7 @@ def shelf(request: Request) -> Shelf:
 
 
 def _emulator(request: Request) -> Emulator:
-    return request.app.state.emulator  # type: ignore[no-any-return]
+    return request.app.state.services.emulator  # type: ignore[no-any-return]
 
 
 @operation(

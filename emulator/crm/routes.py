@@ -54,12 +54,8 @@ def crm_operation(
 
 
 def crm_context(request: Request) -> CrmContext:
-    """The app's CrmContext, made on first use (it hooks itself to the emulator's reset)."""
-    state = request.app.state
-    ctx = getattr(state, "crm", None)
-    if ctx is None:
-        ctx = state.crm = CrmContext(state.emulator)
-    return ctx  # type: ignore[no-any-return]
+    """The app's CrmContext (it hooks itself to the emulator's reset)."""
+    return request.app.state.services.crm  # type: ignore[no-any-return]
 
 
 def bad_request(field: str, message: str) -> CrmError:

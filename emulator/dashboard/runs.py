@@ -19,7 +19,7 @@ BUNDLED_SCENARIOS = DEFAULT_FIXTURES.parent / "scenarios"
 
 def _exports(request: Request) -> dict[str, Any]:
     """The export runs the control API keeps (none before the first start)."""
-    return getattr(request.app.state, "exports", {})
+    return request.app.state.services.exports.runs  # type: ignore[no-any-return]
 
 
 async def runs(request: Request) -> Response:
@@ -92,12 +92,12 @@ async def scenarios(request: Request) -> Response:
             error = f"{chosen or '(no path)'}: no such file or directory under the roots ({roots})"
         else:
             try:  # the server's own path rules too: regular files, size-limited, off the loop
-                settings = request.app.state.emulator.settings
+                settings = request.app.state.services.emulator.settings
                 loaded = await read_allowed(settings, str(path), scenario_roots())
             except PathRefused as exc:
                 error = f"{chosen}: {exc}"
             else:
-                result = await run_loaded(loaded, quiet=True)
+                result = await run_loaded(loaded, request.app.state.services.open_server, quiet=True)
     return page(
         request, "scenarios.html", choices=_choices(), roots=scenario_roots(), chosen=chosen,
         result=result, error=error, status=400 if error else 200,

@@ -12,6 +12,7 @@ import logging
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,7 +22,6 @@ import msgspec
 from msgspec import UNSET
 
 from emulator.control.exports import connection_problems
-from emulator.cli.export import StartupFailed, embedded_server
 from emulator.exporter.client import RetryPolicy, tls_verify
 from emulator.exporter.run import Exporter
 from emulator.fixtures.loader import (
@@ -35,6 +35,7 @@ from emulator.scenarios import models as sm
 from emulator.scenarios.match import Mismatch, show, subset
 from emulator.scenarios.models import Failure, Outcome, ReplayResult, ScenarioResult
 from emulator.scenarios.record import Exchange, RecordingTransport
+from emulator.server import Platform, ServerOpener, StartupFailed
 from emulator.settings import Settings
 from emulator.wire import split_validation_error
 
@@ -480,10 +481,11 @@ def _own_path(path: str) -> bool:
 
 
 async def run_scenario(
-    scenario: sm.Scenario, base: Path | None = None, quiet: bool = False
+    scenario: sm.Scenario, open_server: ServerOpener, base: Path | None = None, quiet: bool = False
 ) -> ScenarioResult:
     """Replay one scenario in a fresh emulator; never raises for a scenario's own problems.
 
+    `open_server` starts the scenario's own emulator (the caller's app factory bound into it).
     `quiet` (the CLI): the scenario server's own error log is muted, since injected faults
     such as dropConnection make it log one on purpose.
     """
@@ -500,7 +502,8 @@ async def run_scenario(
     except sm.ScenarioError as exc:
         return result("error", Failure(at="fixtures", message=str(exc)))
     try:
-        return await _run_embedded(scenario, fixtures, Settings(fixtures=directory), quiet, result)
+        return await _run_embedded(scenario, fixtures, open_server(Settings(fixtures=directory), fixtures),
+                                   quiet, result)
     except StartupFailed as exc:  # e.g. fixtures the store refuses (duplicate CRM user ids)
         return result("error", Failure(at="fixtures", message=f"cannot seed the emulator: {exc}"))
     except Exception as exc:  # a scenario's odd input must not become the server's 500
@@ -509,10 +512,10 @@ async def run_scenario(
 
 
 async def _run_embedded(
-    scenario: sm.Scenario, fixtures: FixtureSet, settings: Settings, quiet: bool,
-    result: Callable[..., ScenarioResult],
+    scenario: sm.Scenario, fixtures: FixtureSet, server: AbstractAsyncContextManager[Platform],
+    quiet: bool, result: Callable[..., ScenarioResult],
 ) -> ScenarioResult:
-    async with embedded_server(settings, fixtures) as platform:
+    async with server as platform:
         assert platform.server_base is not None
         if quiet:  # set after start-up: uvicorn configures its loggers when it starts
             logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
@@ -528,11 +531,13 @@ async def _run_embedded(
 
 
 async def replay(
-    paths: list[str], on_result: Callable[[ScenarioResult], None] | None = None, quiet: bool = False
+    paths: list[str], open_server: ServerOpener,
+    on_result: Callable[[ScenarioResult], None] | None = None, quiet: bool = False,
 ) -> ReplayResult:
     """Every scenario file of `paths` (files, or directories searched recursively), in order."""
     return await run_loaded(
-        ((path, load_or_error(path)) for path in sm.scenario_files(paths)), on_result, quiet
+        ((path, load_or_error(path)) for path in sm.scenario_files(paths)), open_server, on_result,
+        quiet,
     )
 
 
@@ -544,7 +549,7 @@ def load_or_error(path: Path) -> sm.Scenario | sm.ScenarioError:
 
 
 async def run_loaded(
-    loaded: Iterable[tuple[Path, sm.Scenario | sm.ScenarioError]],
+    loaded: Iterable[tuple[Path, sm.Scenario | sm.ScenarioError]], open_server: ServerOpener,
     on_result: Callable[[ScenarioResult], None] | None = None, quiet: bool = False,
 ) -> ReplayResult:
     """Run scenarios already read (a file that could not be read is an `error` result)."""
@@ -555,7 +560,7 @@ async def run_loaded(
             res = ScenarioResult(name=path.stem, file=str(path), outcome="error", seconds=0.0,
                                  failure=Failure(at="file", message=str(scenario)))
         else:
-            res = await run_scenario(scenario, quiet=quiet)
+            res = await run_scenario(scenario, open_server, quiet=quiet)
         results.append(res)
         if on_result:
             on_result(res)

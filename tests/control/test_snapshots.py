@@ -132,7 +132,7 @@ async def test_bad_requests(client: httpx.AsyncClient, request_args: tuple[str, 
 
 async def test_no_restore_while_an_export_runs(client: httpx.AsyncClient, app: Starlette) -> None:
     snap = await take(client)
-    operations = app.state.emulator.operations
+    operations = app.state.services.emulator.operations
     operations.wait_seconds = 0.05
     await operations.acquire("export run x")  # what a running export holds
     try:
