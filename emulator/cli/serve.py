@@ -1,0 +1,168 @@
+"""`emulator serve`: the whole emulator on one port until SIGTERM or SIGINT."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+from pathlib import Path
+
+from emulator.clock import parse_clock
+from emulator.fixtures.image_cache import default_cache_dir, image_counts
+from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
+from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
+from emulator.settings import RateLimit, Settings
+
+
+def _rate_limit(text: str) -> RateLimit:
+    try:
+        return RateLimit.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _clock(text: str) -> float | None:
+    try:
+        return parse_clock(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number 0..65535, not {text!r}")
+    return int(text)
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
+    return int(text)
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = sub.add_parser(
+        "serve", help="serve /v1, /crm, /_emulator, the dashboard (/) and /docs on one port"
+    )
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
+    serve.add_argument(
+        "--port", type=_port, default=8400, help="port to listen on, 0..65535 (default 8400)"
+    )
+    serve.add_argument("--fixtures", default=str(DEFAULT_FIXTURES), help="fixture directory")
+    serve.add_argument("--db", default=None, help="SQLite file that keeps state across restarts")
+    serve.add_argument(
+        "--rate-limit",
+        type=_rate_limit,
+        default=RateLimit(),
+        help="contact (default: GET /v1/contact/{id}), all, off, or SCOPE:N[/SECONDS]",
+    )
+    serve.add_argument(
+        "--clock",
+        type=_clock,
+        default=None,
+        help="frozen (default: time moves only through POST /_emulator/clock/advance) or "
+        "realtime[:SPEED] (SPEED virtual seconds per wall second)",
+    )
+    serve.add_argument(
+        "--journal-size", type=_positive, default=Settings().journalLimit, metavar="N",
+        help="CRM exchanges kept in the export journal; the oldest are dropped (default 100000)",
+    )
+    serve.add_argument(
+        "--seed-cache", default=str(default_cache_dir()), metavar="DIR",
+        help="directory of seeded database images, reused while the fixture files are "
+        "unchanged (default: $EMULATOR_CACHE_DIR or ~/.cache/crm-platform-emulator)",
+    )
+    serve.add_argument("--no-seed-cache", action="store_true", help="seed from the files every time")
+    serve.add_argument(
+        "--log-level", default="warning", help=f"uvicorn log level: {', '.join(LOG_LEVELS)}"
+    )
+    serve.add_argument(
+        "--control-token", default=os.environ.get("EMULATOR_CONTROL_TOKEN") or None,
+        metavar="TOKEN", help="every /_emulator route but health then needs `Authorization: "
+        "Bearer TOKEN` (default: $EMULATOR_CONTROL_TOKEN)",
+    )
+    serve.add_argument(
+        "--max-body", type=_positive, default=Settings().maxBody, metavar="BYTES",
+        help="larger request bodies are answered 413 (default 16 MiB)",
+    )
+    serve.add_argument(
+        "--allow-path", action="append", default=[], metavar="DIR",
+        help="another directory POST /_emulator/fixtures and /_emulator/scenarios/run may read "
+        "(besides --fixtures and the bundled fixtures and scenarios); repeatable",
+    )
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _display(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
+def main(args: argparse.Namespace) -> int:
+    """Serve until SIGTERM or SIGINT; a start-up failure is one line on stderr and exit 2."""
+    if args.log_level.lower() not in LOG_LEVELS:
+        return _fail(f"unknown --log-level {args.log_level!r} (one of {', '.join(LOG_LEVELS)})")
+    for root in args.allow_path:
+        if not Path(root).is_dir():
+            return _fail(f"--allow-path {root}: not a directory")
+    if not args.control_token and not is_loopback(args.host):
+        print(
+            f"emulator: warning: listening on {args.host} without --control-token: anyone who "
+            "reaches this port can reset, load files into and export from this emulator",
+            file=sys.stderr, flush=True,
+        )
+    try:
+        sock = listening_socket(args.host, args.port)
+    except OSError as exc:
+        return _fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+    try:
+        return _serve_on(sock, args)
+    finally:
+        sock.close()
+
+
+def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
+    from emulator.app import create_app  # the whole server: other commands start without it
+
+    settings = Settings(
+        host=args.host, port=sock.getsockname()[1], fixtures=args.fixtures, db=args.db,
+        rateLimit=args.rate_limit, journalLimit=args.journal_size, clockSpeed=args.clock,
+        seedCache=None if args.no_seed_cache else args.seed_cache,
+        controlToken=args.control_token, maxBody=args.max_body, allowPaths=args.allow_path,
+    )
+    app = create_app(settings)
+    try:
+        # With a seed cache the fixtures are validated while an image is seeded (or were,
+        # when the image of the same files exists): the app starts from the image.
+        image = app.state.services.emulator.build_image()
+        fixtures = None if image is not None else load_fixture_dir(args.fixtures)
+    except FixtureError as exc:
+        return _fail(f"fixture error: {exc}")
+    if image is not None:
+        n = image_counts(image)
+    else:
+        assert fixtures is not None
+        n = {"contacts": len(fixtures.contacts), "companies": len(fixtures.companies),
+             "campaigns": len(fixtures.campaigns)}
+    state = f"state in {args.db}" if args.db else "state in memory"
+    banner = (
+        f"emulator listening on http://{_url_host(args.host)}:{settings.port} "
+        f"(fixtures {_display(args.fixtures)}: {n['contacts']} contacts, "
+        f"{n['companies']} companies, {n['campaigns']} campaigns; {state})"
+    )
+    app.state.services.emulator.fixtures = fixtures  # the app seeds the store from it, then lets it go
+    del fixtures
+    return run_server(app, settings, sock, args.log_level.lower(), banner)
+
+
+def _fail(message: str) -> int:
+    print(f"emulator: {message}", file=sys.stderr)
+    return 2
