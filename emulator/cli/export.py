@@ -13,12 +13,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import httpx
 import msgspec
 
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.fixtures.models import FixtureSet
 from emulator.server import add_connection_flags, connection_for, platform_only, server_opener
 from emulator.settings import Settings
+from emulator.store.export_lock import ExportLocked, export_lock
 
 if TYPE_CHECKING:  # the exporter (httpx) loads only when `export` runs: `serve` starts faster
     from emulator.exporter.report import Progress, Report
@@ -61,6 +63,7 @@ class ProgressBar:
 
 
 async def _export(args: argparse.Namespace, fixtures: FixtureSet | None) -> Report:
+    # deferred: the exporter loads only when `export` runs (not for --help, wait, ...)
     from emulator.exporter import records as rec
     from emulator.exporter.run import Exporter
 
@@ -98,8 +101,6 @@ def main(args: argparse.Namespace) -> int:
         print("emulator export: --crm-url must be an http:// or https:// URL", file=sys.stderr)
         return 2
     if args.crm_url:
-        import httpx
-
         try:
             httpx.URL(args.crm_url)
         except httpx.InvalidURL as exc:
@@ -112,8 +113,6 @@ def main(args: argparse.Namespace) -> int:
     except FixtureError as exc:
         print(f"emulator export: fixture error: {exc}", file=sys.stderr)
         return 2
-    from emulator.store.export_lock import ExportLocked, export_lock
-
     try:
         with export_lock(args.db):  # a second exporter on this file exits 2 before sending
             report = asyncio.run(_export(args, fixtures))
@@ -123,7 +122,7 @@ def main(args: argparse.Namespace) -> int:
     except (ValueError, OSError, RuntimeError) as exc:
         print(f"emulator export: {exc}", file=sys.stderr)
         return 2
-    from emulator.exporter.report import junit_xml, summary
+    from emulator.exporter.report import junit_xml, summary  # deferred, as above
     from emulator.exporter.report_html import html_report
 
     data = msgspec.json.format(msgspec.json.encode(report), indent=2)

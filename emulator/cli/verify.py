@@ -42,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 async def _verify(args: argparse.Namespace, show: Callable[[CheckResult], None]) -> Report:
-    from emulator.verify.runner import Prober, verify
+    from emulator.verify.runner import Prober, verify  # deferred: only when `verify` runs
 
     def prober(url: str, key: str, header: str) -> Prober:
         return Prober(url, key, header, verify=not args.insecure, ca_file=args.ca_file, timeout=args.timeout)
@@ -69,6 +69,7 @@ def main(args: argparse.Namespace) -> int:
     if args.crm_url and not args.api_key:
         print("emulator verify: --api-key is required with --crm-url", file=sys.stderr)
         return 2
+    # deferred: the verifier loads only when `verify` runs
     from emulator.verify.html import html_report
     from emulator.verify.report import junit_xml, line, summary, to_json
 

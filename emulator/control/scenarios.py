@@ -20,6 +20,14 @@ from emulator.http import json_response
 from emulator.openapi import operation
 from emulator.path_roots import PathRefused, PathRoots
 from emulator.scenarios import models as sm
+from emulator.scenarios.runner import (
+    fixture_directory,
+    load_or_error,
+    run_loaded,
+    run_scenario,
+    scenario_base,
+    summarise,
+)
 from emulator.settings import Settings
 from emulator.wire import decode
 
@@ -30,8 +38,6 @@ from emulator.wire import decode
     security=None,
 )
 async def run_scenarios(request: Request) -> Response:
-    from emulator.scenarios.runner import run_loaded, run_scenario, summarise
-
     settings = request.app.state.services.emulator.settings
     roots = PathRoots.of_server(settings.fixtures, settings.allowPaths)
     raw = await request.body()
@@ -61,8 +67,6 @@ async def run_scenarios(request: Request) -> Response:
 
 def _check_fixtures(roots: PathRoots, scenario: sm.Scenario) -> None:
     """A scenario's fixture directory is read by the server too: the same roots hold."""
-    from emulator.scenarios.runner import fixture_directory, scenario_base
-
     roots.fixture_dir(fixture_directory(scenario, scenario_base(scenario)))
 
 
@@ -77,8 +81,6 @@ async def read_allowed(
 
 def _read_allowed(roots: PathRoots, raw: str) -> list[tuple[Path, sm.Scenario | sm.ScenarioError]]:
     """The scenarios of `raw`, read in a worker thread; PathRefused if any file is not allowed."""
-    from emulator.scenarios.runner import load_or_error
-
     loaded = [(path, load_or_error(path)) for path in roots.scenario_files(raw)]
     for _, scenario in loaded:
         if not isinstance(scenario, sm.ScenarioError):

@@ -13,6 +13,7 @@ from emulator.dashboard.render import form_fields, page, problem, serves
 from emulator.fixtures.loader import DEFAULT_FIXTURES
 from emulator.path_roots import PathRefused
 from emulator.scenarios import models as sm
+from emulator.scenarios.runner import run_loaded
 
 BUNDLED_SCENARIOS = DEFAULT_FIXTURES.parent / "scenarios"
 
@@ -83,8 +84,6 @@ async def scenarios(request: Request) -> Response:
     """GET: the choices; POST (a form with `path`): replay that file or directory."""
     chosen, result, error = "", None, None
     if request.method == "POST":
-        from emulator.scenarios.runner import run_loaded  # the runner pulls in the whole server
-
         chosen = form_fields(await request.body()).get("path", "").strip()
         path = _within_roots(chosen) if chosen else None
         if path is None:

@@ -17,8 +17,8 @@ from datetime import datetime, timedelta
 import httpx
 
 from emulator.fixtures.models import CrmConnection
-from emulator.public_api.outbound import TIMEOUT_SECONDS, Outcome, call
 from emulator.simulation.autosync import IN_PROCESS_BASE
+from emulator.simulation.outbound import TIMEOUT_SECONDS, Outcome, call
 from emulator.state import Emulator
 from emulator.wire import Wire, decode, encode, now_iso, parse_iso
 
