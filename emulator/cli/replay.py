@@ -42,7 +42,8 @@ def main(args: argparse.Namespace) -> int:
     """Exit 0 when every scenario passed, 1 when one failed, 2 when one could not be read."""
     # deferred: the runner and the whole server load only when `replay` runs
     from emulator.app import create_app
-    from emulator.scenarios.runner import describe, exit_code, replay, summary
+    from emulator.scenarios.results import describe, exit_code, summary
+    from emulator.scenarios.runner import replay
     from emulator.server import server_opener
 
     missing = [p for p in args.paths if not Path(p).exists()]
