@@ -18,7 +18,13 @@ import msgspec
 
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.fixtures.models import FixtureSet
-from emulator.server import add_connection_flags, connection_for, platform_only, server_opener
+from emulator.server import (
+    ServerOpener,
+    add_connection_flags,
+    connection_for,
+    platform_only,
+    server_opener,
+)
 from emulator.settings import Settings
 from emulator.store.export_lock import ExportLocked, export_lock
 
@@ -72,7 +78,7 @@ async def _export(args: argparse.Namespace, fixtures: FixtureSet | None) -> Repo
     if not args.crm_url and fixtures is not None and fixtures.connection is not None:
         stored_absolute = fixtures.connection.crmUrl.startswith(("http://", "https://"))
     embedded = not args.crm_url and not stored_absolute
-    opener = platform_only
+    opener: ServerOpener = platform_only
     if embedded:
         from emulator.app import create_app  # deferred: the whole server, only for the embedded CRM
 

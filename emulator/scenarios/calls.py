@@ -26,8 +26,8 @@ def _path_matches(pattern: str, path: str) -> bool:
     want, got = pattern.strip("/").split("/"), path.strip("/").split("/")
     if want and want[-1] == "*":
         return len(got) >= len(want) - 1 and all(
-            w.startswith(":") or w == g for w, g in zip(want[:-1], got))
-    return len(want) == len(got) and all(w.startswith(":") or w == g for w, g in zip(want, got))
+            w.startswith(":") or w == g for w, g in zip(want[:-1], got, strict=False))
+    return len(want) == len(got) and all(w.startswith(":") or w == g for w, g in zip(want, got, strict=True))
 
 
 def callmismatch(expected: sm.CrmCallExpect, call: Exchange) -> Mismatch | None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-
 from emulator.exporter.runs import MAX_RUNS, ExportRuns
 from tests.hostile.harness import served, wait_export
 
