@@ -111,7 +111,8 @@ def add_connection_flags(parser: argparse.ArgumentParser) -> None:
 
 def connection_for(args: argparse.Namespace, stored: CrmConnection | None, server_base: str | None) -> CrmConnection:
     """The stored connection with the command-line flags laid over it."""
-    from emulator.exporter.run import resolve_crm_url  # deferred: the exporter loads httpx
+    # deferred: the exporter loads only when a command exports
+    from emulator.exporter.run import resolve_crm_url
 
     conn = stored or CrmConnection(crmUrl="/crm", apiKey="")
     changes: dict[str, object] = {}

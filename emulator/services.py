@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from emulator.control.snapshots import Shelf
 from emulator.crm.context import CrmContext
 from emulator.exporter.runs import ExportRuns
 from emulator.public_api.context import ApiContext
@@ -28,6 +29,7 @@ class Services:
     exports: ExportRuns
     verify_runs: VerifyRuns
     open_server: ServerOpener  # starts a scenario's own emulator (this app's factory)
+    snapshots: Shelf = field(default_factory=Shelf)  # saved states; they survive a reset
 
     def __post_init__(self) -> None:
         self.emulator.on_reset.append(self.exports.clear)

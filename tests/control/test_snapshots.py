@@ -154,11 +154,11 @@ async def test_the_byte_budget_drops_the_oldest_but_never_the_newest(
     client: httpx.AsyncClient, app: Starlette
 ) -> None:
     size = (await take(client))["bytes"]
-    app.state.snapshots = Shelf(limit=10, max_bytes=2 * size + size // 2)
+    app.state.services.snapshots = Shelf(limit=10, max_bytes=2 * size + size // 2)
     ids = [(await take(client))["id"] for _ in range(4)]
     kept = [s["id"] for s in (await client.get("/_emulator/snapshots")).json()["data"]]
     assert kept == ids[-2:]
-    app.state.snapshots = Shelf(limit=10, max_bytes=1)  # smaller than any image
+    app.state.services.snapshots = Shelf(limit=10, max_bytes=1)  # smaller than any image
     newest = await take(client)
     assert [s["id"] for s in (await client.get("/_emulator/snapshots")).json()["data"]] == [newest["id"]]
     assert (await client.post(f"/_emulator/snapshots/{newest['id']}/restore")).status_code == 200
