@@ -17,10 +17,12 @@ from starlette.routing import Mount, Route
 from emulator import __version__
 
 from emulator.control.routes import routes as control_routes
+from emulator.crm.context import CrmContext
 from emulator.crm.routes import routes as crm_routes
 from emulator.crm.seed import seed as seed_crm
 from emulator.asgi_guards import BodyLimit, ControlToken
 from emulator.dashboard.routes import routes as dashboard_routes
+from emulator.exporter.runs import ExportRuns
 from emulator.errors import (
     ApiError,
     BadRequest,
@@ -43,8 +45,11 @@ from emulator.simulation.crm_health import HealthChecker
 from emulator.simulation.dispatch import DeliveryListener
 from emulator.simulation.engine import Simulation
 from emulator.simulation.seed import seed as seed_simulation
+from emulator.server import server_opener
+from emulator.services import Services
 from emulator.settings import Settings
 from emulator.state import Emulator
+from emulator.verify.runs import VerifyRuns
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +110,7 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
             yield
         finally:
             # Stopping must not wait for a long export: cancel it (its report says so).
-            running = [t for t in (ticker, *getattr(app.state, "export_tasks", ())) if t]
+            running = [t for t in (ticker, *app.state.services.exports.tasks) if t]
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
@@ -145,13 +150,15 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
         ],
         lifespan=lifespan,
     )
-    app.state.emulator = emulator
-    app.state.simulation = simulation
-    app.state.public_api = ApiContext(emulator)
-    app.state.autosync = AutoSync(emulator, app)
-    simulation.listeners.append(app.state.autosync)  # CRM auto-sync after each advance
     crm_transport = InProcessTransport(app)  # a relative crmUrl ("/crm") is this app
-    app.state.deliveries = DeliveryListener(emulator, ActionsExports(emulator, crm_transport))
-    simulation.listeners.append(app.state.deliveries)  # webhooks and actions runs
+    services = Services(
+        emulator=emulator, simulation=simulation, public_api=ApiContext(emulator),
+        crm=CrmContext(emulator), autosync=AutoSync(emulator, app),
+        deliveries=DeliveryListener(emulator, ActionsExports(emulator, crm_transport)),
+        exports=ExportRuns(), verify_runs=VerifyRuns(), open_server=server_opener(create_app),
+    )
+    app.state.services = services
+    simulation.listeners.append(services.autosync)  # CRM auto-sync after each advance
+    simulation.listeners.append(services.deliveries)  # webhooks and actions runs
     simulation.listeners.append(HealthChecker(emulator, crm_transport))  # the CRM's health
     return app

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FILES
+from emulator.scenarios.models import scenario_files
 
 MAX_FILE_BYTES = 512 * 1024 * 1024  # a fixture file of 100,000 contacts is ~100 MB
 MAX_SCENARIO_FILES = 1000  # a directory run beyond that is a mistaken root
@@ -68,8 +69,6 @@ class PathRoots:
 
     def scenario_files(self, raw: str) -> list[Path]:
         """The scenario files of a file or directory (as `emulator replay` finds them)."""
-        from emulator.scenarios.models import scenario_files
-
         real = self._inside(raw, "scenario file or directory")
         if not real.is_dir():
             self._regular(real, "scenario file or directory")

@@ -56,7 +56,7 @@ def run_server(
     app: Starlette, settings: Settings, sock: socket.socket, log_level: str, banner: str
 ) -> int:
     """Open the app's store, serve on `sock` until a signal; answers the exit code."""
-    import uvicorn
+    import uvicorn  # deferred: commands other than `serve` start without it
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
@@ -80,7 +80,7 @@ def run_server(
     )
 
     async def main() -> int:
-        emulator = app.state.emulator
+        emulator = app.state.services.emulator
         try:
             await emulator.start()  # before serving: the lifespan finds it open
         except (sqlite3.Error, OSError) as exc:

@@ -203,6 +203,12 @@ class Emulator:
         async with self.operations.exclusive("reset"):
             await self._reset()
 
+    async def reset_onto(self, fixtures: FixtureSet) -> None:
+        """Reset onto fixtures already loaded (a scenario's own), not the directory's files."""
+        async with self.operations.exclusive("reset"):
+            self.fixtures = fixtures  # the first reset seeds from these
+            await self._reset()
+
     async def _reset(self) -> None:
         """The first reset reads the directory again and keeps the seeded database as bytes
         (with a seed cache: as the cached image, not in memory); later resets only copy

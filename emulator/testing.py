@@ -18,6 +18,7 @@ requires it, and every control call of the plugin sends it as `Authorization: Be
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import socket
@@ -85,7 +86,7 @@ class EmulatorServer:
         cls, args: list[str], timeout: float = START_TIMEOUT, token: str | None = None
     ) -> EmulatorServer:
         """`emulator serve ARGS` on a free port; answers once /_emulator/health says 200."""
-        import httpx
+        import httpx  # deferred: pytest loads this plugin in every project; httpx only when used
 
         port = free_port()
         command = [sys.executable, "-m", "emulator", "serve", "--port", str(port), *args]
@@ -150,7 +151,7 @@ class Emulator:
     def v1(self, api_key: str = "demo-all") -> httpx.Client:
         """A client of /v1 with an API key (the default fixtures' demo-all key by default);
         one per key, closed after the test."""
-        import httpx
+        import httpx  # deferred: pytest loads this plugin in every project; httpx only when used
 
         if api_key not in self._v1:
             self._v1[api_key] = httpx.Client(
@@ -184,8 +185,6 @@ class Emulator:
 
     def journal(self, **filters: str) -> list[dict[str, Any]]:
         """Every CRM exchange of the exporter, oldest first (filters: method, path, exportId)."""
-        import json
-
         r = _checked(self.client.get("/_emulator/journal.jsonl", params=filters))
         return [json.loads(line) for line in r.text.splitlines()]
 
@@ -235,7 +234,7 @@ def emulator_server(pytestconfig: pytest.Config) -> Iterator[EmulatorServer]:
 @pytest.fixture
 def emulator(emulator_server: EmulatorServer) -> Iterator[Emulator]:
     """The session's emulator, reset to its fixtures before this test."""
-    import httpx
+    import httpx  # deferred, as above
 
     with httpx.Client(
         base_url=emulator_server.url, timeout=30, headers=emulator_server.headers

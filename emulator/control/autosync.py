@@ -22,7 +22,7 @@ class AutoSyncSwitch(Wire):
 
 
 def _autosync(request: Request) -> AutoSync:
-    return request.app.state.autosync  # type: ignore[no-any-return]
+    return request.app.state.services.autosync  # type: ignore[no-any-return]
 
 
 @operation(

@@ -40,7 +40,7 @@ async def get_settings(request: Request) -> Response:
 
 def shown(request: Request, settings: CrmSettings) -> CrmSettings:
     """The settings as this request may see them: the key only to a holder of the token."""
-    if token_matches(request.headers.raw, request.app.state.emulator.settings.controlToken):
+    if token_matches(request.headers.raw, request.app.state.services.emulator.settings.controlToken):
         return settings
     return msgspec.structs.replace(settings, apiKey=REDACTED)
 

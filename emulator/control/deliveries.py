@@ -10,7 +10,7 @@ from emulator.errors import NotFound
 from emulator.http import json_response
 from emulator.openapi import Param, operation
 from emulator.public_api.params import path_id
-from emulator.public_api.webhook_delivery import DeliveryAttempt
+from emulator.simulation.webhook_delivery import DeliveryAttempt
 from emulator.simulation.webhooks import redeliver as send_again
 from emulator.state import Emulator
 from emulator.wire import Wire
@@ -41,7 +41,7 @@ class RunDeliveries(Wire):
     security=None,
 )
 async def redeliver(request: Request) -> Response:
-    emulator: Emulator = request.app.state.emulator
+    emulator: Emulator = request.app.state.services.emulator
     delivery_id = path_id(request.path_params["deliveryId"], "deliveryId")
     return json_response(await send_again(emulator.db, delivery_id, emulator.clock.now_iso))
 
@@ -52,7 +52,7 @@ async def redeliver(request: Request) -> Response:
     security=None,
 )
 async def run_deliveries(request: Request) -> Response:
-    emulator: Emulator = request.app.state.emulator
+    emulator: Emulator = request.app.state.services.emulator
     run_id = path_id(request.path_params["actionsId"], "actionsId")
     if await emulator.db.fetchone("SELECT 1 FROM actions_runs WHERE id = ?", (run_id,)) is None:
         raise NotFound(f"Actions run {run_id} not found")

@@ -18,6 +18,7 @@ from emulator.exporter.plan import ENGAGEMENT_FIELDS
 from emulator.exporter.report import Report
 from emulator.exporter.report_html import html_report
 from emulator.exporter.run import Exporter
+from emulator.exporter.runs import ExportRuns
 from emulator.fixtures.models import CrmConnection
 from emulator.http import decode_body, json_response
 from emulator.openapi import Param, operation, query
@@ -81,25 +82,12 @@ def redacted(c: CrmConnection) -> CrmConnection:
 
 
 def _emulator(request: Request) -> Emulator:
-    return request.app.state.emulator  # type: ignore[no-any-return]
+    return request.app.state.services.emulator  # type: ignore[no-any-return]
 
 
-MAX_RUNS = 50  # export runs kept in memory; beyond it the oldest finished one goes
-
-
-def _keep_recent(runs: dict[str, Exporter]) -> None:
-    finished = [key for key, run in runs.items() if run.report.status != "running"]
-    for key in finished[: max(0, len(runs) - MAX_RUNS)]:  # insertion order: oldest first
-        del runs[key]
-
-
-def _runs(request: Request) -> dict[str, Exporter]:
+def _runs(request: Request) -> ExportRuns:
     """Export runs of this app, kept in memory (the reports are small)."""
-    state = request.app.state
-    if not hasattr(state, "exports"):
-        state.exports = {}
-        state.export_tasks = set()
-    return state.exports  # type: ignore[no-any-return]
+    return request.app.state.services.exports  # type: ignore[no-any-return]
 
 
 @operation("The exporter's CRM connection (API key redacted)", CrmConnection, errors=(404,), security=None)
@@ -151,8 +139,7 @@ async def start_export(request: Request) -> Response:
     except ExportLocked as exc:
         emulator.operations.release()
         raise Conflict(str(exc)) from None
-    runs[exporter.id] = exporter
-    _keep_recent(runs)
+    runs.add(exporter)
 
     async def run() -> None:
         try:
@@ -170,10 +157,7 @@ async def start_export(request: Request) -> Response:
                 file_lock.release()
             emulator.operations.release()
 
-    task = asyncio.create_task(run())
-    tasks: set[Any] = request.app.state.export_tasks
-    tasks.add(task)
-    task.add_done_callback(tasks.discard)
+    runs.watch(asyncio.create_task(run()))
     body = ExportStarted(id=exporter.id, status="running", crmUrl=conn.crmUrl)
     return json_response(body, 202, {"Location": f"/_emulator/exports/{exporter.id}"})
 

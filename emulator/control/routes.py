@@ -35,7 +35,7 @@ async def counts(emulator: Emulator) -> Counts:
 
 @operation("Emulator health, clock and row counts", ControlHealth, errors=(), security=None)
 async def health(request: Request) -> Response:
-    emulator: Emulator = request.app.state.emulator
+    emulator: Emulator = request.app.state.services.emulator
     return json_response(
         ControlHealth(
             fixtures=emulator.fixtures_dir,
@@ -48,7 +48,7 @@ async def health(request: Request) -> Response:
 
 @operation("Restore the loaded fixtures", ResetOut, errors=(), security=None)
 async def reset(request: Request) -> Response:
-    emulator: Emulator = request.app.state.emulator
+    emulator: Emulator = request.app.state.services.emulator
     await emulator.reset()
     return json_response(ResetOut(fixtures=emulator.fixtures_dir))
 
@@ -58,7 +58,7 @@ async def reset(request: Request) -> Response:
     security=None,
 )
 async def load_fixtures(request: Request) -> Response:
-    emulator: Emulator = request.app.state.emulator
+    emulator: Emulator = request.app.state.services.emulator
     body = await decode_body(request, FixturesIn, BadRequest.field)
     roots = PathRoots.of_server(emulator.settings.fixtures, emulator.settings.allowPaths)
     try:

@@ -20,6 +20,14 @@ from emulator.http import json_response
 from emulator.openapi import operation
 from emulator.path_roots import PathRefused, PathRoots
 from emulator.scenarios import models as sm
+from emulator.scenarios.runner import (
+    fixture_directory,
+    load_or_error,
+    run_loaded,
+    run_scenario,
+    scenario_base,
+    summarise,
+)
 from emulator.settings import Settings
 from emulator.wire import decode
 
@@ -30,9 +38,7 @@ from emulator.wire import decode
     security=None,
 )
 async def run_scenarios(request: Request) -> Response:
-    from emulator.scenarios.runner import run_loaded, run_scenario, summarise
-
-    settings = request.app.state.emulator.settings
+    settings = request.app.state.services.emulator.settings
     roots = PathRoots.of_server(settings.fixtures, settings.allowPaths)
     raw = await request.body()
     try:
@@ -46,7 +52,7 @@ async def run_scenarios(request: Request) -> Response:
             loaded = await read_allowed(settings, body["path"])
         except PathRefused as exc:
             raise BadRequest.field("path", str(exc)) from None
-        return json_response(await run_loaded(loaded))
+        return json_response(await run_loaded(loaded, request.app.state.services.open_server))
     try:
         scenario = sm.parse_scenario(body, "scenario")
     except sm.ScenarioError as exc:
@@ -56,13 +62,11 @@ async def run_scenarios(request: Request) -> Response:
         await asyncio.to_thread(_check_fixtures, roots, scenario)
     except PathRefused as exc:
         raise BadRequest.field("fixtures.directory", str(exc)) from None
-    return json_response(summarise([await run_scenario(scenario)], 0.0))
+    return json_response(summarise([await run_scenario(scenario, request.app.state.services.open_server)], 0.0))
 
 
 def _check_fixtures(roots: PathRoots, scenario: sm.Scenario) -> None:
     """A scenario's fixture directory is read by the server too: the same roots hold."""
-    from emulator.scenarios.runner import fixture_directory, scenario_base
-
     roots.fixture_dir(fixture_directory(scenario, scenario_base(scenario)))
 
 
@@ -77,8 +81,6 @@ async def read_allowed(
 
 def _read_allowed(roots: PathRoots, raw: str) -> list[tuple[Path, sm.Scenario | sm.ScenarioError]]:
     """The scenarios of `raw`, read in a worker thread; PathRefused if any file is not allowed."""
-    from emulator.scenarios.runner import load_or_error
-
     loaded = [(path, load_or_error(path)) for path in roots.scenario_files(raw)]
     for _, scenario in loaded:
         if not isinstance(scenario, sm.ScenarioError):

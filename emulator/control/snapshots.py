@@ -83,14 +83,11 @@ class Shelf:
 
 
 def shelf(request: Request) -> Shelf:
-    state = request.app.state
-    if not hasattr(state, "snapshots"):
-        state.snapshots = Shelf()
-    return state.snapshots  # type: ignore[no-any-return]
+    return request.app.state.services.snapshots  # type: ignore[no-any-return]
 
 
 def _emulator(request: Request) -> Emulator:
-    return request.app.state.emulator  # type: ignore[no-any-return]
+    return request.app.state.services.emulator  # type: ignore[no-any-return]
 
 
 @operation(

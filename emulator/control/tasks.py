@@ -70,7 +70,7 @@ def _row(r: tuple[Any, ...]) -> PlatformTask:
 
 
 def _emulator(request: Request) -> Emulator:
-    return request.app.state.emulator  # type: ignore[no-any-return]
+    return request.app.state.services.emulator  # type: ignore[no-any-return]
 
 
 @operation(

@@ -36,10 +36,7 @@ class VerifyRun(WireOmit):
 
 
 def _registry(request: Request) -> VerifyRuns:
-    state = request.app.state
-    if not hasattr(state, "verify_runs"):
-        state.verify_runs = VerifyRuns()
-    return state.verify_runs  # type: ignore[no-any-return]
+    return request.app.state.services.verify_runs  # type: ignore[no-any-return]
 
 
 def _run(request: Request) -> Run:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import re
+from dataclasses import dataclass
 
 from emulator.fixtures.models import FaultRule
 from emulator.part_a import ENDPOINTS
@@ -42,6 +43,46 @@ def applies(rule: FaultRule, n: int) -> bool:
         # One generator per (seed, call): the same call number always draws the same value.
         return random.Random(rule.seed * 1_000_003 + n).random() < rule.rate
     return True
+
+
+@dataclass(frozen=True)
+class DropConnection:
+    """The connection closes without an answer."""
+
+
+@dataclass(frozen=True)
+class ErrorStatus:
+    """An error answer; `retry_after` seconds in a Retry-After header when set."""
+
+    status: int
+    retry_after: int | None
+
+
+@dataclass(frozen=True)
+class MalformedBody:
+    """A 200 whose body is not JSON."""
+
+
+@dataclass(frozen=True)
+class LatencyOnly:
+    """The handler answers as usual (after the rule's latency)."""
+
+
+FaultKind = DropConnection | ErrorStatus | MalformedBody | LatencyOnly
+
+
+def fault_kind(rule: FaultRule) -> FaultKind:
+    """What a rule that took a call answers instead of the handler, first match wins."""
+    if rule.dropConnection:
+        return DropConnection()
+    if rule.status is not None:
+        retry_after = rule.retryAfterSeconds
+        if retry_after is None and rule.status == 429:
+            retry_after = 1
+        return ErrorStatus(rule.status, retry_after)
+    if rule.malformedBody:
+        return MalformedBody()
+    return LatencyOnly()
 
 
 def rule_problems(rule: FaultRule) -> list[tuple[str, str]]:

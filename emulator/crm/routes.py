@@ -12,7 +12,7 @@ import functools
 import hmac
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
-from typing import Any, TypeVar
+from typing import Any, TypeVar, assert_never
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -22,6 +22,7 @@ from starlette.types import Receive, Scope, Send
 from emulator.crm import schemas as s
 from emulator.crm import service, tasks
 from emulator.crm.context import CrmContext
+from emulator.crm.faults import DropConnection, ErrorStatus, LatencyOnly, MalformedBody, fault_kind
 from emulator.crm.records import COMPANIES, CONTACTS, Kind
 from emulator.errors import CrmError, CrmErrorBody
 from emulator.fixtures.models import CrmSettings, CrmUser, FaultRule
@@ -54,12 +55,8 @@ def crm_operation(
 
 
 def crm_context(request: Request) -> CrmContext:
-    """The app's CrmContext, made on first use (it hooks itself to the emulator's reset)."""
-    state = request.app.state
-    ctx = getattr(state, "crm", None)
-    if ctx is None:
-        ctx = state.crm = CrmContext(state.emulator)
-    return ctx  # type: ignore[no-any-return]
+    """The app's CrmContext (it hooks itself to the emulator's reset)."""
+    return request.app.state.services.crm  # type: ignore[no-any-return]
 
 
 def bad_request(field: str, message: str) -> CrmError:
@@ -100,17 +97,19 @@ async def injected(rule: FaultRule) -> Response | None:
     """The answer a fault rule gives instead of the handler's (None: latency only)."""
     if rule.latencyMs:
         await asyncio.sleep(rule.latencyMs / 1000)
-    if rule.dropConnection:
-        return DroppedConnection()
-    if rule.status is not None:
-        headers = {}
-        if rule.retryAfterSeconds is not None or rule.status == 429:
-            headers["Retry-After"] = str(rule.retryAfterSeconds if rule.retryAfterSeconds is not None else 1)
-        body = {"error": error_name(rule.status), "message": f"Injected fault: status {rule.status}"}
-        return json_response(body, rule.status, headers)
-    if rule.malformedBody:
-        return Response(MALFORMED, 200, media_type="application/json")
-    return None
+    match fault_kind(rule):
+        case DropConnection():
+            return DroppedConnection()
+        case ErrorStatus(status=status, retry_after=retry_after):
+            headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
+            body = {"error": error_name(status), "message": f"Injected fault: status {status}"}
+            return json_response(body, status, headers)
+        case MalformedBody():
+            return Response(MALFORMED, 200, media_type="application/json")
+        case LatencyOnly():
+            return None
+        case unknown:
+            assert_never(unknown)
 
 
 def check_key(request: Request, settings: CrmSettings) -> None:

@@ -41,6 +41,6 @@ async def overview(request: Request) -> Response:
         by_status=by_status, campaigns=campaigns,
         connection=None if connection is None else redacted(connection),
         crm_status=await custom_crm.status(ctx), health=health,
-        autosync=await request.app.state.autosync.state(),
+        autosync=await request.app.state.services.autosync.state(),
         fixtures=emulator.fixtures_dir,
     )

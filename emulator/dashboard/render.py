@@ -90,11 +90,11 @@ def api_problem(request: Request, exc: ApiError) -> HTMLResponse:
 
 
 def emulator_of(request: Request) -> Emulator:
-    return request.app.state.emulator  # type: ignore[no-any-return]
+    return request.app.state.services.emulator  # type: ignore[no-any-return]
 
 
 def api(request: Request) -> ApiContext:
-    return request.app.state.public_api  # type: ignore[no-any-return]
+    return request.app.state.services.public_api  # type: ignore[no-any-return]
 
 
 def int_param(request: Request, name: str, default: int | None = None) -> int | None:

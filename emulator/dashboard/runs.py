@@ -13,13 +13,14 @@ from emulator.dashboard.render import form_fields, page, problem, serves
 from emulator.fixtures.loader import DEFAULT_FIXTURES
 from emulator.path_roots import PathRefused
 from emulator.scenarios import models as sm
+from emulator.scenarios.runner import run_loaded
 
 BUNDLED_SCENARIOS = DEFAULT_FIXTURES.parent / "scenarios"
 
 
 def _exports(request: Request) -> dict[str, Any]:
     """The export runs the control API keeps (none before the first start)."""
-    return getattr(request.app.state, "exports", {})
+    return request.app.state.services.exports.runs  # type: ignore[no-any-return]
 
 
 async def runs(request: Request) -> Response:
@@ -83,8 +84,6 @@ async def scenarios(request: Request) -> Response:
     """GET: the choices; POST (a form with `path`): replay that file or directory."""
     chosen, result, error = "", None, None
     if request.method == "POST":
-        from emulator.scenarios.runner import run_loaded  # the runner pulls in the whole server
-
         chosen = form_fields(await request.body()).get("path", "").strip()
         path = _within_roots(chosen) if chosen else None
         if path is None:
@@ -92,12 +91,12 @@ async def scenarios(request: Request) -> Response:
             error = f"{chosen or '(no path)'}: no such file or directory under the roots ({roots})"
         else:
             try:  # the server's own path rules too: regular files, size-limited, off the loop
-                settings = request.app.state.emulator.settings
+                settings = request.app.state.services.emulator.settings
                 loaded = await read_allowed(settings, str(path), scenario_roots())
             except PathRefused as exc:
                 error = f"{chosen}: {exc}"
             else:
-                result = await run_loaded(loaded, quiet=True)
+                result = await run_loaded(loaded, request.app.state.services.open_server, quiet=True)
     return page(
         request, "scenarios.html", choices=_choices(), roots=scenario_roots(), chosen=chosen,
         result=result, error=error, status=400 if error else 200,

@@ -49,7 +49,7 @@ def guarded(scope: str, documented_limit: bool = False) -> Callable[[Handler], H
     def wrap(handler: Handler) -> Handler:
         @wraps(handler)
         async def inner(request: Request) -> Response:
-            api = request.app.state.public_api
+            api = request.app.state.services.public_api
             key = request.headers.get("x-api-key")
             if not key:
                 raise Unauthorized("Missing API key: send it in the x-api-key header")

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 from urllib.parse import urlsplit
 
 import httpx
@@ -21,7 +21,6 @@ import msgspec
 from msgspec import UNSET
 
 from emulator.control.exports import connection_problems
-from emulator.export_command import StartupFailed, embedded_server
 from emulator.exporter.client import RetryPolicy, tls_verify
 from emulator.exporter.run import Exporter
 from emulator.fixtures.loader import (
@@ -33,10 +32,16 @@ from emulator.fixtures.loader import (
 from emulator.fixtures.models import CrmConnection, FixtureSet
 from emulator.platform import connection as platform_connection
 from emulator.scenarios import models as sm
-from emulator.scenarios.match import Mismatch, show, subset
+from emulator.scenarios.calls import Failed, check_calls, mismatch
+from emulator.scenarios.expectations import check_expectations
+from emulator.scenarios.match import show, subset
 from emulator.scenarios.models import Failure, Outcome, ReplayResult, ScenarioResult
+from emulator.scenarios.playback import PlaybackTransport, json_or_text
 from emulator.scenarios.record import Exchange, RecordingTransport
+from emulator.scenarios.results import summarise
+from emulator.server import Platform, ServerOpener, StartupFailed
 from emulator.settings import Settings
+from emulator.state import Emulator
 from emulator.wire import split_validation_error
 
 # Replays keep retries but not their waiting: the sequence is the same, only faster.
@@ -48,18 +53,6 @@ INLINE_KINDS = (
 STAMPED = ("identities", "campaigns", "companies", "contacts", "lists", "savedViews",
            "webhooks", "actionsRuns")
 DEFAULT_STAMP = "2026-01-01T00:00:00.000Z"
-
-
-class Failed(Exception):
-    def __init__(self, failure: Failure) -> None:
-        super().__init__(failure.message)
-        self.failure = failure
-
-
-def _mismatch(at: str, m: Mismatch, what: str) -> Failed:
-    where = f"{at}.{m.path}" if m.path and not m.path.startswith("[") else f"{at}{m.path}"
-    message = f"{what}: {m.message or 'differs'} at {m.path or '(top)'}"
-    return Failed(Failure(at=where, message=message, expected=show(m.expected), actual=show(m.actual)))
 
 
 # ---- building the starting state ------------------------------------------------------------
@@ -161,139 +154,12 @@ def _inline_path(path: str, origins: dict[str, dict[int, int]]) -> str:
 
 # ---- CRM transports -------------------------------------------------------------------------
 
-def _json_or_text(data: bytes) -> Any:
-    if not data:
-        return None
-    try:
-        return msgspec.json.decode(data)
-    except msgspec.DecodeError:
-        return data.decode("utf-8", "replace")
-
-
-def _take(queue: deque[sm.PlaybackAnswer], sent: bytes) -> sm.PlaybackAnswer:
-    """The first answer recorded for an equal request body, else the next in line."""
-    if any(a.request is not UNSET for a in queue):
-        try:
-            body = msgspec.json.decode(sent) if sent else None
-        except msgspec.DecodeError:
-            body = UNSET
-        for i, answer in enumerate(queue):
-            if answer.request is not UNSET and answer.request == body:
-                del queue[i]
-                return answer
-    return queue.popleft()
-
-
-class PlaybackTransport(httpx.AsyncBaseTransport):
-    """Answers from recorded answers, in order per (method, path)."""
-
-    def __init__(self, answers: list[sm.PlaybackAnswer]) -> None:
-        self.answers = answers
-        self.missing: list[str] = []
-        self.rewind()
-
-    def rewind(self) -> None:
-        self.queues: dict[tuple[str, str], deque[sm.PlaybackAnswer]] = defaultdict(deque)
-        for answer in self.answers:
-            self.queues[(answer.method.upper(), answer.path)].append(answer)
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        sent = await request.aread()
-        key = (request.method.upper(), request.url.path)
-        queue = self.queues.get(key)
-        if not queue:
-            self.missing.append(f"{key[0]} {key[1]}")
-            return httpx.Response(500, json={"error": "no_recording",
-                                             "message": f"no recorded answer left for {key[0]} {key[1]}"})
-        answer = _take(queue, sent)
-        headers = dict(answer.headers)
-        if answer.body is not UNSET:
-            headers.setdefault("content-type", "application/json")
-            return httpx.Response(answer.status, headers=headers, content=msgspec.json.encode(answer.body))
-        return httpx.Response(answer.status, headers=headers, content=(answer.text or "").encode())
-
-    async def aclose(self) -> None:
-        return None
-
-
-# ---- matching CRM calls ---------------------------------------------------------------------
-
-def _path_matches(pattern: str, path: str) -> bool:
-    want, got = pattern.strip("/").split("/"), path.strip("/").split("/")
-    if want and want[-1] == "*":
-        return len(got) >= len(want) - 1 and all(
-            w.startswith(":") or w == g for w, g in zip(want[:-1], got))
-    return len(want) == len(got) and all(w.startswith(":") or w == g for w, g in zip(want, got))
-
-
-def call_mismatch(expected: sm.CrmCallExpect, call: Exchange) -> Mismatch | None:
-    """None when the call is the expected one; else why not."""
-    if expected.method.upper() != call.method or not _path_matches(expected.path, call.path):
-        return Mismatch("", f"{expected.method.upper()} {expected.path}", f"{call.method} {call.path}")
-    if expected.status is not UNSET and expected.status != call.status:
-        return Mismatch("status", expected.status, call.status)
-    if expected.body is not UNSET:
-        m = subset(expected.body, call.request, "body")
-        if m:
-            return m
-    return None
-
-
-def _calls_line(calls: list[Exchange], limit: int = 12) -> str:
-    parts = [f"{c.method} {c.path} {c.status if c.status is not None else '-'}" for c in calls[:limit]]
-    more = f" … (+{len(calls) - limit})" if len(calls) > limit else ""
-    return ", ".join(parts) + more if parts else "(no calls)"
-
-
-def check_calls(spec: sm.CrmCallsExpect, calls: list[Exchange], at: str) -> None:
-    """Raise Failed on the first expected call not found (in order), or an unwanted one."""
-    if spec.exact and len(spec.calls) != len(calls):
-        raise Failed(Failure(at=at, message=f"expected exactly {len(spec.calls)} CRM calls, got {len(calls)}",
-                             expected=", ".join(f"{c.method} {c.path}" for c in spec.calls),
-                             actual=_calls_line(calls, 40)))
-    j = 0
-    for i, want in enumerate(spec.calls):
-        where = f"{at}.calls[{i}]"
-        if spec.exact:
-            m = call_mismatch(want, calls[i])
-            if m:
-                raise _mismatch(where, m, f"call {i + 1} of {len(calls)}")
-            continue
-        first: Mismatch | None = None
-        start = j
-        while j < len(calls):
-            m = call_mismatch(want, calls[j])
-            j += 1
-            if m is None:
-                break
-            if first is None and m.path:  # same method and path, different status or body
-                first = m
-        else:
-            if first is not None:
-                raise _mismatch(where, first, f"{want.method} {want.path}")
-            raise Failed(Failure(
-                at=where, message=f"no {want.method.upper()} {want.path} call after the calls matched before it",
-                expected=f"{want.method.upper()} {want.path}", actual=_calls_line(calls[start:])))
-    for i, unwanted in enumerate(spec.absent):
-        for call in calls:
-            if call_mismatch(unwanted, call) is None:
-                raise Failed(Failure(at=f"{at}.absent[{i}]", message="an unwanted CRM call was made",
-                                     expected="no such call", actual=f"{call.method} {call.path} {show(call.request, 160)}"))
-    for key, n in spec.counts.items():
-        method, _, path = key.partition(" ")
-        pattern = sm.CrmCallExpect(method=method, path=path)
-        got = sum(1 for c in calls if call_mismatch(pattern, c) is None)
-        if got != n:
-            raise Failed(Failure(at=f"{at}.counts[{key!r}]", message=f"number of {key} calls",
-                                 expected=str(n), actual=str(got)))
-
-
 # ---- running one scenario -------------------------------------------------------------------
 
 class Run:
     """The live state of one scenario: its server, client, CRM transport and what happened."""
 
-    def __init__(self, scenario: sm.Scenario, fixtures: FixtureSet, base_url: str, emulator: Any,
+    def __init__(self, scenario: sm.Scenario, fixtures: FixtureSet, base_url: str, emulator: Emulator,
                  client: httpx.AsyncClient) -> None:
         self.scenario, self.fixtures, self.base_url = scenario, fixtures, base_url
         self.emulator, self.client = emulator, client
@@ -331,7 +197,7 @@ class Run:
             kwargs["content"] = msgspec.json.encode(body)
             hdrs.setdefault("content-type", "application/json")
         answer = await self.client.request(method.upper(), path, **kwargs)
-        return answer.status_code, _json_or_text(answer.content)
+        return answer.status_code, json_or_text(answer.content)
 
     async def control(self, method: str, path: str, body: Any, at: str, what: str) -> Any:
         status, data = await self.request(method, path, body)
@@ -358,121 +224,55 @@ class Run:
         if step.expect is not UNSET:
             m = subset(step.expect, self.report)
             if m:
-                raise _mismatch(f"{at}.expect", m, "export report")
+                raise mismatch(f"{at}.expect", m, "export report")
         if step.expectCalls is not UNSET:
             check_calls(step.expectCalls, calls, f"{at}.expectCalls")
 
     async def step(self, step: sm.Step, at: str) -> None:
-        if isinstance(step, sm.ExportStep):
-            await self.export(step, at)
-        elif isinstance(step, sm.CompleteTasksStep):
-            body = {"all": True} if step.ids is None else {"ids": step.ids}
-            await self.control("POST", "/_emulator/tasks/complete", body, at, "completing tasks")
-        elif isinstance(step, sm.CallStep):
-            status, data = await self.request(step.method, step.path, step.body, step.headers)
-            label = f"{step.method.upper()} {step.path}"
-            if step.expectStatus is not None and status != step.expectStatus:
-                raise Failed(Failure(at=f"{at}.expectStatus", message=f"{label}: status",
-                                     expected=str(step.expectStatus), actual=f"{status} {show(data, 160)}"))
-            if step.expectBody is not UNSET:
-                m = subset(step.expectBody, data)
-                if m:
-                    raise _mismatch(f"{at}.expectBody", m, label)
-        elif isinstance(step, sm.CrmSettingsStep):
-            current = await self.control("GET", "/_emulator/crm/settings", UNSET, at, "reading CRM settings")
-            change = msgspec.to_builtins(step)
-            change.pop("step", None)
-            await self.control("PUT", "/_emulator/crm/settings", {**current, **change}, at,
-                               "changing CRM settings")
-        elif isinstance(step, sm.ResetStep):
-            self.emulator.fixtures = self.fixtures  # the first reset seeds from these, not the directory
-            await self.emulator.reset()
-            if self.playback is not None:
-                self.playback.rewind()
-        elif isinstance(step, sm.AdvanceClockStep):
-            moves: dict[str, Any] = (
-                {"seconds": step.seconds} if step.seconds is not None else {"until": step.until}
-            )
-            await self.control("POST", "/_emulator/clock/advance", moves, at, "advancing the clock")
+        """Do one step; each asks the emulator (or its own playback) to change, never reaches in."""
+        match step:
+            case sm.ExportStep():
+                await self.export(step, at)
+            case sm.CompleteTasksStep():
+                body = {"all": True} if step.ids is None else {"ids": step.ids}
+                await self.control("POST", "/_emulator/tasks/complete", body, at, "completing tasks")
+            case sm.CallStep():
+                await self.call(step, at)
+            case sm.CrmSettingsStep():
+                current = await self.control("GET", "/_emulator/crm/settings", UNSET, at, "reading CRM settings")
+                change = msgspec.to_builtins(step)
+                change.pop("step", None)
+                await self.control("PUT", "/_emulator/crm/settings", {**current, **change}, at,
+                                   "changing CRM settings")
+            case sm.ResetStep():
+                await self.emulator.reset_onto(self.fixtures)  # the scenario's fixtures, not a directory
+                if self.playback is not None:
+                    self.playback.rewind()
+            case sm.AdvanceClockStep():
+                moves: dict[str, Any] = (
+                    {"seconds": step.seconds} if step.seconds is not None else {"until": step.until}
+                )
+                await self.control("POST", "/_emulator/clock/advance", moves, at, "advancing the clock")
+            case unknown:
+                assert_never(unknown)
+
+    async def call(self, step: sm.CallStep, at: str) -> None:
+        status, data = await self.request(step.method, step.path, step.body, step.headers)
+        label = f"{step.method.upper()} {step.path}"
+        if step.expectStatus is not None and status != step.expectStatus:
+            raise Failed(Failure(at=f"{at}.expectStatus", message=f"{label}: status",
+                                 expected=str(step.expectStatus), actual=f"{status} {show(data, 160)}"))
+        if step.expectBody is not UNSET:
+            m = subset(step.expectBody, data)
+            if m:
+                raise mismatch(f"{at}.expectBody", m, label)
 
     # -- expectations ----------------------------------------------------------------------
 
     async def expectations(self) -> None:
-        expect = self.scenario.expect
-        if self.playback is not None and self.playback.missing:
-            raise Failed(Failure(at="crm.playback", message="calls without a recorded answer",
-                                 expected="a recorded answer for each call",
-                                 actual=", ".join(self.playback.missing[:8])))
-        if expect.crmCalls is not UNSET:
-            check_calls(expect.crmCalls, self.calls, "expect.crmCalls")
-        if expect.report is not UNSET:
-            if self.report is None:
-                raise Failed(Failure(at="expect.report", message="no export was run",
-                                     expected="an export report", actual="none"))
-            m = subset(expect.report, self.report)
-            if m:
-                raise _mismatch("expect.report", m, "export report")
-        for i, rec in enumerate(expect.platform):
-            at = f"expect.platform[{i}]"
-            status, data = await self.request("GET", rec.path)
-            if status != 200:
-                raise Failed(Failure(at=at, message=f"GET {rec.path}", expected="200",
-                                     actual=f"{status} {show(data, 160)}"))
-            shown = data["data"] if isinstance(data, dict) and "data" in data else data
-            m = subset(rec.fields, shown)
-            if m:
-                raise _mismatch(f"{at}.fields", m, f"GET {rec.path}")
-        listed: dict[str, list[Any]] = {}  # each kind is listed once: the checks only read
-        for i, crm_rec in enumerate(expect.crm):
-            await self._crm_record(crm_rec, f"expect.crm[{i}]", listed)
-
-    async def _crm_records(self, kind: str, listed: dict[str, list[Any]]) -> list[Any]:
-        if kind in listed:
-            return listed[kind]
-        found: list[Any] = []
-        page = 1
-        while True:
-            status, data = await self.request("GET", f"/_emulator/crm/{kind}?page={page}&pageSize=100")
-            if status != 200 or not isinstance(data, dict):
-                raise Failed(Failure(at=f"crm {kind}", message="cannot list CRM records",
-                                     expected="200", actual=f"{status} {show(data, 160)}"))
-            items = data.get("data") or []
-            found.extend(items)
-            if len(items) < 100:
-                listed[kind] = found
-                return found
-            page += 1
-
-    async def _crm_record(
-        self, spec: sm.CrmRecordExpect, at: str, listed: dict[str, list[Any]]
-    ) -> None:
-        if spec.crmId is not UNSET:
-            status, data = await self.request("GET", f"/_emulator/crm/{spec.kind}/{spec.crmId}")
-            if status != 200:
-                raise Failed(Failure(at=f"{at}.crmId", message=f"CRM {spec.kind} {spec.crmId}",
-                                     expected="a stored record", actual=f"{status} {show(data, 160)}"))
-            records = [data]
-        else:
-            assert spec.match is not UNSET
-            match = spec.match
-            records = [r for r in await self._crm_records(spec.kind, listed) if subset(match, _flat(r)) is None]
-            if spec.count is not UNSET and len(records) != spec.count:
-                raise Failed(Failure(at=f"{at}.count", message=f"CRM {spec.kind} matching {show(match, 120)}",
-                                     expected=f"{spec.count} records", actual=f"{len(records)} records"))
-            if not records and spec.fields is not UNSET:
-                raise Failed(Failure(at=f"{at}.match", message=f"no CRM {spec.kind} record matches",
-                                     expected=show(match), actual="none"))
-        if spec.fields is not UNSET:
-            m = subset(spec.fields, _flat(records[0]))
-            if m:
-                raise _mismatch(f"{at}.fields", m, f"CRM {spec.kind} record")
-
-
-def _flat(record: Any) -> Any:
-    """A stored contact or company with its stored `fields` lifted beside crmId, externalId..."""
-    if isinstance(record, dict) and isinstance(record.get("fields"), dict):
-        return {**record["fields"], **{k: v for k, v in record.items() if k != "fields"}}
-    return record
+        """The scenario's `expect`: calls, report, platform and CRM records."""
+        missing = self.playback.missing if self.playback is not None else []
+        await check_expectations(self.scenario.expect, self.request, self.calls, self.report, missing)
 
 
 def _own_path(path: str) -> bool:
@@ -481,10 +281,11 @@ def _own_path(path: str) -> bool:
 
 
 async def run_scenario(
-    scenario: sm.Scenario, base: Path | None = None, quiet: bool = False
+    scenario: sm.Scenario, open_server: ServerOpener, base: Path | None = None, quiet: bool = False
 ) -> ScenarioResult:
     """Replay one scenario in a fresh emulator; never raises for a scenario's own problems.
 
+    `open_server` starts the scenario's own emulator (the caller's app factory bound into it).
     `quiet` (the CLI): the scenario server's own error log is muted, since injected faults
     such as dropConnection make it log one on purpose.
     """
@@ -501,7 +302,8 @@ async def run_scenario(
     except sm.ScenarioError as exc:
         return result("error", Failure(at="fixtures", message=str(exc)))
     try:
-        return await _run_embedded(scenario, fixtures, Settings(fixtures=directory), quiet, result)
+        return await _run_embedded(scenario, fixtures, open_server(Settings(fixtures=directory), fixtures),
+                                   quiet, result)
     except StartupFailed as exc:  # e.g. fixtures the store refuses (duplicate CRM user ids)
         return result("error", Failure(at="fixtures", message=f"cannot seed the emulator: {exc}"))
     except Exception as exc:  # a scenario's odd input must not become the server's 500
@@ -510,10 +312,10 @@ async def run_scenario(
 
 
 async def _run_embedded(
-    scenario: sm.Scenario, fixtures: FixtureSet, settings: Settings, quiet: bool,
-    result: Callable[..., ScenarioResult],
+    scenario: sm.Scenario, fixtures: FixtureSet, server: AbstractAsyncContextManager[Platform],
+    quiet: bool, result: Callable[..., ScenarioResult],
 ) -> ScenarioResult:
-    async with embedded_server(settings, fixtures) as platform:
+    async with server as platform:
         assert platform.server_base is not None
         if quiet:  # set after start-up: uvicorn configures its loggers when it starts
             logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
@@ -529,11 +331,13 @@ async def _run_embedded(
 
 
 async def replay(
-    paths: list[str], on_result: Callable[[ScenarioResult], None] | None = None, quiet: bool = False
+    paths: list[str], open_server: ServerOpener,
+    on_result: Callable[[ScenarioResult], None] | None = None, quiet: bool = False,
 ) -> ReplayResult:
     """Every scenario file of `paths` (files, or directories searched recursively), in order."""
     return await run_loaded(
-        ((path, load_or_error(path)) for path in sm.scenario_files(paths)), on_result, quiet
+        ((path, load_or_error(path)) for path in sm.scenario_files(paths)), open_server, on_result,
+        quiet,
     )
 
 
@@ -545,7 +349,7 @@ def load_or_error(path: Path) -> sm.Scenario | sm.ScenarioError:
 
 
 async def run_loaded(
-    loaded: Iterable[tuple[Path, sm.Scenario | sm.ScenarioError]],
+    loaded: Iterable[tuple[Path, sm.Scenario | sm.ScenarioError]], open_server: ServerOpener,
     on_result: Callable[[ScenarioResult], None] | None = None, quiet: bool = False,
 ) -> ReplayResult:
     """Run scenarios already read (a file that could not be read is an `error` result)."""
@@ -556,46 +360,8 @@ async def run_loaded(
             res = ScenarioResult(name=path.stem, file=str(path), outcome="error", seconds=0.0,
                                  failure=Failure(at="file", message=str(scenario)))
         else:
-            res = await run_scenario(scenario, quiet=quiet)
+            res = await run_scenario(scenario, open_server, quiet=quiet)
         results.append(res)
         if on_result:
             on_result(res)
     return summarise(results, time.perf_counter() - t0)
-
-
-def summarise(results: list[ScenarioResult], seconds: float) -> ReplayResult:
-    return ReplayResult(
-        results=results, passed=sum(r.outcome == "pass" for r in results),
-        failed=sum(r.outcome == "fail" for r in results),
-        errors=sum(r.outcome == "error" for r in results),
-        seconds=round(seconds or sum(r.seconds for r in results), 3),
-    )
-
-
-def exit_code(result: ReplayResult) -> int:
-    """0 all passed, 2 a file could not be read or built, else 1."""
-    if result.errors:
-        return 2
-    return 1 if result.failed or not result.results else 0
-
-
-def describe(res: ScenarioResult) -> str:
-    """One line per scenario; a failure adds where, why and expected/actual side by side."""
-    label = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[res.outcome]
-    line = f"{label:5} {res.name}  ({res.seconds:.2f} s)"
-    f = res.failure
-    if f is None:
-        return line
-    if res.outcome == "error":
-        return f"{line}\n      {f.message}"
-    lines = [line, f"      at {f.at}: {f.message}"]
-    if f.expected or f.actual:
-        lines += [f"      expected: {f.expected}", f"      actual:   {f.actual}"]
-    return "\n".join(lines)
-
-
-def summary(result: ReplayResult) -> str:
-    total = len(result.results)
-    extra = f", {result.errors} unreadable" if result.errors else ""
-    return f"{result.passed}/{total} scenarios passed, {result.failed} failed{extra} in {result.seconds:.2f} s"
-

@@ -1,3 +1,3 @@
 """Campaign simulation on the virtual clock (service code: no Starlette here).
 
-The engine is emulator.simulation.engine.Simulation (app.state.simulation)."""
+The engine is emulator.simulation.engine.Simulation (app.state.services.simulation)."""

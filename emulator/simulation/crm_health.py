@@ -18,7 +18,7 @@ import httpx
 
 from emulator.fixtures.models import CrmConnection
 from emulator.platform import connection as platform_connection
-from emulator.public_api.outbound import TIMEOUT_SECONDS, Outcome, call
+from emulator.simulation.outbound import TIMEOUT_SECONDS, Outcome, call
 from emulator.state import Emulator
 from emulator.wire import Wire, decode, encode, now_iso, parse_iso
 

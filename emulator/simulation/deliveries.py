@@ -24,8 +24,8 @@ from typing import Any, NamedTuple, Self
 
 import httpx
 
-from emulator.public_api import webhook_delivery as delivery
-from emulator.public_api.outbound import TIMEOUT_SECONDS, Outcome, call
+from emulator.simulation import webhook_delivery as delivery
+from emulator.simulation.outbound import TIMEOUT_SECONDS, Outcome, call
 from emulator.store.db import Store
 from emulator.wire import decode, now_iso, parse_iso
 

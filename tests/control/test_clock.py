@@ -147,7 +147,7 @@ async def test_injected_event_and_its_listing(client: httpx.AsyncClient) -> None
 async def test_open_without_an_email_is_409(app: Starlette, client: httpx.AsyncClient) -> None:
     r = await client.post("/_emulator/events", json={"campaignId": 999, "contactId": 1, "type": "EMAIL_OPENED"})
     assert r.status_code == 404
-    campaign, contact = await app.state.emulator.db.fetchone(
+    campaign, contact = await app.state.services.emulator.db.fetchone(
         "SELECT campaignId, contactId FROM campaign_members m WHERE NOT EXISTS (SELECT 1 FROM"
         " conversations c WHERE c.contactId = m.contactId AND c.campaignId = m.campaignId)")
     for kind in ("EMAIL_OPENED", "LINK_CLICKED"):
@@ -167,7 +167,7 @@ async def test_realtime_clock_moves_and_runs_the_simulation() -> None:
         assert now > first["now"]
         # the ticker ran the simulation (fixture campaigns start at the clock start)
         assert (await client.get("/_emulator/events")).json()["data"]
-        assert await app.state.emulator.db.get_meta("clock") > START
+        assert await app.state.services.emulator.db.get_meta("clock") > START
 
 
 async def test_a_kept_database_keeps_its_time(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ async def fill_journal(app: Starlette, n: int) -> None:
          PATHS[i % 4], 200 if i % 5 else 500, 1.5, 1, '{"a":1}', '{"b":"é"}', None)
         for i in range(n)
     ]
-    await app.state.emulator.db.executemany(
+    await app.state.services.emulator.db.executemany(
         "INSERT INTO export_journal(exportId, at, method, path, status, durationMs, attempt,"
         " requestBody, responseBody, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         rows,

@@ -132,7 +132,7 @@ async def test_bad_requests(client: httpx.AsyncClient, request_args: tuple[str, 
 
 async def test_no_restore_while_an_export_runs(client: httpx.AsyncClient, app: Starlette) -> None:
     snap = await take(client)
-    operations = app.state.emulator.operations
+    operations = app.state.services.emulator.operations
     operations.wait_seconds = 0.05
     await operations.acquire("export run x")  # what a running export holds
     try:
@@ -154,11 +154,11 @@ async def test_the_byte_budget_drops_the_oldest_but_never_the_newest(
     client: httpx.AsyncClient, app: Starlette
 ) -> None:
     size = (await take(client))["bytes"]
-    app.state.snapshots = Shelf(limit=10, max_bytes=2 * size + size // 2)
+    app.state.services.snapshots = Shelf(limit=10, max_bytes=2 * size + size // 2)
     ids = [(await take(client))["id"] for _ in range(4)]
     kept = [s["id"] for s in (await client.get("/_emulator/snapshots")).json()["data"]]
     assert kept == ids[-2:]
-    app.state.snapshots = Shelf(limit=10, max_bytes=1)  # smaller than any image
+    app.state.services.snapshots = Shelf(limit=10, max_bytes=1)  # smaller than any image
     newest = await take(client)
     assert [s["id"] for s in (await client.get("/_emulator/snapshots")).json()["data"]] == [newest["id"]]
     assert (await client.post(f"/_emulator/snapshots/{newest['id']}/restore")).status_code == 200

@@ -8,7 +8,16 @@ from typing import Any
 import httpx
 import pytest
 
-from emulator.crm.faults import FaultCounter, applies, endpoint_key
+from emulator.crm.faults import (
+    DropConnection,
+    ErrorStatus,
+    FaultCounter,
+    LatencyOnly,
+    MalformedBody,
+    applies,
+    endpoint_key,
+    fault_kind,
+)
 from emulator.fixtures.models import FaultRule
 from tests.conftest import CRM_KEY
 
@@ -249,3 +258,12 @@ def test_counter_only_counts_calls_a_rule_sees() -> None:
     counter = FaultCounter()
     taken = [counter.next(rules, "GET /users") for _ in range(3)]
     assert [r.status if r else None for r in taken] == [500, 503, None]
+
+
+def test_fault_kind_drop_wins_over_status_then_malformed() -> None:
+    assert fault_kind(FaultRule(dropConnection=True, status=503)) == DropConnection()
+    assert fault_kind(FaultRule(status=503, malformedBody=True)) == ErrorStatus(503, None)
+    assert fault_kind(FaultRule(status=429)) == ErrorStatus(429, 1)
+    assert fault_kind(FaultRule(status=503, retryAfterSeconds=7)) == ErrorStatus(503, 7)
+    assert fault_kind(FaultRule(malformedBody=True)) == MalformedBody()
+    assert fault_kind(FaultRule(latencyMs=50)) == LatencyOnly()

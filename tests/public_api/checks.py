@@ -19,7 +19,7 @@ EVERY_SCOPE = [
 
 async def add_key(app: Starlette, key: str, scopes: list[str]) -> dict[str, str]:
     """Store one more API key; answers its request headers."""
-    await app.state.emulator.db.execute(
+    await app.state.services.emulator.db.execute(
         "INSERT OR REPLACE INTO api_keys(key, name, scopes) VALUES (?, ?, ?)", (key, key, json.dumps(scopes))
     )
     return {"x-api-key": key}

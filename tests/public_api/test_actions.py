@@ -60,8 +60,8 @@ async def test_status_of_fixture_runs(client: httpx.AsyncClient) -> None:
 async def test_progress_counts_finished_actions(client: httpx.AsyncClient, app: Starlette) -> None:
     run_id = (await client.post("/v1/actions", json=RUN, headers=ALL)).json()["data"]["actionsId"]
     # Unscheduled (like a fixture run): the stored counts are the answer.
-    await app.state.emulator.db.execute("DELETE FROM actions_schedule WHERE runId = ?", (run_id,))
-    await app.state.emulator.db.execute(
+    await app.state.services.emulator.db.execute("DELETE FROM actions_schedule WHERE runId = ?", (run_id,))
+    await app.state.services.emulator.db.execute(
         "UPDATE actions_runs SET overallStatus = 'PROCESSING', statusCounts = ? WHERE id = ?",
         ('{"pending":1,"processing":1,"completed":2,"failed":1,"queued":0,"cancelled":1}',
          run_id),

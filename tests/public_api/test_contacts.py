@@ -258,7 +258,7 @@ async def test_create_contact_time_comes_from_the_emulator_clock(
     client: httpx.AsyncClient, app: Any
 ) -> None:
     before = await client.post("/v1/contact", json={"firstName": "Now"}, headers=ALL)
-    app.state.emulator.clock.advance(86400 * 400)
+    app.state.services.emulator.clock.advance(86400 * 400)
     after = await client.post("/v1/contact", json={"firstName": "Later"}, headers=ALL)
     gap = parse_iso(after.json()["data"]["createdAt"]) - parse_iso(before.json()["data"]["createdAt"])
     assert 400 <= gap.days <= 401

@@ -40,7 +40,7 @@ async def test_answers_every_message_oldest_first(client: httpx.AsyncClient) -> 
 async def test_equal_times_are_ordered_by_id(client: httpx.AsyncClient, app: Starlette) -> None:
     conversation = fixtures().conversations[0]
     first = min(m.createdAt for m in conversation.messages)
-    db = app.state.emulator.db
+    db = app.state.services.emulator.db
     for message_id in (900_002, 900_001):  # inserted out of order, at the earliest time
         await db.execute(
             "INSERT INTO messages(id, conversationId, content, type, createdAt, updatedAt)"
@@ -57,7 +57,7 @@ async def test_conversation_without_messages_is_empty(
     client: httpx.AsyncClient, app: Starlette
 ) -> None:
     c = fixtures().conversations[0]
-    await app.state.emulator.db.execute(
+    await app.state.services.emulator.db.execute(
         "INSERT INTO conversations(id, contactId, campaignId, identityId) VALUES (?, ?, ?, ?)",
         (777_777, c.contactId, c.campaignId, c.identityId),
     )

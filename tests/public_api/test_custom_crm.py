@@ -110,7 +110,7 @@ async def test_connect_status_disconnect(client: httpx.AsyncClient, app: Starlet
     assert health["ok"] is True and health["status"] == 200 and health["checkedAt"].endswith("Z")
     assert await crm_status(client) == data
     # the exporter's settings: replaced where and how, the rest kept
-    row = await app.state.emulator.db.fetchone("SELECT settings FROM crm_connection")
+    row = await app.state.services.emulator.db.fetchone("SELECT settings FROM crm_connection")
     assert row is not None
     stored = json.loads(row[0])
     assert stored["crmUrl"] == crm.url and stored["apiKey"] == KEY

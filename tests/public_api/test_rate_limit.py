@@ -48,7 +48,7 @@ async def test_each_endpoint_has_its_own_budget_under_all() -> None:
 async def test_a_429_blocks_the_endpoint_for_60_seconds_of_wall_time() -> None:
     app = create_app(make_settings(rateLimit=RateLimit(limit=2)))
     fake = FakeTime()
-    app.state.public_api.limiter._now = fake
+    app.state.services.public_api.limiter._now = fake
     async for client in open_client(app):
         first = await client.get("/v1/contact/1", headers=ALL)
         assert first.headers["X-RateLimit-Reset-Seconds"] == str(math.ceil(fake.at + 60))

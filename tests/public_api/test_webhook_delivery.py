@@ -9,7 +9,7 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from emulator.public_api import webhook_delivery as delivery
+from emulator.simulation import webhook_delivery as delivery
 from tests.conftest import ALL
 from tests.public_api.checks import assert_guarded
 from tests.public_api.paging import fixtures
@@ -187,7 +187,7 @@ async def test_deleting_a_subscription_drops_its_log(client: httpx.AsyncClient) 
 async def test_deliver_once_times_out_and_records_the_retry_mark(app: Starlette,
                                                                  client: httpx.AsyncClient) -> None:
     """The single-attempt function the retry schedule will call: attempt number, timeout."""
-    store = app.state.emulator.db
+    store = app.state.services.emulator.db
     with recording_server() as receiver:
         receiver.delay = 0.5
         hook = await subscribe(client, receiver.url, secret=SECRET)

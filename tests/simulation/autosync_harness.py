@@ -22,11 +22,11 @@ SYNCED, UNSYNCED = 1, 6
 
 
 def emulator_of(app: Starlette) -> Emulator:
-    return app.state.emulator  # type: ignore[no-any-return]
+    return app.state.services.emulator  # type: ignore[no-any-return]
 
 
 def autosync_of(app: Starlette) -> AutoSync:
-    return app.state.autosync  # type: ignore[no-any-return]
+    return app.state.services.autosync  # type: ignore[no-any-return]
 
 
 async def export_in_process(app: Starlette) -> Report:

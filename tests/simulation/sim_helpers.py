@@ -55,5 +55,5 @@ def reseed(directory: Path, seed: int) -> None:
 
 
 async def dump(app: Starlette) -> dict[str, list[tuple[Any, ...]]]:
-    db = app.state.emulator.db
+    db = app.state.services.emulator.db
     return {name: await db.fetchall(sql + " ORDER BY 1, 2") for name, sql in DUMPS.items()}

@@ -127,7 +127,7 @@ async def test_exactly_one_known_target(
 ) -> None:
     body = {"actions": [{"type": "VERIFY_LEAD_EMAIL"}], **targets}
     assert_error(await client.post("/v1/actions", json=body, headers=ALL), 400, field)
-    runs = await app.state.emulator.db.fetchone("SELECT count(*) FROM actions_schedule")
+    runs = await app.state.services.emulator.db.fetchone("SELECT count(*) FROM actions_schedule")
     assert tuple(runs) == (0,)
 
 
@@ -358,7 +358,7 @@ async def _play(directory: Path, kinds: list[str], ids: list[int], splits: list[
         for seconds in splits:
             await advance(client, seconds)
         status = await run_status(client, run_id)
-        db = app.state.emulator.db
+        db = app.state.services.emulator.db
         return (status["statusCounts"], status["overallStatus"],
                 await db.fetchall(STATE), await db.fetchall(COMPANY_STATE))
 
@@ -395,7 +395,7 @@ def test_counts_sum_and_only_completed_actions_change_records(
     that has not ended yet, is exactly as before."""
     async def play() -> None:
         async with serving(small) as (app, client):
-            db = app.state.emulator.db
+            db = app.state.services.emulator.db
             before = {r[0]: r for r in await db.fetchall(STATE)}
             run_id = await start(client, {"actions": [{"type": k} for k in kinds],
                                           "contactIds": ids})

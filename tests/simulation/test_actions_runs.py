@@ -60,7 +60,7 @@ def test_counts_always_sum_to_total_and_only_move_forward(
 async def test_a_run_sends_one_completion_per_contact_with_retries(
     client: httpx.AsyncClient, app: Starlette
 ) -> None:
-    listener = DeliveryListener(app.state.emulator)
+    listener = DeliveryListener(app.state.services.emulator)
     with scripted_receiver(fail_first(1)) as receiver:
         started = await client.post("/v1/actions", headers=ALL, json={
             "actions": [{"type": "VERIFY_LEAD_EMAIL"}, {"type": "ENRICH_WITH_EMAIL"}],
@@ -70,7 +70,7 @@ async def test_a_run_sends_one_completion_per_contact_with_retries(
         run = started.json()["data"]
         t0 = parse_iso(run["createdAt"])
         await listener(t0 + timedelta(seconds=15))  # contact 3 ended; its first attempt fails
-        stored = await app.state.emulator.db.fetchone(
+        stored = await app.state.services.emulator.db.fetchone(
             "SELECT overallStatus, statusCounts FROM actions_runs WHERE id = ?",
             (run["actionsId"],),
         )

@@ -68,7 +68,7 @@ async def test_a_week_moves_campaigns_conversations_and_contacts(
 
     sent = next(e for e in log if e["type"] == "EMAIL_SENT")
     assert sent["messageId"] == sent["data"]["messageId"] and sent["data"]["sentAt"] == sent["occurredAt"]
-    conv = await app.state.emulator.db.fetchone(
+    conv = await app.state.services.emulator.db.fetchone(
         "SELECT conversationId FROM messages WHERE id = ?", (sent["messageId"],))
     body = (await client.get(f"/v1/conversation/{conv[0]}/messages", headers=ALL)).json()["data"]
     mine = next(m for m in body["messages"] if m["id"] == sent["messageId"])
@@ -77,7 +77,7 @@ async def test_a_week_moves_campaigns_conversations_and_contacts(
 
     # a reply is an inbound message; the member's sequence stopped there
     reply = next(e for e in log if e["type"] == "MESSAGE_REPLIED")
-    row = await app.state.emulator.db.fetchone(
+    row = await app.state.services.emulator.db.fetchone(
         "SELECT isContactSender FROM messages WHERE id = ?", (reply["messageId"],))
     assert row == (1,)
     later = [e for e in log if e["contactId"] == reply["contactId"]
@@ -103,7 +103,7 @@ async def test_opens_clicks_and_tasks_leave_their_marks(
 ) -> None:
     await quiet(client)
     await advance(client, seconds=60 * DAY)
-    db = app.state.emulator.db
+    db = app.state.services.emulator.db
     log = await events(client)
     opened = [e for e in log if e["type"] == "EMAIL_OPENED"]
     assert opened
@@ -239,7 +239,7 @@ async def test_engagement_never_moves_backwards_and_one_row_per_injection(
 ) -> None:
     reseed(small_dir, 1)
     await small.post("/_emulator/fixtures", json={"directory": str(small_dir)})
-    db = small_app.state.emulator.db
+    db = small_app.state.services.emulator.db
     members = await db.fetchall("SELECT campaignId, contactId FROM campaign_members ORDER BY 1, 2")
 
     async def state() -> dict[tuple[int, int], tuple[Any, ...]]:

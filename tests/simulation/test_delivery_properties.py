@@ -61,7 +61,7 @@ async def play(
     subs: list[dict[str, Any]], events: list[tuple[str, int, int, int]], steps: list[int],
 ) -> tuple[list[tuple[Any, ...]], list[bytes], list[int]]:
     """Fresh state, the story, the clock stepping through `steps`: the log and what came in."""
-    emulator = app.state.emulator
+    emulator = app.state.services.emulator
     await emulator.reset()
     receiver.clear()
     await drop_fixture_webhooks(client)

@@ -35,14 +35,14 @@ pytestmark = pytest.mark.anyio
 async def listener(client: httpx.AsyncClient, app: Starlette) -> DeliveryListener:
     """The delivery listener, called directly; the fixture subscriptions are dropped first."""
     await drop_fixture_webhooks(client)
-    return DeliveryListener(app.state.emulator)
+    return DeliveryListener(app.state.services.emulator)
 
 
 async def add_event(
     app: Starlette, kind: str, contact: int, campaign: int, seconds: float,
     data: dict[str, Any] | None = None,
 ) -> int:
-    return await app.state.emulator.db.execute(
+    return await app.state.services.emulator.db.execute(
         "INSERT INTO events(type, contactId, campaignId, occurredAt, data) VALUES (?, ?, ?, ?, ?)",
         (kind, contact, campaign, iso(seconds), json.dumps(data or {})),
     )

@@ -27,7 +27,7 @@ from emulator.public_api.schemas import Campaign, Identity
 )
 @guarded("CAMPAIGNS_READ")
 async def list_campaigns(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.public_api
+    ctx: ApiContext = request.app.state.services.public_api
     q = request.query_params
     page, page_size = page_params(q)
     total, data = await service.list_campaigns(
@@ -42,7 +42,7 @@ async def list_campaigns(request: Request) -> Response:
 @operation("List sender identities", PaginatedList[Identity], params=(*PAGE, SEARCH))
 @guarded("IDENTITIES_READ")
 async def list_identities(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.public_api
+    ctx: ApiContext = request.app.state.services.public_api
     q = request.query_params
     page, page_size = page_params(q)
     total, data = await service.list_identities(ctx, page, page_size, search=search_term(q))

@@ -50,7 +50,7 @@ def select_fields(record: Wire, fields: list[str] | None) -> object:
 )
 @guarded("CONTACTS_READ")
 async def list_contacts(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.public_api
+    ctx: ApiContext = request.app.state.services.public_api
     asked: bytes = request.scope["query_string"]
     cached = service.cached_contact_page(ctx, asked)
     if cached is not None:
@@ -76,7 +76,7 @@ async def list_contacts(request: Request) -> Response:
 @operation("Get a contact", Success[Contact], params=(FIELDS,), errors=(400, 404, 429))
 @guarded("CONTACTS_READ", documented_limit=True)
 async def get_contact(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.public_api
+    ctx: ApiContext = request.app.state.services.public_api
     fields = fields_param(request.query_params, service.CONTACT_FIELDS)
     contact_id = path_id(request.path_params["contactId"], "contactId")
     if fields is None:
@@ -92,7 +92,7 @@ async def get_contact(request: Request) -> Response:
 )
 @guarded("CONTACTS_WRITE")
 async def create_contact(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.public_api
+    ctx: ApiContext = request.app.state.services.public_api
     body = await decode_body(request, ContactIn, BadRequest.field)
     created, merged = await service.create_contact(ctx, body)
     if merged:

@@ -19,7 +19,7 @@ from emulator.public_api.schemas import Conversation
 @operation("Messages of a conversation", Success[Conversation], errors=(400, 404))
 @guarded("CONVERSATIONS_READ")
 async def conversation_messages(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.public_api
+    ctx: ApiContext = request.app.state.services.public_api
     conversation_id = path_id(request.path_params["conversationId"], "conversationId")
     data = await service.conversation_messages(ctx, conversation_id)
     return json_response(success(data, "Messages retrieved"))

@@ -24,7 +24,7 @@ from emulator.public_api.schemas import ContactList, ListIn, SavedView
 )
 @guarded("LISTS_READ")
 async def list_lists(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.public_api
+    ctx: ApiContext = request.app.state.services.public_api
     q = request.query_params
     page, page_size = page_params(q)
     total, data = await service.list_lists(
@@ -36,7 +36,7 @@ async def list_lists(request: Request) -> Response:
 @operation("Create a list", Success[ContactList], status=201, body=ListIn)
 @guarded("LISTS_WRITE")
 async def create_list(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.public_api
+    ctx: ApiContext = request.app.state.services.public_api
     body = await decode_body(request, ListIn, BadRequest.field)
     created = await service.create_list(ctx, body)
     return json_response(success(created, "List created"), 201)
@@ -49,7 +49,7 @@ async def create_list(request: Request) -> Response:
 )
 @guarded("SAVED_VIEWS_READ")
 async def list_saved_views(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.public_api
+    ctx: ApiContext = request.app.state.services.public_api
     q = request.query_params
     page, page_size = page_params(q)
     total, data = await service.list_saved_views(

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
+from emulator.server import embedded_server
+from emulator.settings import Settings
 
 if TYPE_CHECKING:  # httpx and the verifier load only when `verify` runs
     from emulator.verify.report import CheckResult, Report
@@ -40,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 async def _verify(args: argparse.Namespace, show: Callable[[CheckResult], None]) -> Report:
-    from emulator.verify.runner import Prober, verify
+    from emulator.verify.runner import Prober, verify  # deferred: only when `verify` runs
 
     def prober(url: str, key: str, header: str) -> Prober:
         return Prober(url, key, header, verify=not args.insecure, ca_file=args.ca_file, timeout=args.timeout)
@@ -48,13 +50,12 @@ async def _verify(args: argparse.Namespace, show: Callable[[CheckResult], None])
     if args.crm_url:
         return await verify(prober(args.crm_url, args.api_key, args.api_key_header or "X-API-Key"), on_result=show)
 
-    from emulator.export_command import embedded_server
-    from emulator.settings import Settings
+    from emulator.app import create_app  # deferred: the whole server, only for the embedded CRM
 
     fixtures = load_fixture_dir(args.fixtures or DEFAULT_FIXTURES)
     crm = fixtures.crm.settings
     settings = Settings(fixtures=args.fixtures or str(DEFAULT_FIXTURES))
-    async with embedded_server(settings, fixtures) as platform:
+    async with embedded_server(settings, fixtures, create_app) as platform:
         url = f"{platform.server_base}/crm"
         key, header = args.api_key or crm.apiKey, args.api_key_header or crm.apiKeyHeader
         return await verify(prober(url, key, header), on_result=show)
@@ -68,6 +69,7 @@ def main(args: argparse.Namespace) -> int:
     if args.crm_url and not args.api_key:
         print("emulator verify: --api-key is required with --crm-url", file=sys.stderr)
         return 2
+    # deferred: the verifier loads only when `verify` runs
     from emulator.verify.html import html_report
     from emulator.verify.report import junit_xml, line, summary, to_json
 

@@ -40,7 +40,11 @@ def junit_xml(result: ReplayResult) -> bytes:
 
 def main(args: argparse.Namespace) -> int:
     """Exit 0 when every scenario passed, 1 when one failed, 2 when one could not be read."""
-    from emulator.scenarios.runner import describe, exit_code, replay, summary
+    # deferred: the runner and the whole server load only when `replay` runs
+    from emulator.app import create_app
+    from emulator.scenarios.results import describe, exit_code, summary
+    from emulator.scenarios.runner import replay
+    from emulator.server import server_opener
 
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
@@ -51,7 +55,7 @@ def main(args: argparse.Namespace) -> int:
         if not args.json:
             print(describe(res), flush=True)  # type: ignore[arg-type]
 
-    result = asyncio.run(replay(args.paths, on_result=show, quiet=True))
+    result = asyncio.run(replay(args.paths, server_opener(create_app), on_result=show, quiet=True))
     if args.junit:
         Path(args.junit).write_bytes(junit_xml(result))
     if args.json:

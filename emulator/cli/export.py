@@ -9,37 +9,28 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import httpx
 import msgspec
 
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
-from emulator.fixtures.models import CrmConnection, FixtureSet
+from emulator.fixtures.models import FixtureSet
 from emulator.platform import connection as platform_connection
+from emulator.server import (
+    ServerOpener,
+    add_connection_flags,
+    connection_for,
+    platform_only,
+    server_opener,
+)
 from emulator.settings import Settings
+from emulator.store.export_lock import ExportLocked, export_lock
 
 if TYPE_CHECKING:  # the exporter (httpx) loads only when `export` runs: `serve` starts faster
     from emulator.exporter.report import Progress, Report
-    from emulator.state import Emulator
-    from emulator.store.db import Store
-
-
-def add_connection_flags(parser: argparse.ArgumentParser) -> None:
-    """The CRM and platform flags `connection_for` reads (shared with `emulator record`)."""
-    parser.add_argument("--api-key", help="API key sent to the CRM")
-    parser.add_argument("--api-key-header", help="header carrying the key (default X-API-Key)")
-    parser.add_argument("--fixtures", help="platform fixture directory (default: fixtures/default)")
-    parser.add_argument("--owner-id", help="CRM user id sent as ownerId")
-    tls = parser.add_mutually_exclusive_group()
-    tls.add_argument("--ca-file", help="CA bundle that signs the CRM's certificate")
-    tls.add_argument("--insecure", action="store_true", help="do not verify the CRM's certificate")
-    parser.add_argument("--batch-size", type=int, help="records per request (1-100)")
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -56,89 +47,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     export.add_argument("--html", help="write the report as one self-contained HTML page to FILE")
     export.add_argument("--json", action="store_true", help="print the JSON report to stdout")
-
-
-@dataclass
-class Platform:
-    store: Store
-    emulator: Emulator
-    server_base: str | None  # set when the embedded emulator serves /crm
-
-
-def free_socket() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    return sock
-
-
-class StartupFailed(RuntimeError):
-    """The embedded emulator could not open or seed its store (the message says why)."""
-
-
-@asynccontextmanager
-async def embedded_server(settings: Settings, fixtures: FixtureSet | None) -> AsyncIterator[Platform]:
-    """The whole emulator under uvicorn in this event loop, on a free loopback port."""
-    import uvicorn
-
-    from emulator.app import create_app
-
-    app = create_app(settings, fixtures)
-    emulator: Emulator = app.state.emulator
-    try:  # before uvicorn: its failed start-up is a SystemExit that would escape any caller
-        await emulator.start()
-    except Exception as exc:
-        await emulator.close()
-        raise StartupFailed(f"{type(exc).__name__}: {exc}") from exc
-    sock = free_socket()
-    config = uvicorn.Config(app, log_level="warning", access_log=False, ws="none", lifespan="on")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        while not server.started:
-            if task.done():
-                task.result()
-                raise RuntimeError("embedded server stopped during start-up")
-            await asyncio.sleep(0.01)
-        yield Platform(emulator.db, emulator, f"http://127.0.0.1:{sock.getsockname()[1]}")
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
-
-
-@asynccontextmanager
-async def platform_only(settings: Settings, fixtures: FixtureSet | None) -> AsyncIterator[Platform]:
-    """The platform store alone (the CRM is somebody else's)."""
-    from emulator.fixtures.seed import seed
-    from emulator.state import Emulator
-
-    emulator = Emulator(settings, seeders=[seed], fixtures=fixtures)
-    await emulator.start()
-    try:
-        yield Platform(emulator.db, emulator, None)
-    finally:
-        await emulator.close()
-
-
-def connection_for(args: argparse.Namespace, stored: CrmConnection | None, server_base: str | None) -> CrmConnection:
-    """The stored connection with the command-line flags laid over it."""
-    conn = stored or CrmConnection(crmUrl="/crm", apiKey="")
-    changes: dict[str, object] = {}
-    if args.crm_url:
-        changes["crmUrl"] = args.crm_url
-    for flag, field in (("api_key", "apiKey"), ("api_key_header", "apiKeyHeader"),
-                        ("owner_id", "ownerId"), ("batch_size", "batchSize")):
-        if getattr(args, flag) is not None:
-            changes[field] = getattr(args, flag)
-    if args.ca_file:
-        changes.update(caFile=args.ca_file, verify=True)
-    if args.insecure:
-        changes["verify"] = False
-    conn = msgspec.structs.replace(conn, **changes)
-    return msgspec.structs.replace(
-        conn, crmUrl=platform_connection.resolve(conn.crmUrl, server_base).base_url
-    )
 
 
 class ProgressBar:
@@ -162,6 +70,7 @@ class ProgressBar:
 
 
 async def _export(args: argparse.Namespace, fixtures: FixtureSet | None) -> Report:
+    # deferred: the exporter loads only when `export` runs (not for --help, wait, ...)
     from emulator.exporter.run import Exporter
 
     settings = Settings(fixtures=args.fixtures or str(DEFAULT_FIXTURES), db=args.db)
@@ -169,7 +78,11 @@ async def _export(args: argparse.Namespace, fixtures: FixtureSet | None) -> Repo
     if not args.crm_url and fixtures is not None and fixtures.connection is not None:
         stored_absolute = platform_connection.is_absolute(fixtures.connection.crmUrl)
     embedded = not args.crm_url and not stored_absolute
-    opener = embedded_server if embedded else platform_only
+    opener: ServerOpener = platform_only
+    if embedded:
+        from emulator.app import create_app  # deferred: the whole server, only for the embedded CRM
+
+        opener = server_opener(create_app)
     async with opener(settings, fixtures) as platform:
         stored = await platform.store.read(platform_connection.read)
         if embedded and stored is None and args.api_key is None and fixtures is not None:
@@ -194,8 +107,6 @@ def main(args: argparse.Namespace) -> int:
         print("emulator export: --crm-url must be an http:// or https:// URL", file=sys.stderr)
         return 2
     if args.crm_url:
-        import httpx
-
         try:
             httpx.URL(args.crm_url)
         except httpx.InvalidURL as exc:
@@ -208,8 +119,6 @@ def main(args: argparse.Namespace) -> int:
     except FixtureError as exc:
         print(f"emulator export: fixture error: {exc}", file=sys.stderr)
         return 2
-    from emulator.store.export_lock import ExportLocked, export_lock
-
     try:
         with export_lock(args.db):  # a second exporter on this file exits 2 before sending
             report = asyncio.run(_export(args, fixtures))
@@ -219,7 +128,7 @@ def main(args: argparse.Namespace) -> int:
     except (ValueError, OSError, RuntimeError) as exc:
         print(f"emulator export: {exc}", file=sys.stderr)
         return 2
-    from emulator.exporter.report import junit_xml, summary
+    from emulator.exporter.report import junit_xml, summary  # deferred, as above
     from emulator.exporter.report_html import html_report
 
     data = msgspec.json.format(msgspec.json.encode(report), indent=2)

@@ -1,5 +1,4 @@
-"""Command line of the outreach platform emulator: serve it, export to a CRM, verify a CRM,
-replay and record scenarios, wait for a server."""
+"""`emulator serve`: the whole emulator on one port until SIGTERM or SIGINT."""
 
 from __future__ import annotations
 
@@ -9,15 +8,11 @@ import socket
 import sys
 from pathlib import Path
 
-from emulator import export_command, verify_command
 from emulator.clock import parse_clock
 from emulator.fixtures.image_cache import default_cache_dir, image_counts
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
-from emulator.scenarios import command as replay_command
-from emulator.scenarios import record as record_command
 from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
 from emulator.settings import RateLimit, Settings
-from emulator import __version__, wait_command
 
 
 def _rate_limit(text: str) -> RateLimit:
@@ -46,11 +41,7 @@ def _positive(text: str) -> int:
     return int(text)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="emulator", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = sub.add_parser(
         "serve", help="serve /v1, /crm, /_emulator, the dashboard (/) and /docs on one port"
     )
@@ -102,36 +93,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="another directory POST /_emulator/fixtures and /_emulator/scenarios/run may read "
         "(besides --fixtures and the bundled fixtures and scenarios); repeatable",
     )
-    wait_command.add_parser(sub)
-    export_command.add_parser(sub)
-    replay_command.add_parser(sub)
-    record_command.add_parser(sub)
-    verify_command.add_parser(sub)
-    return parser
-
-
-# One example per subcommand, shown at the end of its --help.
-EXAMPLES = {
-    "serve": "emulator serve --port 8400 --fixtures fixtures/default --db state.db",
-    "export": 'emulator export --crm-url https://crm.example.com/api --api-key "$CRM_KEY" '
-    "--junit export.xml",
-    "replay": "emulator replay fixtures/scenarios --junit scenarios.xml",
-    "record": 'emulator record --crm-url https://crm.example.com/api --api-key "$CRM_KEY" '
-    "--out bug-1234.json",
-    "verify": 'emulator verify --crm-url http://127.0.0.1:3000 --api-key "$CRM_API_KEY" '
-    "--junit verify.xml --html verify.html",
-    "wait": "emulator serve & emulator wait --timeout 30 && curl -s localhost:8400/_emulator/health",
-}
-
-
-def add_examples(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Give each subcommand without an epilog of its own its example; answers the parser."""
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    for name, command in sub.choices.items():
-        if command.epilog is None and name in EXAMPLES:
-            command.epilog = f"example:\n  {EXAMPLES[name]}"
-            command.formatter_class = argparse.RawDescriptionHelpFormatter
-    return parser
 
 
 def _url_host(host: str) -> str:
@@ -145,7 +106,7 @@ def _display(path: str) -> str:
         return path
 
 
-def serve(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
     """Serve until SIGTERM or SIGINT; a start-up failure is one line on stderr and exit 2."""
     if args.log_level.lower() not in LOG_LEVELS:
         return _fail(f"unknown --log-level {args.log_level!r} (one of {', '.join(LOG_LEVELS)})")
@@ -181,7 +142,7 @@ def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
     try:
         # With a seed cache the fixtures are validated while an image is seeded (or were,
         # when the image of the same files exists): the app starts from the image.
-        image = app.state.emulator.build_image()
+        image = app.state.services.emulator.build_image()
         fixtures = None if image is not None else load_fixture_dir(args.fixtures)
     except FixtureError as exc:
         return _fail(f"fixture error: {exc}")
@@ -197,7 +158,7 @@ def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
         f"(fixtures {_display(args.fixtures)}: {n['contacts']} contacts, "
         f"{n['companies']} companies, {n['campaigns']} campaigns; {state})"
     )
-    app.state.emulator.fixtures = fixtures  # the app seeds the store from it, then lets it go
+    app.state.services.emulator.fixtures = fixtures  # the app seeds the store from it, then lets it go
     del fixtures
     return run_server(app, settings, sock, args.log_level.lower(), banner)
 
@@ -205,33 +166,3 @@ def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
 def _fail(message: str) -> int:
     print(f"emulator: {message}", file=sys.stderr)
     return 2
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = add_examples(build_parser()).parse_args(argv)
-    try:
-        return _run(args)
-    except BrokenPipeError:
-        # `emulator replay ... | head`: the reader left; stop quietly, as Unix tools do.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-
-
-def _run(args: argparse.Namespace) -> int:
-    if args.command == "wait":
-        return wait_command.main(args)
-    if args.command == "serve":
-        return serve(args)
-    if args.command == "export":
-        return export_command.main(args)
-    if args.command == "replay":
-        return replay_command.main(args)
-    if args.command == "record":
-        return record_command.main(args)
-    if args.command == "verify":
-        return verify_command.main(args)
-    return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

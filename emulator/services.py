@@ -1,0 +1,35 @@
+"""The app's services in one container, built by `create_app` and reset with the state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from emulator.control.snapshots import Shelf
+from emulator.crm.context import CrmContext
+from emulator.exporter.runs import ExportRuns
+from emulator.public_api.context import ApiContext
+from emulator.server import ServerOpener
+from emulator.simulation.autosync import AutoSync
+from emulator.simulation.dispatch import DeliveryListener
+from emulator.simulation.engine import Simulation
+from emulator.state import Emulator
+from emulator.verify.runs import VerifyRuns
+
+
+@dataclass
+class Services:
+    """Every long-lived object of one app; handlers reach them as `request.app.state.services`."""
+
+    emulator: Emulator  # the store, the fixtures and the clock: the resettable state
+    simulation: Simulation
+    public_api: ApiContext
+    crm: CrmContext
+    autosync: AutoSync
+    deliveries: DeliveryListener
+    exports: ExportRuns
+    verify_runs: VerifyRuns
+    open_server: ServerOpener  # starts a scenario's own emulator (this app's factory)
+    snapshots: Shelf = field(default_factory=Shelf)  # saved states; they survive a reset
+
+    def __post_init__(self) -> None:
+        self.emulator.on_reset.append(self.exports.clear)
