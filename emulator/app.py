@@ -33,7 +33,7 @@ from emulator.errors import (
     surface_response,
 )
 from emulator.fixtures.models import FixtureSet
-from emulator.fixtures.seed import seed as seed_platform
+from emulator.platform.seed import seed as seed_platform
 from emulator.http import json_response
 from emulator.openapi import build_document
 from emulator.operations import Busy

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from emulator.fixtures.models import CrmConnection, FixtureSet
-from emulator.fixtures.seed import seed
+from emulator.platform.seed import seed
 from emulator.platform import connection as platform_connection
 from emulator.settings import Settings
 from emulator.state import Emulator

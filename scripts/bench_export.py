@@ -48,7 +48,7 @@ def seed_platform(fixtures: Path, db: Path) -> None:
     exports, and this one stays small (a forked child's peak RSS counts its parent's pages)."""
     code = (
         "import asyncio, sys\n"
-        "from emulator.fixtures.seed import seed\n"
+        "from emulator.platform.seed import seed\n"
         "from emulator.settings import Settings\n"
         "from emulator.state import Emulator\n"
         "async def run():\n"

@@ -14,7 +14,6 @@ from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from emulator.errors import BadRequest, Conflict, FieldError, NotFound
-from emulator.exporter.plan import ENGAGEMENT_FIELDS
 from emulator.exporter.report import Report
 from emulator.exporter.report_html import html_report
 from emulator.exporter.run import Exporter
@@ -61,20 +60,8 @@ class JournalPage(Wire):
 
 
 def connection_problems(body: dict[str, Any]) -> list[FieldError]:
-    """What PUT /_emulator/connection refuses, every field at once: the struct's rules
-    (CrmConnection's constrained types), a URL of the control API, unknown engagement fields."""
-    problems = platform_connection.rule_problems(body)
-    url = body.get("crmUrl")
-    loop = control_api_target(url) if isinstance(url, str) and "crmUrl" not in dict(problems) else None
-    if loop is not None:
-        problems.append(("crmUrl", loop))
-    fields = body.get("engagementFields")
-    for kind in ("contacts", "companies"):
-        named = fields.get(kind) if isinstance(fields, dict) else None
-        for name in named if isinstance(named, dict) else ():
-            if name not in ENGAGEMENT_FIELDS[kind]:
-                problems.append((f"engagementFields.{kind}.{name}", "unknown engagement field"))
-    return [FieldError(field=f, message=m) for f, m in problems]
+    """What PUT /_emulator/connection refuses, every field at once (the platform's rules)."""
+    return [FieldError(field=f, message=m) for f, m in platform_connection.problems(body)]
 
 
 def redacted(c: CrmConnection) -> CrmConnection:

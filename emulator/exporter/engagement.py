@@ -10,30 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from emulator.exporter.terms import Kind
-from emulator.platform.engagement import ENGAGEMENT_ORDER
-
-CONTACT_ENGAGEMENT = (
-    "campaignEngagementStatus",
-    "campaignSequenceStatus",
-    "campaignSequenceDetails",
-    "campaignOpens",
-    "campaignClicks",
-    "campaignOpenAnalysis",
-    "campaignClickAnalysis",
-    "campaignReplyAnalysis",
-    "activities",
-    "senders",
-    "campaigns",
-)
-_CONTACT_ONLY = frozenset(
-    {"campaignSequenceDetails", "campaignOpenAnalysis", "campaignClickAnalysis",
-     "campaignReplyAnalysis"}
-)
-COMPANY_ENGAGEMENT = tuple(f for f in CONTACT_ENGAGEMENT if f not in _CONTACT_ONLY)
-ENGAGEMENT_FIELDS: dict[str, tuple[str, ...]] = {
-    "contacts": CONTACT_ENGAGEMENT,
-    "companies": COMPANY_ENGAGEMENT,
-}
+from emulator.platform.engagement import ENGAGEMENT_FIELDS, ENGAGEMENT_ORDER
 
 
 @dataclass(frozen=True)

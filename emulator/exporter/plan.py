@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 # Re-exported: callers outside the exporter read these names from plan.
-from emulator.exporter.engagement import ENGAGEMENT_FIELDS as ENGAGEMENT_FIELDS
 from emulator.exporter.engagement import engagement_values as engagement_values
 from emulator.exporter.properties import ECHO_KEYS
 from emulator.exporter.terms import Finding as Finding

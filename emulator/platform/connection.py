@@ -12,6 +12,8 @@ import httpx
 import msgspec
 
 from emulator.fixtures.models import CONNECTION_RULES, CrmConnection
+from emulator.platform.engagement import ENGAGEMENT_FIELDS
+from emulator.self_target import control_api_target
 from emulator.wire import decode, encode
 
 
@@ -63,6 +65,23 @@ def rule_problems(body: Mapping[str, Any]) -> list[tuple[str, str]]:
                 problems.append((name, str(exc).replace("`", "")))
     return problems
 
+
+
+def problems(body: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(field, message) of everything a connection body breaks, every field at once: the
+    struct's rules, a URL of an emulator's control API, unknown engagement fields."""
+    found = rule_problems(body)
+    url = body.get("crmUrl")
+    loop = control_api_target(url) if isinstance(url, str) and "crmUrl" not in dict(found) else None
+    if loop is not None:
+        found.append(("crmUrl", loop))
+    fields = body.get("engagementFields")
+    for kind in ("contacts", "companies"):
+        named = fields.get(kind) if isinstance(fields, dict) else None
+        for name in named if isinstance(named, dict) else ():
+            if name not in ENGAGEMENT_FIELDS[kind]:
+                found.append((f"engagementFields.{kind}.{name}", "unknown engagement field"))
+    return found
 
 # ---------------------------------------------------------------------------------------------
 # Where the CRM is: the one rule every caller uses

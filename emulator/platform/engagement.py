@@ -16,6 +16,39 @@ ENGAGEMENT_ORDER = (
     "Message Replied",
 )
 SEQUENCE_ORDER = {"Not Started": 0, "Ongoing": 1, "Finished": 2, "Replied": 3}
+# The engagement fields of the spec's table, per record kind (names the user maps to CRM fields).
+CONTACT_ENGAGEMENT = (
+    "campaignEngagementStatus",
+    "campaignSequenceStatus",
+    "campaignSequenceDetails",
+    "campaignOpens",
+    "campaignClicks",
+    "campaignOpenAnalysis",
+    "campaignClickAnalysis",
+    "campaignReplyAnalysis",
+    "activities",
+    "senders",
+    "campaigns",
+)
+_CONTACT_ONLY = frozenset(
+    {"campaignSequenceDetails", "campaignOpenAnalysis", "campaignClickAnalysis",
+     "campaignReplyAnalysis"}
+)
+COMPANY_ENGAGEMENT = tuple(f for f in CONTACT_ENGAGEMENT if f not in _CONTACT_ONLY)
+ENGAGEMENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "contacts": CONTACT_ENGAGEMENT,
+    "companies": COMPANY_ENGAGEMENT,
+}
+
+# The sequence steps that send a message (the others: visits, likes, tasks, waits).
+MESSAGE_STEPS = frozenset({"CONNECTION_REQUEST", "NETWORK_MESSAGE", "INMAIL", "EMAIL"})
+# Channel names inside "Message Sent (<n>/<m>) - <CHANNEL>".
+CHANNELS = {
+    "CONNECTION_REQUEST": "NETWORK",
+    "NETWORK_MESSAGE": "NETWORK",
+    "INMAIL": "INMAIL",
+    "EMAIL": "EMAIL",
+}
 _NUMBER = re.compile(r"\((\d+)/\d+\)")
 _ranks: dict[str, tuple[int, int]] = {}
 

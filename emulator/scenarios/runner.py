@@ -20,7 +20,6 @@ import httpx
 import msgspec
 from msgspec import UNSET
 
-from emulator.control.exports import connection_problems
 from emulator.exporter.client import RetryPolicy, tls_verify
 from emulator.exporter.run import Exporter
 from emulator.fixtures.loader import (
@@ -132,9 +131,13 @@ def build_fixtures(scenario: sm.Scenario, base: Path, file: str) -> tuple[Fixtur
         raise sm.ScenarioError(f"{file}: {_inline_path(path, origins)}: {message}") from None
     except FixtureError as exc:
         raise sm.ScenarioError(f"{file}: fixtures: {exc}") from None
-    problems = connection_problems(msgspec.to_builtins(fixtures.connection)) if fixtures.connection else []
+    problems = (
+        platform_connection.problems(msgspec.to_builtins(fixtures.connection))
+        if fixtures.connection else []
+    )
     if problems:
-        raise sm.ScenarioError(f"{file}: connection.{problems[0].field}: {problems[0].message}")
+        field, message = problems[0]
+        raise sm.ScenarioError(f"{file}: connection.{field}: {message}")
     return fixtures, str(directory)
 
 

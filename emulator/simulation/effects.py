@@ -18,7 +18,8 @@ from emulator.platform import engagement, sequence_text
 from emulator.platform import tasks as platform_tasks
 from emulator.platform.engagement import SEQUENCE_ORDER, engagement_rank
 from emulator.simulation import events as ev
-from emulator.simulation.timeline import CHANNELS, DAY_MS, Plan, iso
+from emulator.platform.engagement import CHANNELS
+from emulator.simulation.timeline import DAY_MS, Plan, iso
 
 REPLY_TEXTS = (
     "Thanks for reaching out, happy to chat next week.",

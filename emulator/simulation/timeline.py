@@ -16,17 +16,10 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 
 from emulator.fixtures.models import OutcomeRates, SequenceStep
+from emulator.platform.engagement import MESSAGE_STEPS
 
 DAY_MS = 86_400_000
 TAIL_MS = 3 * DAY_MS  # how long the last step's outcomes may take; then the sequence finishes
-MESSAGE_STEPS = frozenset({"CONNECTION_REQUEST", "NETWORK_MESSAGE", "INMAIL", "EMAIL"})
-# Channel names inside "Message Sent (<n>/<m>) - <CHANNEL>".
-CHANNELS = {
-    "CONNECTION_REQUEST": "NETWORK",
-    "NETWORK_MESSAGE": "NETWORK",
-    "INMAIL": "INMAIL",
-    "EMAIL": "EMAIL",
-}
 
 # Item kinds, in the order they are created for one step (ties at one time keep this order).
 STEP, ACCEPTED, OPENED, CLICKED, REPLIED, FINISHED = range(6)

@@ -14,7 +14,7 @@ from emulator.exporter.client import RetryPolicy
 from emulator.exporter.report import Report
 from emulator.exporter.run import Exporter
 from emulator.fixtures import models as m
-from emulator.fixtures.seed import seed
+from emulator.platform.seed import seed
 from emulator.settings import Settings
 from emulator.state import Emulator
 

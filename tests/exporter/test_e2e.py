@@ -20,7 +20,7 @@ import uvicorn
 from emulator.app import create_app
 from emulator.exporter.client import RetryPolicy
 from emulator.fixtures.loader import DEFAULT_FIXTURES, load_fixture_dir
-from emulator.fixtures.seed import seed
+from emulator.platform.seed import seed
 from emulator.platform import connection as platform_connection
 from emulator.settings import Settings
 from emulator.state import Emulator

@@ -9,8 +9,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from emulator.fixtures.models import Message
-from emulator.platform.engagement import SEQUENCE_ORDER, engagement_rank
-from emulator.simulation.timeline import CHANNELS, MESSAGE_STEPS
+from emulator.platform.engagement import CHANNELS, MESSAGE_STEPS, SEQUENCE_ORDER, engagement_rank
 
 
 class MemberState(NamedTuple):
