@@ -32,7 +32,9 @@ async def overview(request: Request) -> Response:
     health = None
     if connection is not None and request.query_params.get("check") == "health":
         base = platform_connection.resolve(connection.crmUrl, str(request.base_url)).base_url
-        health = await custom_crm.check_health(base, connection.apiKey, connection.apiKeyHeader)
+        health, _ = await custom_crm.check(
+            base, connection.apiKey, connection.apiKeyHeader, emulator.clock.now_iso()
+        )
     clock = emulator.clock
     return page(
         request, "overview.html",

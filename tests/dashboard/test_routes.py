@@ -104,3 +104,11 @@ async def test_record_links_are_links_only_for_http_urls(client: httpx.AsyncClie
     assert (await client.put("/_emulator/connection", json=odd)).status_code == 200
     page = (await client.get("/contacts/4")).text
     assert 'id="crm-link"' not in page and "javascript:alert(&#39;" in page
+
+
+async def test_check_health_now_answers_the_overview_with_the_result(
+    client: httpx.AsyncClient,
+) -> None:
+    response = await client.get("/?check=health")
+    assert response.status_code == 200
+    assert 'id="health-now"' in response.text
