@@ -15,14 +15,12 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 
 from emulator import __version__
-
+from emulator.asgi_guards import BodyLimit, ControlToken
 from emulator.control.routes import routes as control_routes
 from emulator.crm.context import CrmContext
 from emulator.crm.routes import routes as crm_routes
 from emulator.crm.seed import seed as seed_crm
-from emulator.asgi_guards import BodyLimit, ControlToken
 from emulator.dashboard.routes import routes as dashboard_routes
-from emulator.exporter.runs import ExportRuns
 from emulator.errors import (
     ApiError,
     BadRequest,
@@ -32,22 +30,23 @@ from emulator.errors import (
     crm_error_handler,
     surface_response,
 )
+from emulator.exporter.runs import ExportRuns
 from emulator.fixtures.models import FixtureSet
-from emulator.platform.seed import seed as seed_platform
 from emulator.http import json_response
 from emulator.openapi import build_document
 from emulator.operations import Busy
+from emulator.platform.seed import seed as seed_platform
 from emulator.public_api.context import ApiContext
 from emulator.public_api.routes import routes as public_routes
+from emulator.server import server_opener
+from emulator.services import Services
+from emulator.settings import Settings
 from emulator.simulation.actions_export import ActionsExports
 from emulator.simulation.autosync import AutoSync, InProcessTransport
 from emulator.simulation.crm_health import HealthChecker
 from emulator.simulation.dispatch import DeliveryListener
 from emulator.simulation.engine import Simulation
 from emulator.simulation.seed import seed as seed_simulation
-from emulator.server import server_opener
-from emulator.services import Services
-from emulator.settings import Settings
 from emulator.state import Emulator
 from emulator.verify.runs import VerifyRuns
 

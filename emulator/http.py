@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import msgspec
@@ -15,7 +15,7 @@ T = TypeVar("T")
 
 
 def json_response(
-    body: Any, status_code: int = 200, headers: dict[str, str] | None = None
+    body: Any, status_code: int = 200, headers: Mapping[str, str] | None = None
 ) -> Response:
     return Response(encode(body), status_code, headers, "application/json")
 

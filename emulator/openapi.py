@@ -14,12 +14,12 @@ import msgspec
 from starlette.routing import BaseRoute, Mount, Route
 
 from emulator.errors import ErrorBody
-from emulator.wire import Wire
+from emulator.wire import FrozenWire, Wire
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Param(Wire, frozen=True):
+class Param(FrozenWire):
     name: str
     where: str = "query"  # query | path
     schema: dict[str, Any] = msgspec.field(default_factory=lambda: {"type": "string"})
@@ -27,7 +27,7 @@ class Param(Wire, frozen=True):
     required: bool = False
 
 
-class Security(Wire, frozen=True):
+class Security(FrozenWire):
     """An API-key header scheme and the error codes a request without the key gets."""
 
     name: str  # its key in components.securitySchemes
@@ -79,7 +79,7 @@ def operation(
     return wrap
 
 
-class Surface(Wire, frozen=True):
+class Surface(FrozenWire):
     prefix: str
     tag: str
     description: str

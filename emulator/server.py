@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from emulator.fixtures.models import CrmConnection, FixtureSet
-from emulator.platform.seed import seed
 from emulator.platform import connection as platform_connection
+from emulator.platform.seed import seed
 from emulator.settings import Settings
 from emulator.state import Emulator
 from emulator.store.db import Store

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Literal
 
 from emulator.fixtures.loader import DEFAULT_FIXTURES
-from emulator.wire import Wire
+from emulator.wire import FrozenWire, Wire
 
 RateLimitScope = Literal["contact", "all", "off"]
 
 
-class RateLimit(Wire, frozen=True):
+class RateLimit(FrozenWire):
     """`contact`: only GET /v1/contact/{id} (documented); `all`: every /v1 route; `off`."""
 
     scope: RateLimitScope = "contact"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar, dataclass_transform
 
 import msgspec
@@ -27,6 +27,11 @@ class _KeywordOnly(msgspec.StructMeta):
 @dataclass_transform(kw_only_default=True, field_specifiers=(msgspec.field,))
 class Wire(msgspec.Struct, metaclass=_KeywordOnly):
     """Base of every body and fixture struct; field names are the wire names (camelCase)."""
+
+
+@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(msgspec.field,))
+class FrozenWire(msgspec.Struct, metaclass=_KeywordOnly, frozen=True):
+    """Base of immutable values (settings, OpenAPI metadata): hashable, never changed in place."""
 
 
 class WireOmit(Wire, omit_defaults=True):
@@ -73,8 +78,8 @@ def split_validation_error(exc: msgspec.ValidationError | msgspec.DecodeError) -
 
 def now_iso(moment: datetime | None = None) -> str:
     """UTC timestamp in the one fixed-width form stored everywhere (sorts as text)."""
-    moment = moment or datetime.now(timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + (
+    moment = moment or datetime.now(UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + (
         f"{moment.microsecond // 1000:03d}Z"
     )
 
@@ -86,7 +91,7 @@ def parse_iso(text: str) -> datetime:
         value = value[:-1] + "+00:00"
     parsed = datetime.fromisoformat(value)
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
+        parsed = parsed.replace(tzinfo=UTC)
     return parsed
 
 

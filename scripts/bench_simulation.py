@@ -35,7 +35,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.processes import emulator_process, free_port
+from tests.processes import emulator_process, free_port  # noqa: E402 (after the sys.path line above)
 
 EVENT_TYPES = [
     "CONNECTION_REQUEST_SENT", "CONNECTION_REQUEST_ACCEPTED", "NETWORK_MESSAGE_SENT",

@@ -21,7 +21,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.processes import emulator_process
+from tests.processes import emulator_process  # noqa: E402 (after the sys.path line above)
 
 
 def main() -> int:

@@ -139,12 +139,12 @@ class Generator:
         ]
         return [
             m.Identity(
-                id=i, name=f"{f} {l}", firstName=f, lastName=l, jobTitle=title,
-                email=f"{slug(f)}.{slug(l)}@{PLATFORM_DOMAIN}",
-                networkUrl=f"https://www.network.com/in/{slug(f)}-{slug(l)}-sender",
+                id=i, name=f"{f} {last}", firstName=f, lastName=last, jobTitle=title,
+                email=f"{slug(f)}.{slug(last)}@{PLATFORM_DOMAIN}",
+                networkUrl=f"https://www.network.com/in/{slug(f)}-{slug(last)}-sender",
                 timezone=tz, companyName="Outreach Demo Inc.", createdAt=iso(i * HOUR),
             )
-            for i, (f, l, title, tz) in enumerate(people, 1)
+            for i, (f, last, title, tz) in enumerate(people, 1)
         ]
 
     # --- campaigns ---------------------------------------------------------------------

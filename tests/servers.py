@@ -41,7 +41,7 @@ def serve_app(
     def run() -> None:
         try:
             server.run(sockets=[sock])
-        except BaseException as exc:  # noqa: BLE001 - reported to the test thread below
+        except BaseException as exc:
             failure.append(exc)
 
     thread = threading.Thread(target=run, name=f"uvicorn:{port}", daemon=True)

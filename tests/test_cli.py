@@ -52,7 +52,7 @@ def test_broken_fixture_stops_start_up_naming_file_record_and_field(tmp_path: Pa
     (broken / "contacts.json").write_text(json.dumps(contacts))
     result = subprocess.run(
         [sys.executable, "-m", "emulator", "serve", "--fixtures", str(broken)],
-        cwd=ROOT, capture_output=True, text=True, timeout=30,
+        cwd=ROOT, capture_output=True, text=True, timeout=30, check=False,
     )
     assert result.returncode == 2
     assert "contacts.json: [12].companyId: unknown company 999999" in result.stderr
@@ -61,7 +61,7 @@ def test_broken_fixture_stops_start_up_naming_file_record_and_field(tmp_path: Pa
 def test_bad_rate_limit_flag_is_a_usage_error() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "emulator", "serve", "--rate-limit", "sometimes"],
-        cwd=ROOT, capture_output=True, text=True, timeout=30,
+        cwd=ROOT, capture_output=True, text=True, timeout=30, check=False,
     )
     assert result.returncode == 2 and "unknown scope" in result.stderr
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import httpx
@@ -154,10 +155,8 @@ class Answers:
             types = declared if isinstance(declared, tuple) else (declared,)
             decoded = []
             for typed in types:
-                try:
+                with contextlib.suppress(msgspec.ValidationError):
                     decoded.append(msgspec.json.decode(response.content, type=typed, strict=True))
-                except msgspec.ValidationError:
-                    pass
             assert decoded, (method, path, response.text)
         return response.json()
 

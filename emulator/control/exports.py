@@ -220,7 +220,7 @@ def bounded(q: QueryParams, name: str, default: int, low: int, high: int) -> int
 
 def _entries(rows: list[tuple[Any, ...]]) -> list[JournalEntry]:
     names = JournalEntry.__struct_fields__
-    return [JournalEntry(**dict(zip(names, r))) for r in rows]
+    return [JournalEntry(**dict(zip(names, r, strict=True))) for r in rows]
 
 
 @operation(

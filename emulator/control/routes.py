@@ -9,9 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from emulator.control import clock, crm, exports, scenarios, snapshots, tasks
-from emulator.control import autosync
-from emulator.control import deliveries
+from emulator.control import autosync, clock, crm, deliveries, exports, scenarios, snapshots, tasks
 from emulator.control import verify as verify_runs
 from emulator.control.schemas import ControlHealth, Counts, FixturesLoaded, ResetOut
 from emulator.errors import BadRequest
@@ -30,7 +28,7 @@ class FixturesIn(Wire):
 async def counts(emulator: Emulator) -> Counts:
     tables = Counts.__struct_fields__
     sql = " UNION ALL ".join(f"SELECT '{t}', count(*) FROM {t}" for t in tables)
-    return Counts(**{name: n for name, n in await emulator.db.fetchall(sql)})
+    return Counts(**dict(await emulator.db.fetchall(sql)))
 
 
 @operation("Emulator health, clock and row counts", ControlHealth, errors=(), security=None)

@@ -64,7 +64,7 @@ COLUMNS = ", ".join(PlatformTask.__struct_fields__)
 
 
 def _row(r: tuple[Any, ...]) -> PlatformTask:
-    values = dict(zip(PlatformTask.__struct_fields__, r))
+    values = dict(zip(PlatformTask.__struct_fields__, r, strict=True))
     values["completed"], values["crmCompleted"] = bool(values["completed"]), bool(values["crmCompleted"])
     return PlatformTask(**values)
 

@@ -130,7 +130,7 @@ def upsert_company(
     row = conn.execute(
         f"SELECT {', '.join(_WRITABLE)} FROM companies WHERE id = ?", (found,)
     ).fetchone()
-    stored = dict(zip(_WRITABLE, row))
+    stored = dict(zip(_WRITABLE, row, strict=True))
     updates = changes(stored, present, _SAME)
     if updates:
         platform_companies.update(conn, found, stored, updates, now)

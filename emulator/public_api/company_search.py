@@ -129,7 +129,8 @@ def _text(where: str, key: str, value: Any) -> Clause | None:
 def _ids(where: str, key: str, value: Any) -> Clause | None:
     items = _array(where, value, "integer ids")
     ids: list[int] = []
-    for item in items:
+    for given in items:
+        item = given
         if isinstance(item, str) and item.strip().isdecimal() and item.strip().isascii():
             item = int(item)
         if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item < 2**63:

@@ -57,7 +57,7 @@ class ApiContext:
             if row is None:
                 self._links = LinkTemplates()
             else:
-                conn = decode(row[0], CrmConnection)
+                conn: CrmConnection = decode(row[0], CrmConnection)
                 self._links = LinkTemplates(
                     contact=conn.contactLinkTemplate, company=conn.companyLinkTemplate
                 )

@@ -305,7 +305,7 @@ class WebhookPatch(WireOmit):
 
     name: WebhookName | msgspec.UnsetType = msgspec.UNSET
     url: Uri | msgspec.UnsetType = msgspec.UNSET
-    secret: Secret | None | msgspec.UnsetType = msgspec.UNSET
+    secret: Secret | msgspec.UnsetType | None = msgspec.UNSET
     events: Events | msgspec.UnsetType = msgspec.UNSET
     campaignIds: list[Id] | msgspec.UnsetType = msgspec.UNSET
     customFields: list[Annotated[str, msgspec.Meta(max_length=255)]] | msgspec.UnsetType = (

@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 PushStatus = Literal["ok", "failed", "aborted", "crashed"]
 # Each push is retried by the next one, so within a push retries are few and short: an
 # advance must not stall on a CRM that is struggling.
-PUSH_POLICY = dict(base=0.05, cap=0.5, retry_after_cap=2.0)
+PUSH_POLICY = {"base": 0.05, "cap": 0.5, "retry_after_cap": 2.0}
 
 
 class AutoSyncCounts(Wire):
@@ -105,7 +105,7 @@ class InProcessTransport(httpx.AsyncBaseTransport):
             raise httpx.ReadTimeout("the CRM did not answer in time", request=request) from None
         except httpx.TransportError:
             raise
-        except Exception as exc:  # noqa: BLE001 - what a socket would show: nothing came back
+        except Exception as exc:
             raise httpx.RemoteProtocolError(f"connection dropped ({exc})", request=request) from exc
 
 
@@ -253,7 +253,7 @@ class AutoSync:
         """Listener entry: never raises (a failure is the push's report, not the advance's)."""
         try:
             await self.push()
-        except Exception:  # noqa: BLE001 - recorded by push(); this only guards the advance
+        except Exception:
             log.exception("auto-sync failed")
 
     async def push(self, *, force: bool = False) -> AutoSyncPush | None:
@@ -275,7 +275,7 @@ class AutoSync:
         policy = RetryPolicy(retries=min(conn.retries, 2), **PUSH_POLICY)  # type: ignore[arg-type]
         clock = self.emulator.clock
         return Exporter(
-            self.emulator.db, conn, now=lambda: clock.now_iso(), export_id=f"autosync-{number}",
+            self.emulator.db, conn, now=clock.now_iso, export_id=f"autosync-{number}",
             policy=policy, transport=transport, in_flight=self.in_flight,
             journal_limit=self.emulator.settings.journalLimit,
         )
@@ -292,7 +292,7 @@ class AutoSync:
             report = await exporter.push_events(
                 batch.contacts, batch.companies, owner_selection=self._owner.get(key)
             )
-        except Exception as exc:  # noqa: BLE001 - reported; every record stays pending
+        except Exception as exc:
             log.exception("auto-sync push %s crashed", exporter.id)
             push.status, push.message = "crashed", f"push crashed: {exc}"
             report = exporter.report

@@ -16,9 +16,8 @@ from typing import Any, Literal
 from emulator.platform import contacts as platform_contacts
 from emulator.platform import engagement, sequence_text
 from emulator.platform import tasks as platform_tasks
-from emulator.platform.engagement import SEQUENCE_ORDER, engagement_rank
+from emulator.platform.engagement import CHANNELS, SEQUENCE_ORDER, engagement_rank
 from emulator.simulation import events as ev
-from emulator.platform.engagement import CHANNELS
 from emulator.simulation.timeline import DAY_MS, Plan, iso
 
 REPLY_TEXTS = (

@@ -214,7 +214,7 @@ async def sample_payload(store: Store, sub: Subscription, timestamp: str) -> dic
         contact_id = member or conn.execute("SELECT MIN(id) FROM contacts").fetchone()[0]
         contact = None if contact_id is None else _contact(conn, contact_id, sub.customFields)
         if contact is None:
-            contact = {**SAMPLE_CONTACT, **{name: None for name in sub.customFields}}
+            contact = {**SAMPLE_CONTACT, **dict.fromkeys(sub.customFields)}
         campaign = None if campaign_id is None else _campaign(conn, campaign_id)
         fields = {
             "customMessage": "Test delivery from the platform emulator",

@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import aiosqlite
 
@@ -132,7 +132,8 @@ class Store:
         await self._db.close()
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return list(await self._db.execute_fetchall(sql, params))
+        rows = await self._db.execute_fetchall(sql, params)
+        return list(cast("Iterable[tuple[Any, ...]]", rows))  # sqlite3's rows are plain tuples
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         rows = await self._db.execute_fetchall(sql, params)

@@ -192,10 +192,10 @@ def test_parse_clock() -> None:
 
 def test_clock_file_is_validated(tmp_path: Path) -> None:
     (tmp_path / "clock.json").write_text('{"start": "2026-02-30T00:00:00Z"}')
-    with pytest.raises(FixtureError, match="clock.json: start"):
+    with pytest.raises(FixtureError, match=r"clock\.json: start"):
         load_fixture_dir(tmp_path)
     (tmp_path / "clock.json").write_text('{"start": "2026-02-03T04:05:06+01:00"}')
     assert load_fixture_dir(tmp_path).clockStart == "2026-02-03T03:05:06.000Z"
     (tmp_path / "clock.json").write_text('{"begin": 1}')
-    with pytest.raises(FixtureError, match="clock.json"):
+    with pytest.raises(FixtureError, match=r"clock\.json"):
         load_fixture_dir(tmp_path)

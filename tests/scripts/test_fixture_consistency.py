@@ -43,9 +43,10 @@ def contradictions(record: dict[str, Any]) -> list[str]:
     wrong = []
     if not log and (status, sequence) != ("Added to Campaign", "Not Started"):
         wrong.append(f"no activity but {status!r} / {sequence!r}")
-    if any(a in SENT for a in log):
-        if status == "Added to Campaign" or sequence == "Not Started":
-            wrong.append(f"{log} beside {status!r} / {sequence!r}")
+    if any(a in SENT for a in log) and (
+        status == "Added to Campaign" or sequence == "Not Started"
+    ):
+        wrong.append(f"{log} beside {status!r} / {sequence!r}")
     if any(a in RECEIVED for a in log) and not (
         status.startswith("Message Replied") and sequence == "Replied"
     ):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -30,7 +30,7 @@ from tests.simulation.autosync_harness import (
 
 pytestmark = pytest.mark.anyio
 AT = "2026-03-02T09:00:00.000Z"
-TARGET = datetime(2026, 3, 2, 9, tzinfo=timezone.utc)
+TARGET = datetime(2026, 3, 2, 9, tzinfo=UTC)
 
 
 async def ready(app: Starlette, client: httpx.AsyncClient) -> list[int]:
