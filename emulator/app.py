@@ -59,9 +59,7 @@ async def http_error(request: Request, exc: Exception) -> Response:
     if request.url.path.startswith("/crm"):
         error = "not_found" if exc.status_code == 404 else "method_not_allowed"
         return json_response({"error": error, "message": exc.detail}, exc.status_code, exc.headers)
-    return json_response(
-        {"status": "error", "message": exc.detail}, exc.status_code, exc.headers
-    )
+    return json_response({"status": "error", "message": exc.detail}, exc.status_code, exc.headers)
 
 
 async def internal_error(request: Request, exc: Exception) -> Response:
@@ -73,8 +71,9 @@ async def internal_error(request: Request, exc: Exception) -> Response:
 
 async def busy(request: Request, exc: Exception) -> Response:
     """A control operation while another runs: 409 naming the one that runs."""
-    return surface_response(request.url.path, Conflict(str(exc), headers={"Retry-After": "1"}),
-                            "conflict")
+    return surface_response(
+        request.url.path, Conflict(str(exc), headers={"Retry-After": "1"}), "conflict"
+    )
 
 
 async def undecodable(request: Request, exc: Exception) -> Response:
@@ -94,7 +93,9 @@ async def undecodable(request: Request, exc: Exception) -> Response:
 def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = None) -> Starlette:
     """The whole emulator; `fixtures` skips re-reading a directory the caller already loaded."""
     emulator = Emulator(
-        settings or Settings(), seeders=[seed_platform, seed_simulation, seed_crm], fixtures=fixtures
+        settings or Settings(),
+        seeders=[seed_platform, seed_simulation, seed_crm],
+        fixtures=fixtures,
     )
 
     simulation = Simulation(emulator)
@@ -119,10 +120,14 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
 
     async def openapi(request: Request) -> Response:
         if not document:  # built on first use: keeps start-up fast
-            document.update(build_document(
-                app.routes, "Outreach platform emulator", __version__,
-                control_token=emulator.settings.controlToken is not None,
-            ))
+            document.update(
+                build_document(
+                    app.routes,
+                    "Outreach platform emulator",
+                    __version__,
+                    control_token=emulator.settings.controlToken is not None,
+                )
+            )
         return json_response(document)
 
     app = Starlette(
@@ -151,10 +156,15 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
     )
     crm_transport = InProcessTransport(app)  # a relative crmUrl ("/crm") is this app
     services = Services(
-        emulator=emulator, simulation=simulation, public_api=ApiContext(emulator),
-        crm=CrmContext(emulator), autosync=AutoSync(emulator, app),
+        emulator=emulator,
+        simulation=simulation,
+        public_api=ApiContext(emulator),
+        crm=CrmContext(emulator),
+        autosync=AutoSync(emulator, app),
         deliveries=DeliveryListener(emulator, ActionsExports(emulator, crm_transport)),
-        exports=ExportRuns(), verify_runs=VerifyRuns(), open_server=server_opener(create_app),
+        exports=ExportRuns(),
+        verify_runs=VerifyRuns(),
+        open_server=server_opener(create_app),
     )
     app.state.services = services
     simulation.listeners.append(services.autosync)  # CRM auto-sync after each advance

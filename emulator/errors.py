@@ -1,14 +1,14 @@
 """Wire errors of each surface: one class per error, one handler turns them into bodies.
 
-    ApiError                /v1 and /_emulator: {"status": "error", "message", "errors"?}
-      BadRequest            400, with per-field `errors`
-      Unauthorized          401
-      Forbidden             403
-      NotFound              404
-      Conflict              409
-      PayloadTooLarge       413
-      RateLimited           429, with the rate-limit headers
-    CrmError                /crm: {"error", "message"}
+ApiError                /v1 and /_emulator: {"status": "error", "message", "errors"?}
+  BadRequest            400, with per-field `errors`
+  Unauthorized          401
+  Forbidden             403
+  NotFound              404
+  Conflict              409
+  PayloadTooLarge       413
+  RateLimited           429, with the rate-limit headers
+CrmError                /crm: {"error", "message"}
 """
 
 from __future__ import annotations
@@ -67,7 +67,9 @@ class BadRequest(ApiError):
 
     @classmethod
     def field(cls, field: str, message: str) -> BadRequest:
-        return cls(f"{field}: {message}" if field else message, [FieldError(field=field, message=message)])
+        return cls(
+            f"{field}: {message}" if field else message, [FieldError(field=field, message=message)]
+        )
 
 
 class Unauthorized(ApiError):

@@ -20,9 +20,7 @@ def json_response(
     return Response(encode(body), status_code, headers, "application/json")
 
 
-async def decode_body(
-    request: Request, type: type[T], error: Callable[[str, str], Exception]
-) -> T:
+async def decode_body(request: Request, type: type[T], error: Callable[[str, str], Exception]) -> T:
     """Decode the request body as `type`; bad JSON or shape raises `error(field, message)`."""
     body = await request.body()
     if not body.strip():

@@ -70,8 +70,14 @@ def operation(
 
     def wrap(handler: F) -> F:
         handler.__openapi__ = Operation(  # type: ignore[attr-defined]
-            summary=summary, response=response, status=status, body=body,
-            params=tuple(params), errors=tuple(errors), security=security, error_body=error_body,
+            summary=summary,
+            response=response,
+            status=status,
+            body=body,
+            params=tuple(params),
+            errors=tuple(errors),
+            security=security,
+            error_body=error_body,
             media=media,
         )
         return handler
@@ -87,12 +93,24 @@ class Surface(FrozenWire):
 
 
 SURFACES = (
-    Surface(prefix="/v1", tag="Public API", operation_prefix="",
-            description="The outreach platform's public API (Part B)"),
-    Surface(prefix="/crm", tag="Reference CRM", operation_prefix="crm_",
-            description="The embedded reference CRM: every CRM-side endpoint of Part A"),
-    Surface(prefix="/_emulator", tag="Control", operation_prefix="control_",
-            description="The emulator's control API: reset, fixtures, CRM settings and contents"),
+    Surface(
+        prefix="/v1",
+        tag="Public API",
+        operation_prefix="",
+        description="The outreach platform's public API (Part B)",
+    ),
+    Surface(
+        prefix="/crm",
+        tag="Reference CRM",
+        operation_prefix="crm_",
+        description="The embedded reference CRM: every CRM-side endpoint of Part A",
+    ),
+    Surface(
+        prefix="/_emulator",
+        tag="Control",
+        operation_prefix="control_",
+        description="The emulator's control API: reset, fixtures, CRM settings and contents",
+    ),
 )
 
 
@@ -185,11 +203,18 @@ def build_document(
             schema = ref_of[id(op.response)]
         declared = {p.name: p for p in op.params if p.where == "path"}
         params = [
-            {"name": p.name, "in": p.where, "required": p.required, "schema": p.schema,
-             **({"description": p.description} if p.description else {})}
+            {
+                "name": p.name,
+                "in": p.where,
+                "required": p.required,
+                "schema": p.schema,
+                **({"description": p.description} if p.description else {}),
+            }
             for p in (
-                *(declared.get(name, Param(name=name, where="path", required=True))
-                  for name in _path_params(path)),
+                *(
+                    declared.get(name, Param(name=name, where="path", required=True))
+                    for name in _path_params(path)
+                ),
                 *(p for p in op.params if p.where != "path"),
             )
         ]
@@ -254,14 +279,24 @@ def build_document(
             "schemas": components,
             "securitySchemes": {
                 s.name: {
-                    "type": "apiKey", "in": "header", "name": s.header,
+                    "type": "apiKey",
+                    "in": "header",
+                    "name": s.header,
                     **({"description": s.description} if s.description else {}),
                 }
                 for s in schemes.values()
-            } | ({CONTROL_TOKEN: {
-                "type": "http", "scheme": "bearer",
-                "description": "emulator serve --control-token: Authorization: Bearer TOKEN",
-            }} if control_token else {}),
+            }
+            | (
+                {
+                    CONTROL_TOKEN: {
+                        "type": "http",
+                        "scheme": "bearer",
+                        "description": "emulator serve --control-token: Authorization: Bearer TOKEN",
+                    }
+                }
+                if control_token
+                else {}
+            ),
         },
         "security": [{API_KEY.name: []}],
     }

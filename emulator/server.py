@@ -110,14 +110,20 @@ def add_connection_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, help="records per request (1-100)")
 
 
-def connection_for(args: argparse.Namespace, stored: CrmConnection | None, server_base: str | None) -> CrmConnection:
+def connection_for(
+    args: argparse.Namespace, stored: CrmConnection | None, server_base: str | None
+) -> CrmConnection:
     """The stored connection with the command-line flags laid over it."""
     conn = stored or CrmConnection(crmUrl="/crm", apiKey="")
     changes: dict[str, object] = {}
     if args.crm_url:
         changes["crmUrl"] = args.crm_url
-    for flag, field in (("api_key", "apiKey"), ("api_key_header", "apiKeyHeader"),
-                        ("owner_id", "ownerId"), ("batch_size", "batchSize")):
+    for flag, field in (
+        ("api_key", "apiKey"),
+        ("api_key_header", "apiKeyHeader"),
+        ("owner_id", "ownerId"),
+        ("batch_size", "batchSize"),
+    ):
         if getattr(args, flag) is not None:
             changes[field] = getattr(args, flag)
     if args.ca_file:

@@ -129,7 +129,9 @@ class Emulator:
         later = ("conversations.json", "crm.json")
         fixtures = decode_fixture_dir(self.fixtures_dir, skip=(ContactStream.name, *later))
         contacts = ContactStream(
-            self.fixtures_dir, {c.id for c in fixtures.companies}, {c.id for c in fixtures.campaigns}
+            self.fixtures_dir,
+            {c.id for c in fixtures.companies},
+            {c.id for c in fixtures.campaigns},
         )
 
         def contacts_first(conn: sqlite3.Connection) -> None:
@@ -145,7 +147,9 @@ class Emulator:
             self._prepared = (digest, built)
             return built
         except (OSError, sqlite3.Error) as exc:  # an unwritable or full cache: seed in memory
-            log.warning("seed cache %s not usable (%s); seeding in memory", self._images.directory, exc)
+            log.warning(
+                "seed cache %s not usable (%s); seeding in memory", self._images.directory, exc
+            )
             return None
         finally:
             self.fixtures = None

@@ -41,23 +41,33 @@ START_TIMEOUT = 30.0
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("emulator", "outreach platform emulator")
     group.addoption(
-        "--emulator-fixtures", default=None, metavar="DIR",
+        "--emulator-fixtures",
+        default=None,
+        metavar="DIR",
         help="fixture directory the emulator serves (default: its bundled fixtures/default)",
     )
     group.addoption(
-        "--emulator-url", default=None, metavar="URL",
+        "--emulator-url",
+        default=None,
+        metavar="URL",
         help="use the emulator already running at URL instead of starting one "
         "(default: $EMULATOR_URL if set)",
     )
     group.addoption(
-        "--emulator-serve-args", default="", metavar="ARGS",
+        "--emulator-serve-args",
+        default="",
+        metavar="ARGS",
         help='more flags for `emulator serve`, e.g. "--clock realtime --journal-size 1000"',
     )
     group.addoption(
-        "--emulator-control-token", default=None, metavar="TOKEN",
+        "--emulator-control-token",
+        default=None,
+        metavar="TOKEN",
         help="control token of the emulator (default: $EMULATOR_CONTROL_TOKEN if set)",
     )
-    parser.addini("emulator_fixtures", "fixture directory the emulator serves (relative: to rootdir)")
+    parser.addini(
+        "emulator_fixtures", "fixture directory the emulator serves (relative: to rootdir)"
+    )
 
 
 def free_port() -> int:
@@ -109,7 +119,9 @@ class EmulatorServer:
                     except httpx.TransportError:
                         pass
                     if time.monotonic() > deadline:
-                        raise RuntimeError(f"emulator serve did not answer on {url} in {timeout:.0f} s")
+                        raise RuntimeError(
+                            f"emulator serve did not answer on {url} in {timeout:.0f} s"
+                        )
                     time.sleep(0.05)
             except BaseException:
                 cls(url, process, token).stop()
@@ -193,7 +205,9 @@ class Emulator:
         started = self._ok(self.client.post("/_emulator/exports"))
         deadline = time.monotonic() + timeout
         while True:
-            report: dict[str, Any] = self._ok(self.client.get(f"/_emulator/exports/{started['id']}"))
+            report: dict[str, Any] = self._ok(
+                self.client.get(f"/_emulator/exports/{started['id']}")
+            )
             if report["status"] != "running":
                 return report
             if time.monotonic() > deadline:
@@ -215,7 +229,8 @@ def emulator_server(pytestconfig: pytest.Config) -> Iterator[EmulatorServer]:
     url = pytestconfig.getoption("emulator_url") or os.environ.get("EMULATOR_URL")
     token = (
         pytestconfig.getoption("emulator_control_token")
-        or os.environ.get("EMULATOR_CONTROL_TOKEN") or None
+        or os.environ.get("EMULATOR_CONTROL_TOKEN")
+        or None
     )
     if url:
         yield EmulatorServer(url, token=token)

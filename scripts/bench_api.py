@@ -134,9 +134,19 @@ def run_wrk(wrk: str, port: int, script: str, seconds: int, connections: int) ->
         f.write(script)
     try:
         out = subprocess.run(
-            [wrk, "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", f.name,
-             f"http://127.0.0.1:{port}"],
-            check=True, capture_output=True, text=True,
+            [
+                wrk,
+                "-t2",
+                f"-c{connections}",
+                f"-d{seconds}s",
+                "--latency",
+                "-s",
+                f.name,
+                f"http://127.0.0.1:{port}",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
         ).stdout
     finally:
         os.unlink(f.name)
@@ -169,7 +179,9 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--fixtures", help="reuse a generated fixture directory")
     parser.add_argument(
-        "--wiremock-rps", type=float, default=3835.0,
+        "--wiremock-rps",
+        type=float,
+        default=3835.0,
         help="WireMock's static req/s in a peers run on this machine (default: issue 13's)",
     )
     args = parser.parse_args()
@@ -188,10 +200,20 @@ def main() -> int:
     fixtures = Path(args.fixtures) if args.fixtures else workdir / "fixtures"
     if not args.fixtures:
         subprocess.run(
-            [sys.executable, str(ROOT / "scripts" / "generate_fixtures.py"),
-             "--contacts", str(args.contacts), "--companies", str(args.companies),
-             "--seed", "1", "--out", str(fixtures)],
-            check=True, stdout=subprocess.DEVNULL,
+            [
+                sys.executable,
+                str(ROOT / "scripts" / "generate_fixtures.py"),
+                "--contacts",
+                str(args.contacts),
+                "--companies",
+                str(args.companies),
+                "--seed",
+                "1",
+                "--out",
+                str(fixtures),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
         )
     pages = max(1, args.contacts // 100)
     try:
@@ -217,12 +239,17 @@ def main() -> int:
         try:
             run_wrk(wrk, port, CYCLE_SCRIPT, 3, args.connections)  # warm-up
             cycled = run_wrk(wrk, port, CYCLE_SCRIPT, args.seconds, args.connections)
-            page = run_wrk(wrk, port, PAGE_SCRIPT % {"pages": pages}, args.seconds, args.connections)
+            page = run_wrk(
+                wrk, port, PAGE_SCRIPT % {"pages": pages}, args.seconds, args.connections
+            )
             one = run_wrk(
                 wrk, port, ONE_SCRIPT % {"contacts": args.contacts}, args.seconds, args.connections
             )
             mixed = run_wrk(
-                wrk, port, MIXED_SCRIPT % {"pages": min(pages, 100)}, args.seconds,
+                wrk,
+                port,
+                MIXED_SCRIPT % {"pages": min(pages, 100)},
+                args.seconds,
                 args.connections,
             )
         finally:
@@ -231,30 +258,46 @@ def main() -> int:
         shutil.rmtree(workdir, ignore_errors=True)
 
     def line(label: str, r: dict[str, float], target: str) -> None:
-        print(f"  {label:<22} {r['rps']:8.0f} req/s  p50 {r['p50']:6.2f} ms  "
-              f"p99 {r['p99']:6.2f} ms  non-2xx {r['non2xx']:.0f}  {target}")
+        print(
+            f"  {label:<22} {r['rps']:8.0f} req/s  p50 {r['p50']:6.2f} ms  "
+            f"p99 {r['p99']:6.2f} ms  non-2xx {r['non2xx']:.0f}  {target}"
+        )
 
     ratio = cycled["rps"] / ceiling["rps"]
-    print(f"bench_api: {args.contacts:,} contacts, wrk -t2 -c{args.connections} "
-          f"{args.seconds} s per run (wrk shares the cores), {os.cpu_count()} CPUs")
+    print(
+        f"bench_api: {args.contacts:,} contacts, wrk -t2 -c{args.connections} "
+        f"{args.seconds} s per run (wrk shares the cores), {os.cpu_count()} CPUs"
+    )
     line("ceiling (fixed bytes)", ceiling, "[the stack's own limit]")
-    line("page, cycled 1..100", cycled,
-         f"[target >= 0.5 x ceiling, p99 <= 30 ms: {ratio:.2f} x, "
-         f"{verdict(ratio >= 0.5 and cycled['p99'] <= 30 and not cycled['non2xx'])}]")
+    line(
+        "page, cycled 1..100",
+        cycled,
+        f"[target >= 0.5 x ceiling, p99 <= 30 ms: {ratio:.2f} x, "
+        f"{verdict(ratio >= 0.5 and cycled['p99'] <= 30 and not cycled['non2xx'])}]",
+    )
     line(f"page, random 1..{pages}", page, f"[p99 <= 30 ms: {verdict(page['p99'] <= 30)}]")
     line("one contact", one, f"[>= 3,000 req/s: {verdict(one['rps'] >= 3000)}]")
     half = args.wiremock_rps / 2
-    line("mixed, 1 in 10 writes", mixed,
-         f"[target >= {half:,.0f} req/s (half WireMock's {args.wiremock_rps:,.0f}): "
-         f"{verdict(mixed['rps'] >= half and not mixed['non2xx'])}]")
+    line(
+        "mixed, 1 in 10 writes",
+        mixed,
+        f"[target >= {half:,.0f} req/s (half WireMock's {args.wiremock_rps:,.0f}): "
+        f"{verdict(mixed['rps'] >= half and not mixed['non2xx'])}]",
+    )
     best = min(startups)
     print(f"  start-up, default      {best:8.3f} s [target <= 0.5 s: {verdict(best <= 0.5)}]")
-    print(f"  start-up, {args.contacts:,} cold {cold:8.3f} s "
-          f"[target <= 2.5 s: {verdict(cold <= 2.5)}]")
-    print(f"  start-up, {args.contacts:,} warm {warm:8.3f} s "
-          f"[target <= 1.0 s: {verdict(warm <= 1.0)}]")
-    print(f"  peak RSS               {rss:8.1f} MB, cold start and a walk over {pages:,} pages "
-          f"[target <= 250 MB: {verdict(rss <= 250)}]")
+    print(
+        f"  start-up, {args.contacts:,} cold {cold:8.3f} s "
+        f"[target <= 2.5 s: {verdict(cold <= 2.5)}]"
+    )
+    print(
+        f"  start-up, {args.contacts:,} warm {warm:8.3f} s "
+        f"[target <= 1.0 s: {verdict(warm <= 1.0)}]"
+    )
+    print(
+        f"  peak RSS               {rss:8.1f} MB, cold start and a walk over {pages:,} pages "
+        f"[target <= 250 MB: {verdict(rss <= 250)}]"
+    )
     return 0
 
 

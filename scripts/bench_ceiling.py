@@ -27,8 +27,9 @@ BODY = json.dumps({"data": ROWS, "meta": {"page": 1, "pageSize": 100, "total": 1
 
 async def page(request: Request) -> Response:
     if request.headers.get("x-api-key") != KEY:
-        return Response(b'{"status":"error","message":"unauthorized"}', 401,
-                        media_type="application/json")
+        return Response(
+            b'{"status":"error","message":"unauthorized"}', 401, media_type="application/json"
+        )
     return Response(BODY, media_type="application/json")
 
 

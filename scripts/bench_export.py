@@ -35,10 +35,20 @@ def fixtures_for(contacts: int, out: Path) -> Path:
     directory = out / f"fixtures-{contacts}"
     if not (directory / "contacts.json").exists():
         subprocess.run(
-            [sys.executable, str(ROOT / "scripts" / "generate_fixtures.py"), "--contacts",
-             str(contacts), "--companies", str(max(1, contacts // 10)), "--seed", "1",
-             "--out", str(directory)],
-            check=True, stdout=subprocess.DEVNULL,
+            [
+                sys.executable,
+                str(ROOT / "scripts" / "generate_fixtures.py"),
+                "--contacts",
+                str(contacts),
+                "--companies",
+                str(max(1, contacts // 10)),
+                "--seed",
+                "1",
+                "--out",
+                str(directory),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
         )
     return directory
 
@@ -64,9 +74,23 @@ def export(crm: str, db: Path, report: Path) -> tuple[dict, float, int]:
     """One `emulator export` process: (report, wall seconds, peak RSS in KiB)."""
     started = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "emulator", "export", "--crm-url", f"{crm}/crm", "--api-key",
-         "crm-demo-key", "--db", str(db), "--report", str(report)],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "emulator",
+            "export",
+            "--crm-url",
+            f"{crm}/crm",
+            "--api-key",
+            "crm-demo-key",
+            "--db",
+            str(db),
+            "--report",
+            str(report),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
@@ -93,14 +117,17 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     per_record: dict[int, list[float]] = {}
     peak_rss: dict[int, float] = {}
-    print(f"{'contacts':>9} {'run':>7} {'records':>8} {'rec/s':>8} {'us/rec':>7} "
-          f"{'cpu%':>5} {'created':>8} {'updated':>8} {'failed':>7} {'activities':>10} {'run s':>7} "
-          f"{'RSS MB':>7}")
+    print(
+        f"{'contacts':>9} {'run':>7} {'records':>8} {'rec/s':>8} {'us/rec':>7} "
+        f"{'cpu%':>5} {'created':>8} {'updated':>8} {'failed':>7} {'activities':>10} {'run s':>7} "
+        f"{'RSS MB':>7}"
+    )
     for size in (int(s) for s in args.sizes.split(",")):
         fixtures = fixtures_for(size, out)
-        with tempfile.TemporaryDirectory() as tmp, emulator_process(
-            "--fixtures", str(fixtures), timeout=300
-        ) as crm:
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            emulator_process("--fixtures", str(fixtures), timeout=300) as crm,
+        ):
             db = Path(tmp) / "platform.db"
             seed_platform(fixtures, db)
             for label in ("first", "second"):
@@ -113,25 +140,34 @@ def main() -> int:
                 rate = records / seconds if seconds else 0.0
                 per_record.setdefault(size, []).append(1e6 * seconds / max(records, 1))
                 peak_rss[size] = max(peak_rss.get(size, 0.0), rss / 1024)
-                print(f"{size:>9} {label:>7} {records:>8} {rate:>8.0f} {1e6 / max(rate, 1e-9):>7.0f} "
-                      f"{100 * cpu / max(seconds, 1e-9):>5.0f} {created:>8} {updated:>8} {failed:>7} {ph['activities']['created']:>10} "
-                      f"{wall:>7.1f} {rss / 1024:>7.0f}", flush=True)
+                print(
+                    f"{size:>9} {label:>7} {records:>8} {rate:>8.0f} {1e6 / max(rate, 1e-9):>7.0f} "
+                    f"{100 * cpu / max(seconds, 1e-9):>5.0f} {created:>8} {updated:>8} {failed:>7} {ph['activities']['created']:>10} "
+                    f"{wall:>7.1f} {rss / 1024:>7.0f}",
+                    flush=True,
+                )
             httpx.get(f"{crm}/_emulator/health", timeout=5)
     sizes = sorted(per_record)
     largest = sizes[-1]
     best = min(per_record[largest])
-    print(f"records/s at {largest:,} contacts: {1e6 / best:,.0f} (best run) "
-          f"[target >= 10,000/s: {'met' if 1e6 / best >= 10_000 else 'MISSED'}]")
+    print(
+        f"records/s at {largest:,} contacts: {1e6 / best:,.0f} (best run) "
+        f"[target >= 10,000/s: {'met' if 1e6 / best >= 10_000 else 'MISSED'}]"
+    )
     if len(sizes) >= 2:
         low, high = peak_rss[sizes[0]], peak_rss[largest]
-        print(f"exporter peak RSS: {low:.0f} MB at {sizes[0]:,}, {high:.0f} MB at {largest:,} "
-              f"[target flat, <= 1.2 x: {'met' if high <= 1.2 * low else 'MISSED'}]")
+        print(
+            f"exporter peak RSS: {low:.0f} MB at {sizes[0]:,}, {high:.0f} MB at {largest:,} "
+            f"[target flat, <= 1.2 x: {'met' if high <= 1.2 * low else 'MISSED'}]"
+        )
     if len(sizes) >= 2:
         small, large = sizes[0], sizes[-1]
         for i, label in enumerate(("first", "second")):
             a, b = per_record[small][i], per_record[large][i]
-            print(f"time per record, {label} run: {a:.0f} us at {small} contacts, {b:.0f} us at "
-                  f"{large} contacts (x{b / a:.2f})")
+            print(
+                f"time per record, {label} run: {a:.0f} us at {small} contacts, {b:.0f} us at "
+                f"{large} contacts (x{b / a:.2f})"
+            )
     return 0
 
 

@@ -38,8 +38,14 @@ sys.path.insert(0, str(ROOT))
 from tests.processes import emulator_process, free_port  # noqa: E402 (after the sys.path line above)
 
 EVENT_TYPES = [
-    "CONNECTION_REQUEST_SENT", "CONNECTION_REQUEST_ACCEPTED", "NETWORK_MESSAGE_SENT",
-    "EMAIL_SENT", "INMAIL_SENT", "MESSAGE_REPLIED", "POST_LIKED", "PROFILE_VISITED",
+    "CONNECTION_REQUEST_SENT",
+    "CONNECTION_REQUEST_ACCEPTED",
+    "NETWORK_MESSAGE_SENT",
+    "EMAIL_SENT",
+    "INMAIL_SENT",
+    "MESSAGE_REPLIED",
+    "POST_LIKED",
+    "PROFILE_VISITED",
 ]
 KEY = {"x-api-key": "demo-all"}
 DAY = 86_400
@@ -49,10 +55,22 @@ def fixtures_for(contacts: int, campaigns: int, out: Path) -> Path:
     """Generated fixtures with every campaign ACTIVE and no webhook subscriptions."""
     directory = out / f"fixtures-{contacts}-{campaigns}"
     subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "generate_fixtures.py"), "--contacts",
-         str(contacts), "--companies", str(max(1, contacts // 10)), "--campaigns",
-         str(campaigns), "--seed", "1", "--out", str(directory)],
-        check=True, stdout=subprocess.DEVNULL,
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "generate_fixtures.py"),
+            "--contacts",
+            str(contacts),
+            "--companies",
+            str(max(1, contacts // 10)),
+            "--campaigns",
+            str(campaigns),
+            "--seed",
+            "1",
+            "--out",
+            str(directory),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
     )
     path = directory / "campaigns.json"
     rows = json.loads(path.read_text())
@@ -64,6 +82,7 @@ def fixtures_for(contacts: int, campaigns: int, out: Path) -> Path:
 
 
 # --- the receiver: its own process, uvicorn + a bare ASGI app that answers 204 and counts ---
+
 
 def serve_receiver(port: int) -> None:
     import uvicorn
@@ -81,12 +100,18 @@ def serve_receiver(port: int) -> None:
             seen += 1
         else:
             body = str(seen).encode()
-        await send({"type": "http.response.start", "status": 200 if body else 204,
-                    "headers": [(b"content-length", str(len(body)).encode())]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200 if body else 204,
+                "headers": [(b"content-length", str(len(body)).encode())],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False,
-                lifespan="off")
+    uvicorn.run(
+        app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off"
+    )
 
 
 @contextmanager
@@ -111,6 +136,7 @@ def receiver_process() -> Iterator[str]:
 
 
 # --- the runs ---
+
 
 def advance(base: str, days: int, step: int) -> tuple[int, float]:
     """Advance `days` days in `step`-day steps: (events, wall seconds spent advancing)."""
@@ -147,8 +173,12 @@ def connect_crm(base: str, fixtures: Path, crm: str) -> None:
 
 
 def subscribe_all(base: str, url: str) -> None:
-    body = {"name": "bench receiver", "url": f"{url}/hook", "events": EVENT_TYPES,
-            "secret": "whsec-bench-0001"}
+    body = {
+        "name": "bench receiver",
+        "url": f"{url}/hook",
+        "events": EVENT_TYPES,
+        "secret": "whsec-bench-0001",
+    }
     response = httpx.post(f"{base}/v1/webhooks", json=body, headers=KEY, timeout=30)
     if response.status_code != 201:
         raise SystemExit(f"subscription refused: {response.status_code} {response.text[:300]}")
@@ -173,16 +203,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-sim-") as tmp:
         started = time.perf_counter()
         fixtures = fixtures_for(args.contacts, args.campaigns, Path(tmp))
-        print(f"fixtures: {args.contacts:,} contacts, {args.campaigns} ACTIVE campaigns "
-              f"({time.perf_counter() - started:.1f} s); {args.days} days in {args.step}-day "
-              "steps")
+        print(
+            f"fixtures: {args.contacts:,} contacts, {args.campaigns} ACTIVE campaigns "
+            f"({time.perf_counter() - started:.1f} s); {args.days} days in {args.step}-day "
+            "steps"
+        )
         serve = ("--fixtures", str(fixtures))
-        with emulator_process(*serve, timeout=120) as crm, \
-                emulator_process(*serve, timeout=120) as base, receiver_process() as receiver:
+        with (
+            emulator_process(*serve, timeout=120) as crm,
+            emulator_process(*serve, timeout=120) as base,
+            receiver_process() as receiver,
+        ):
             # each leg starts from the fixtures: POST /_emulator/reset
             events, seconds = advance(base, args.days, args.step)
-            print(f"no CRM:        {events:,} events in {seconds:.2f} s = "
-                  f"{rate(events, seconds)} {target(events / seconds, 50_000)}")
+            print(
+                f"no CRM:        {events:,} events in {seconds:.2f} s = "
+                f"{rate(events, seconds)} {target(events / seconds, 50_000)}"
+            )
 
             reset(base)
             if not autosync_available(base):
@@ -190,19 +227,23 @@ def main() -> None:
             else:
                 connect_crm(base, fixtures, crm)
                 crm_events, crm_seconds = advance(base, args.days, args.step)
-                print(f"with CRM:      {crm_events:,} events in {crm_seconds:.2f} s = "
-                      f"{rate(crm_events, crm_seconds)} (reference CRM in another process, "
-                      f"autoSync on) {target(crm_events / crm_seconds, 15_000)}")
+                print(
+                    f"with CRM:      {crm_events:,} events in {crm_seconds:.2f} s = "
+                    f"{rate(crm_events, crm_seconds)} (reference CRM in another process, "
+                    f"autoSync on) {target(crm_events / crm_seconds, 15_000)}"
+                )
 
             reset(base)
             subscribe_all(base, receiver)
             hook_events, hook_seconds = advance(base, args.days, args.step)
             delivered = int(httpx.get(f"{receiver}/count", timeout=10).text)
         extra = hook_seconds - seconds
-        print(f"webhooks:      {delivered:,} deliveries ({hook_events:,} events) in "
-              f"{hook_seconds:.2f} s = {rate(delivered, hook_seconds)} overall, "
-              f"{rate(delivered, extra)} over the {extra:.2f} s they added "
-              f"{target(delivered / extra if extra > 0 else 0.0, 1_000)}")
+        print(
+            f"webhooks:      {delivered:,} deliveries ({hook_events:,} events) in "
+            f"{hook_seconds:.2f} s = {rate(delivered, hook_seconds)} overall, "
+            f"{rate(delivered, extra)} over the {extra:.2f} s they added "
+            f"{target(delivered / extra if extra > 0 else 0.0, 1_000)}"
+        )
 
 
 def target(figure: float, goal: float) -> str:

@@ -30,9 +30,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=20)
     args = parser.parse_args()
     took: dict[str, list[float]] = {"snapshot": [], "restore": [], "restore (server)": []}
-    with emulator_process("--fixtures", args.fixtures, timeout=300) as base, httpx.Client(
-        base_url=f"{base}/_emulator", timeout=120
-    ) as client:
+    with (
+        emulator_process("--fixtures", args.fixtures, timeout=300) as base,
+        httpx.Client(base_url=f"{base}/_emulator", timeout=120) as client,
+    ):
         size = 0
         for i in range(args.rounds):
             started = time.perf_counter()
@@ -47,7 +48,9 @@ def main() -> int:
             client.delete(f"/snapshots/{snap['id']}")
     print(f"fixtures {args.fixtures}: database image {size / 1e6:.2f} MB, {args.rounds} rounds")
     for name, values in took.items():
-        print(f"  {name:<17} median {statistics.median(values):7.2f} ms   worst {max(values):7.2f} ms")
+        print(
+            f"  {name:<17} median {statistics.median(values):7.2f} ms   worst {max(values):7.2f} ms"
+        )
     return 0
 
 

@@ -36,8 +36,10 @@ ACTION_TYPES = list(DOCUMENTED_ACTION_TYPES)  # the six of the actions guide
 PLATFORM_DOMAIN = "outreach-demo.com"
 HOOK_URL = "http://127.0.0.1:9/hooks/"
 CRM_USERS = [
-    ("crm-user-1", "Morgan Reyes"), ("crm-user-2", "Hana Kobayashi"),
-    ("crm-user-3", "Lukas Brandt"), ("crm-user-4", "Adaeze Nwosu"),
+    ("crm-user-1", "Morgan Reyes"),
+    ("crm-user-2", "Hana Kobayashi"),
+    ("crm-user-3", "Lukas Brandt"),
+    ("crm-user-4", "Adaeze Nwosu"),
 ]
 # internal engagement field -> the CRM property it is written to (contacts; companies omit
 # CONTACT_ONLY, as interfaces.md "Engagement fields" says)
@@ -55,13 +57,21 @@ ENGAGEMENT = {
     "campaigns": "platform_campaigns",
 }
 CONTACT_ONLY = {
-    "campaignSequenceDetails", "campaignOpenAnalysis", "campaignClickAnalysis",
+    "campaignSequenceDetails",
+    "campaignOpenAnalysis",
+    "campaignClickAnalysis",
     "campaignReplyAnalysis",
 }
 # The full sequence of the first campaign: every step kind, so every message type appears.
 FULL_SEQUENCE = [
-    "PROFILE_VISIT", "CONNECTION_REQUEST", "NETWORK_MESSAGE", "POST_LIKE", "EMAIL", "TASK",
-    "INMAIL", "EMAIL",
+    "PROFILE_VISIT",
+    "CONNECTION_REQUEST",
+    "NETWORK_MESSAGE",
+    "POST_LIKE",
+    "EMAIL",
+    "TASK",
+    "INMAIL",
+    "EMAIL",
 ]
 STATUS_CYCLE = ["ACTIVE", "COMPLETED", "PENDING", "DRAFT", "ACTIVE", "ACTIVE", "COMPLETED", "DRAFT"]
 
@@ -119,8 +129,9 @@ class Generator:
         return [
             m.ApiKey(key="demo-all", name="Demo: every scope", scopes=["ALL"]),
             m.ApiKey(key="demo-readonly", name="Demo: read only", scopes=reads),  # type: ignore[arg-type]
-            m.ApiKey(key="demo-no-contacts-read", name="Demo: no CONTACTS_READ",
-                     scopes=no_contacts),  # type: ignore[arg-type]
+            m.ApiKey(
+                key="demo-no-contacts-read", name="Demo: no CONTACTS_READ", scopes=no_contacts
+            ),  # type: ignore[arg-type]
         ]
 
     def users(self) -> list[m.User]:
@@ -139,10 +150,16 @@ class Generator:
         ]
         return [
             m.Identity(
-                id=i, name=f"{f} {last}", firstName=f, lastName=last, jobTitle=title,
+                id=i,
+                name=f"{f} {last}",
+                firstName=f,
+                lastName=last,
+                jobTitle=title,
                 email=f"{slug(f)}.{slug(last)}@{PLATFORM_DOMAIN}",
                 networkUrl=f"https://www.network.com/in/{slug(f)}-{slug(last)}-sender",
-                timezone=tz, companyName="Outreach Demo Inc.", createdAt=iso(i * HOUR),
+                timezone=tz,
+                companyName="Outreach Demo Inc.",
+                createdAt=iso(i * HOUR),
             )
             for i, (f, last, title, tz) in enumerate(people, 1)
         ]
@@ -151,22 +168,39 @@ class Generator:
     def step(self, kind: str, first: bool) -> m.SequenceStep:
         rng = self.rng
         delay = 0 if first else rng.choice(DELAYS)
-        text = rng.choice(w.MESSAGE_TEXTS).replace("{first}", "{{firstName}}").replace(
-            "{company}", "{{companyName}}")
+        text = (
+            rng.choice(w.MESSAGE_TEXTS)
+            .replace("{first}", "{{firstName}}")
+            .replace("{company}", "{{companyName}}")
+        )
         if kind == "EMAIL":
-            subject = rng.choice(w.EMAIL_SUBJECTS).replace("{first}", "{{firstName}}").replace(
-                "{company}", "{{companyName}}")
+            subject = (
+                rng.choice(w.EMAIL_SUBJECTS)
+                .replace("{first}", "{{firstName}}")
+                .replace("{company}", "{{companyName}}")
+            )
             return m.SequenceStep(type="EMAIL", delaySeconds=delay, subject=subject, content=text)
         if kind == "INMAIL":
-            return m.SequenceStep(type="INMAIL", delaySeconds=delay,
-                                  subject="An idea for {{companyName}}", content=text)
+            return m.SequenceStep(
+                type="INMAIL",
+                delaySeconds=delay,
+                subject="An idea for {{companyName}}",
+                content=text,
+            )
         if kind in ("CONNECTION_REQUEST", "NETWORK_MESSAGE"):
             return m.SequenceStep(type=kind, delaySeconds=delay, content=text)  # type: ignore[arg-type]
         if kind == "TASK":
-            subject = rng.choice(w.TASK_SUBJECTS).replace("{first}", "{{firstName}}").replace(
-                "{company}", "{{companyName}}")
-            return m.SequenceStep(type="TASK", delaySeconds=delay, taskSubject=subject,
-                                  taskType=rng.choice(["call", "email", "todo"]))
+            subject = (
+                rng.choice(w.TASK_SUBJECTS)
+                .replace("{first}", "{{firstName}}")
+                .replace("{company}", "{{companyName}}")
+            )
+            return m.SequenceStep(
+                type="TASK",
+                delaySeconds=delay,
+                taskSubject=subject,
+                taskType=rng.choice(["call", "email", "todo"]),
+            )
         return m.SequenceStep(type=kind, delaySeconds=delay)  # type: ignore[arg-type]
 
     def campaigns(self) -> list[m.Campaign]:
@@ -181,24 +215,27 @@ class Generator:
             name = w.CAMPAIGN_NAMES[i % len(w.CAMPAIGN_NAMES)]
             if i >= len(w.CAMPAIGN_NAMES):
                 name += f" #{i // len(w.CAMPAIGN_NAMES) + 1}"
-            out.append(m.Campaign(
-                id=i + 1, name=name,
-                description=f"Outreach to {name.lower()}." if i % 4 != 3 else None,
-                status=STATUS_CYCLE[i % len(STATUS_CYCLE)],  # type: ignore[arg-type]
-                createdBy=i % 5 + 1,
-                crmOwnerId=CRM_USERS[i % len(CRM_USERS)][0] if i % 2 == 0 else None,
-                senderIdentityId=i % 4 + 1,
-                messageSync=i % 3 != 2,
-                createdAt=iso(self.remember(-(i + 1), rng.uniform(DAY, 80 * DAY))),
-                sequence=[self.step(k, j == 0) for j, k in enumerate(kinds)],
-                outcomeRates=m.OutcomeRates(
-                    acceptance=round(rng.uniform(0.25, 0.6), 2),
-                    reply=round(rng.uniform(0.08, 0.3), 2),
-                    open=round(rng.uniform(0.3, 0.7), 2),
-                    click=round(rng.uniform(0.03, 0.2), 2),
-                ),
-                seed=rng.randrange(1, 2**31),
-            ))
+            out.append(
+                m.Campaign(
+                    id=i + 1,
+                    name=name,
+                    description=f"Outreach to {name.lower()}." if i % 4 != 3 else None,
+                    status=STATUS_CYCLE[i % len(STATUS_CYCLE)],  # type: ignore[arg-type]
+                    createdBy=i % 5 + 1,
+                    crmOwnerId=CRM_USERS[i % len(CRM_USERS)][0] if i % 2 == 0 else None,
+                    senderIdentityId=i % 4 + 1,
+                    messageSync=i % 3 != 2,
+                    createdAt=iso(self.remember(-(i + 1), rng.uniform(DAY, 80 * DAY))),
+                    sequence=[self.step(k, j == 0) for j, k in enumerate(kinds)],
+                    outcomeRates=m.OutcomeRates(
+                        acceptance=round(rng.uniform(0.25, 0.6), 2),
+                        reply=round(rng.uniform(0.08, 0.3), 2),
+                        open=round(rng.uniform(0.3, 0.7), 2),
+                        click=round(rng.uniform(0.03, 0.2), 2),
+                    ),
+                    seed=rng.randrange(1, 2**31),
+                )
+            )
         return out
 
     # --- companies and contacts -----------------------------------------------------------
@@ -224,29 +261,42 @@ class Generator:
             span, low, high = rng.choice(w.EMPLOYEE_RANGES)
             hiring = rng.random() < 0.45
             created = rng.uniform(0, SPAN * 0.6)
-            out.append(m.Company(
-                id=cid, name=name, domain=domain, website=f"https://www.{domain}",
-                companyNetworkUrl=f"https://www.network.com/company/{domain.replace('.', '-')}",
-                industry=industry, rangeOfEmployees=span, numberOfEmployees=rng.randint(low, high),
-                yearfounded=str(rng.randint(1980, 2024)),
-                description=f"{name} {w.INDUSTRY_BLURB[industry]}.",
-                country=country, city=rng.choice(cities),
-                streetAddress=f"{rng.randint(1, 250)} {street(country, rng.randrange(12))}",
-                phoneNumber=self.phone(prefix) if rng.random() < 0.8 else None,
-                companyEmail=f"{rng.choice(['info', 'hello', 'contact'])}@{domain}"
-                if rng.random() < 0.7 else None,
-                revenueRange=rng.choice(w.REVENUE_RANGES),
-                hiringOnNetwork=hiring, openJobPositions=rng.randint(1, 40) if hiring else 0,
-                companyCRMId=f"crm-co-{cid}" if rng.random() < 0.2 else None,
-                smartFieldExplanations={
-                    "industry": f"Inferred from the company description ({industry}).",
-                    "rangeOfEmployees": "Counted from employee profiles on the network.",
-                } if rng.random() < 0.2 else None,
-                customFields={"accountTier": rng.choice(["Tier 1", "Tier 2", "Tier 3"])}
-                if rng.random() < 0.3 else {},
-                createdAt=iso(created),
-                updatedAt=iso(created + rng.uniform(0, SPAN - created)),
-            ))
+            out.append(
+                m.Company(
+                    id=cid,
+                    name=name,
+                    domain=domain,
+                    website=f"https://www.{domain}",
+                    companyNetworkUrl=f"https://www.network.com/company/{domain.replace('.', '-')}",
+                    industry=industry,
+                    rangeOfEmployees=span,
+                    numberOfEmployees=rng.randint(low, high),
+                    yearfounded=str(rng.randint(1980, 2024)),
+                    description=f"{name} {w.INDUSTRY_BLURB[industry]}.",
+                    country=country,
+                    city=rng.choice(cities),
+                    streetAddress=f"{rng.randint(1, 250)} {street(country, rng.randrange(12))}",
+                    phoneNumber=self.phone(prefix) if rng.random() < 0.8 else None,
+                    companyEmail=f"{rng.choice(['info', 'hello', 'contact'])}@{domain}"
+                    if rng.random() < 0.7
+                    else None,
+                    revenueRange=rng.choice(w.REVENUE_RANGES),
+                    hiringOnNetwork=hiring,
+                    openJobPositions=rng.randint(1, 40) if hiring else 0,
+                    companyCRMId=f"crm-co-{cid}" if rng.random() < 0.2 else None,
+                    smartFieldExplanations={
+                        "industry": f"Inferred from the company description ({industry}).",
+                        "rangeOfEmployees": "Counted from employee profiles on the network.",
+                    }
+                    if rng.random() < 0.2
+                    else None,
+                    customFields={"accountTier": rng.choice(["Tier 1", "Tier 2", "Tier 3"])}
+                    if rng.random() < 0.3
+                    else {},
+                    createdAt=iso(created),
+                    updatedAt=iso(created + rng.uniform(0, SPAN - created)),
+                )
+            )
         return out
 
     def campaign_ids(self, index: int, campaigns: list[m.Campaign]) -> list[int]:
@@ -286,31 +336,44 @@ class Generator:
             in_crm = rng.random() < (0.5 if company is not None and company.companyCRMId else 0.05)
             created = self.remember(cid, rng.uniform(0, SPAN * 0.85))
             profile = f"{fslug}-{lslug}-{cid}"
-            out.append(m.Contact(
-                id=cid, firstName=first, lastName=last, jobTitle=title,
-                networkProfileUrl=f"https://www.network.com/in/{profile}",
-                professionalEmail=email,
-                personalEmails=f"{fslug}{lslug}{cid}@mailbox.example" if rng.random() < 0.15
-                else None,
-                mobilePhone=self.phone(prefix) if rng.random() < 0.6 else None,
-                phones=self.phone(prefix) if rng.random() < 0.35 else None,
-                imageUrl=f"https://media.network.com/profile/{profile}.jpg"
-                if rng.random() < 0.6 else None,
-                companyId=company.id if company is not None else None,
-                emailVerificationStatus=rng.choice(w.EMAIL_STATUSES) if email else None,
-                contactCountry=country,
-                networkHeadline=f"{title} at {company.name}" if company is not None
-                else f"{title} | {rng.choice(w.INDUSTRIES)}",
-                numberOfConnections=min(30000, int(rng.paretovariate(1.3) * 60)),
-                contactCRMId=f"crm-ct-{cid}" if in_crm else None,
-                smartFieldExplanations={"jobTitle": "Taken from the network profile headline."}
-                if rng.random() < 0.1 else None,
-                customFields={"leadSource": rng.choice(w.LEAD_SOURCES),
-                              "score": rng.randint(1, 100)} if rng.random() < 0.3 else {},
-                campaignIds=self.campaign_ids(cid - 1, campaigns),
-                createdAt=iso(created),
-                updatedAt=iso(created + rng.uniform(0, SPAN - created)),
-            ))
+            out.append(
+                m.Contact(
+                    id=cid,
+                    firstName=first,
+                    lastName=last,
+                    jobTitle=title,
+                    networkProfileUrl=f"https://www.network.com/in/{profile}",
+                    professionalEmail=email,
+                    personalEmails=f"{fslug}{lslug}{cid}@mailbox.example"
+                    if rng.random() < 0.15
+                    else None,
+                    mobilePhone=self.phone(prefix) if rng.random() < 0.6 else None,
+                    phones=self.phone(prefix) if rng.random() < 0.35 else None,
+                    imageUrl=f"https://media.network.com/profile/{profile}.jpg"
+                    if rng.random() < 0.6
+                    else None,
+                    companyId=company.id if company is not None else None,
+                    emailVerificationStatus=rng.choice(w.EMAIL_STATUSES) if email else None,
+                    contactCountry=country,
+                    networkHeadline=f"{title} at {company.name}"
+                    if company is not None
+                    else f"{title} | {rng.choice(w.INDUSTRIES)}",
+                    numberOfConnections=min(30000, int(rng.paretovariate(1.3) * 60)),
+                    contactCRMId=f"crm-ct-{cid}" if in_crm else None,
+                    smartFieldExplanations={"jobTitle": "Taken from the network profile headline."}
+                    if rng.random() < 0.1
+                    else None,
+                    customFields={
+                        "leadSource": rng.choice(w.LEAD_SOURCES),
+                        "score": rng.randint(1, 100),
+                    }
+                    if rng.random() < 0.3
+                    else {},
+                    campaignIds=self.campaign_ids(cid - 1, campaigns),
+                    createdAt=iso(created),
+                    updatedAt=iso(created + rng.uniform(0, SPAN - created)),
+                )
+            )
         return out
 
     # --- lists and views ---------------------------------------------------------------
@@ -320,21 +383,29 @@ class Generator:
 
     def lists(self) -> list[m.ContactList]:
         specs: list[tuple[str, str, float]] = [
-            ("Hot leads", "CONTACTS", 0.05), ("Webinar attendees Q2", "CONTACTS", 0.1),
-            ("Decision makers", "CONTACTS", 0.08), ("Empty import", "CONTACTS", 0.0),
-            ("Target accounts", "COMPANIES", 0.2), ("Existing customers", "COMPANIES", 0.1),
+            ("Hot leads", "CONTACTS", 0.05),
+            ("Webinar attendees Q2", "CONTACTS", 0.1),
+            ("Decision makers", "CONTACTS", 0.08),
+            ("Empty import", "CONTACTS", 0.0),
+            ("Target accounts", "COMPANIES", 0.2),
+            ("Existing customers", "COMPANIES", 0.1),
             ("Competitors", "COMPANIES", 0.04),
         ]
         out = []
         for i, (name, kind, fraction) in enumerate(specs, 1):
             count = self.n_contacts if kind == "CONTACTS" else self.n_companies
-            out.append(m.ContactList(
-                id=i, name=name, description=f"{name} ({kind.lower()})" if i % 2 else None,
-                type=kind,  # type: ignore[arg-type]
-                folderId=(i % 3) + 1 if i % 2 == 0 else None, createdBy=i % 5 + 1,
-                createdAt=iso(self.rng.uniform(10 * DAY, 200 * DAY)),
-                members=self.sample_ids(count, fraction) if fraction else [],
-            ))
+            out.append(
+                m.ContactList(
+                    id=i,
+                    name=name,
+                    description=f"{name} ({kind.lower()})" if i % 2 else None,
+                    type=kind,  # type: ignore[arg-type]
+                    folderId=(i % 3) + 1 if i % 2 == 0 else None,
+                    createdBy=i % 5 + 1,
+                    createdAt=iso(self.rng.uniform(10 * DAY, 200 * DAY)),
+                    members=self.sample_ids(count, fraction) if fraction else [],
+                )
+            )
         return out
 
     def saved_views(self) -> list[m.SavedView]:
@@ -342,28 +413,44 @@ class Generator:
         contact_fields = [f for f in m.Contact.__struct_fields__ if f not in hidden]
         company_fields = [f for f in m.Company.__struct_fields__ if f not in hidden]
         specs = [
-            ("Leads: essentials", "LEAD", ["firstName", "lastName", "jobTitle", "professionalEmail",
-                                           "companyId"]),
-            ("Leads: CRM status", "LEAD", ["firstName", "lastName", "contactCRMId", "leadCRMId",
-                                           "updatedAt"]),
+            (
+                "Leads: essentials",
+                "LEAD",
+                ["firstName", "lastName", "jobTitle", "professionalEmail", "companyId"],
+            ),
+            (
+                "Leads: CRM status",
+                "LEAD",
+                ["firstName", "lastName", "contactCRMId", "leadCRMId", "updatedAt"],
+            ),
             ("Leads: everything", "LEAD", contact_fields),
-            ("Companies: firmographics", "COMPANY", ["name", "domain", "industry",
-                                                     "rangeOfEmployees", "country"]),
+            (
+                "Companies: firmographics",
+                "COMPANY",
+                ["name", "domain", "industry", "rangeOfEmployees", "country"],
+            ),
             ("Companies: everything", "COMPANY", company_fields),
         ]
         out = []
         for i, (name, kind, view) in enumerate(specs, 1):
             created = self.rng.uniform(20 * DAY, 150 * DAY)
-            out.append(m.SavedView(
-                id=i, name=name, type=kind, view=list(view),  # type: ignore[arg-type]
-                createdBy=i % 5 + 1, createdAt=iso(created),
-                updatedAt=iso(created + self.rng.uniform(0, 60 * DAY)),
-            ))
+            out.append(
+                m.SavedView(
+                    id=i,
+                    name=name,
+                    type=kind,
+                    view=list(view),  # type: ignore[arg-type]
+                    createdBy=i % 5 + 1,
+                    createdAt=iso(created),
+                    updatedAt=iso(created + self.rng.uniform(0, 60 * DAY)),
+                )
+            )
         return out
 
     # --- conversations -----------------------------------------------------------------
-    def conversations(self, contacts: list[m.Contact], companies: list[m.Company],
-                      campaigns: list[m.Campaign]) -> list[m.Conversation]:
+    def conversations(
+        self, contacts: list[m.Contact], companies: list[m.Company], campaigns: list[m.Campaign]
+    ) -> list[m.Conversation]:
         rng = self.rng
         by_id = {c.id: c for c in campaigns}
         company_names = {co.id: co.name for co in companies}
@@ -380,12 +467,17 @@ class Generator:
                 steps = [(i, s) for i, s in enumerate(campaign.sequence) if s.type in MESSAGE_STEPS]
                 if not steps:
                     continue
-                names = {"first": contact.firstName or "there",
-                         "company": company_names.get(contact.companyId or 0, "your team")}
+                names = {
+                    "first": contact.firstName or "there",
+                    "company": company_names.get(contact.companyId or 0, "your team"),
+                }
                 t = max(self.created[contact.id], self.created[-campaign.id])
                 t += rng.uniform(HOUR, 5 * DAY)
-                limit = len(campaign.sequence) if forced else rng.randint(steps[0][0] + 1,
-                                                                        len(campaign.sequence))
+                limit = (
+                    len(campaign.sequence)
+                    if forced
+                    else rng.randint(steps[0][0] + 1, len(campaign.sequence))
+                )
                 messages: list[m.Message] = []
                 sent = 0
                 for index, step in enumerate(campaign.sequence[:limit]):
@@ -405,30 +497,51 @@ class Generator:
                             messages.append(self.inbound(message_id, step.type, t, contact.id))
                         break
                 if messages:
-                    out.append(m.Conversation(
-                        id=len(out) + 1, contactId=contact.id, campaignId=campaign.id,
-                        identityId=campaign.senderIdentityId, messages=messages,
-                    ))
+                    out.append(
+                        m.Conversation(
+                            id=len(out) + 1,
+                            contactId=contact.id,
+                            campaignId=campaign.id,
+                            identityId=campaign.senderIdentityId,
+                            messages=messages,
+                        )
+                    )
         return out
 
-    def outbound(self, mid: int, step: m.SequenceStep, index: int, count: int,
-                 names: dict[str, str], t: float) -> m.Message:
+    def outbound(
+        self,
+        mid: int,
+        step: m.SequenceStep,
+        index: int,
+        count: int,
+        names: dict[str, str],
+        t: float,
+    ) -> m.Message:
         rng = self.rng
         content = (step.content or "").replace("{{firstName}}", names["first"]).replace(
-            "{{companyName}}", names["company"]) or None
+            "{{companyName}}", names["company"]
+        ) or None
         subject = (step.subject or "").replace("{{firstName}}", names["first"]).replace(
-            "{{companyName}}", names["company"]) or None
+            "{{companyName}}", names["company"]
+        ) or None
         is_email = step.type == "EMAIL"
         attach = is_email and rng.random() < 0.1
         views = rng.randint(1, 5) if is_email and rng.random() < 0.5 else 0
         return m.Message(
-            id=mid, content=content, subject=subject, type=step.type,  # type: ignore[arg-type]
-            isContactSender=False, isAutosent=True, sequenceIndex=index,
+            id=mid,
+            content=content,
+            subject=subject,
+            type=step.type,  # type: ignore[arg-type]
+            isContactSender=False,
+            isAutosent=True,
+            sequenceIndex=index,
             attachment=f"https://files.{PLATFORM_DOMAIN}/case-study-{mid}.pdf" if attach else None,
             attachmentName="case-study.pdf" if attach else None,
             contentType="application/pdf" if attach else None,
-            createdAt=iso(t), updatedAt=iso(t + (views and rng.uniform(60, DAY))),
-            viewCount=views, clickCount=rng.randint(1, views) if views and rng.random() < 0.3 else 0,
+            createdAt=iso(t),
+            updatedAt=iso(t + (views and rng.uniform(60, DAY))),
+            viewCount=views,
+            clickCount=rng.randint(1, views) if views and rng.random() < 0.3 else 0,
         )
 
     def inbound(self, mid: int, kind: str, t: float, contact_id: int) -> m.Message:
@@ -436,12 +549,16 @@ class Generator:
         reply_type = "NETWORK_MESSAGE" if kind == "CONNECTION_REQUEST" else kind
         audio = reply_type == "NETWORK_MESSAGE" and contact_id % 5 == 0
         return m.Message(
-            id=mid, content=None if audio else self.rng.choice(w.REPLY_TEXTS),
+            id=mid,
+            content=None if audio else self.rng.choice(w.REPLY_TEXTS),
             subject="Re: your note" if reply_type in ("EMAIL", "INMAIL") else None,
-            type=reply_type, isContactSender=True, isAudio=audio,  # type: ignore[arg-type]
+            type=reply_type,
+            isContactSender=True,
+            isAudio=audio,  # type: ignore[arg-type]
             url=f"https://media.network.com/voice/{mid}.m4a" if audio else None,
             contentType="audio/mp4" if audio else None,
-            createdAt=iso(t), updatedAt=iso(t),
+            createdAt=iso(t),
+            updatedAt=iso(t),
         )
 
     # --- webhooks, actions, CRM --------------------------------------------------------
@@ -450,23 +567,41 @@ class Generator:
         events = list(get_args(m.WebhookEvent))
         specs: list[dict[str, Any]] = [
             {"name": "All events", "events": events, "secret": "whsec-demo-0001"},
-            {"name": "Replies from the first campaigns", "events": ["MESSAGE_REPLIED"],
-             "campaignIds": ids[:2]},
-            {"name": "Disabled mail hook", "events": ["EMAIL_SENT", "INMAIL_SENT"],
-             "enabled": False},
-            {"name": "Accepted with lead source", "secret": "whsec-demo-custom-fields",
-             "events": ["CONNECTION_REQUEST_ACCEPTED", "MESSAGE_REPLIED"],
-             "customFields": ["leadSource", "score"]},
-            {"name": "Profile activity", "events": ["PROFILE_VISITED", "POST_LIKED"],
-             "campaignIds": ids[2:3], "enabled": False},
+            {
+                "name": "Replies from the first campaigns",
+                "events": ["MESSAGE_REPLIED"],
+                "campaignIds": ids[:2],
+            },
+            {
+                "name": "Disabled mail hook",
+                "events": ["EMAIL_SENT", "INMAIL_SENT"],
+                "enabled": False,
+            },
+            {
+                "name": "Accepted with lead source",
+                "secret": "whsec-demo-custom-fields",
+                "events": ["CONNECTION_REQUEST_ACCEPTED", "MESSAGE_REPLIED"],
+                "customFields": ["leadSource", "score"],
+            },
+            {
+                "name": "Profile activity",
+                "events": ["PROFILE_VISITED", "POST_LIKED"],
+                "campaignIds": ids[2:3],
+                "enabled": False,
+            },
         ]
         out = []
         for i, spec in enumerate(specs, 1):
             created = self.rng.uniform(30 * DAY, 120 * DAY)
-            out.append(m.Webhook(
-                id=i, url=f"{HOOK_URL}{i}", createdAt=iso(created),
-                updatedAt=iso(created + self.rng.uniform(0, 30 * DAY)), **spec,
-            ))
+            out.append(
+                m.Webhook(
+                    id=i,
+                    url=f"{HOOK_URL}{i}",
+                    createdAt=iso(created),
+                    updatedAt=iso(created + self.rng.uniform(0, 30 * DAY)),
+                    **spec,
+                )
+            )
         return out
 
     def actions_runs(self) -> list[m.ActionsRun]:
@@ -476,15 +611,20 @@ class Generator:
         out = []
         for i, status in enumerate(get_args(m.ActionsStatus), 1):
             actions = [m.Action(type=t) for t in rng.sample(ACTION_TYPES, rng.randint(1, 2))]
-            contact_ids = sorted(rng.sample(range(1, self.n_contacts + 1),
-                                            min(self.n_contacts, rng.randint(3, 20))))
-            out.append(m.ActionsRun(
-                id=i, actions=actions, contactIds=contact_ids,
-                webhookUrl=f"{HOOK_URL}actions-{i}" if i % 2 else None,
-                overallStatus=status,
-                statusCounts=self.counts(status, len(actions) * len(contact_ids)),
-                createdAt=iso(rng.uniform(200 * DAY, SPAN - DAY)),
-            ))
+            contact_ids = sorted(
+                rng.sample(range(1, self.n_contacts + 1), min(self.n_contacts, rng.randint(3, 20)))
+            )
+            out.append(
+                m.ActionsRun(
+                    id=i,
+                    actions=actions,
+                    contactIds=contact_ids,
+                    webhookUrl=f"{HOOK_URL}actions-{i}" if i % 2 else None,
+                    overallStatus=status,
+                    statusCounts=self.counts(status, len(actions) * len(contact_ids)),
+                    createdAt=iso(rng.uniform(200 * DAY, SPAN - DAY)),
+                )
+            )
         return out
 
     def counts(self, status: str, total: int) -> m.StatusCounts:
@@ -512,15 +652,24 @@ class Generator:
         rng = self.rng
         company_by_id = {co.id: co for co in companies}
         crm_companies = [
-            drop_none({
-                "crmId": co.companyCRMId, "externalId": str(co.id), "name": co.name,
-                "domain": co.domain, "website": co.website, "industry": co.industry,
-                "employeeCount": co.numberOfEmployees, "employeeRange": co.rangeOfEmployees,
-                "companyNetworkUrl": co.companyNetworkUrl, "country": co.country,
-                "city": co.city, "phone": co.phoneNumber,
-                "accountTier": rng.choice(["Tier 1", "Tier 2", "Tier 3"]),
-                "totalDeals": rng.randint(0, 12),
-            })
+            drop_none(
+                {
+                    "crmId": co.companyCRMId,
+                    "externalId": str(co.id),
+                    "name": co.name,
+                    "domain": co.domain,
+                    "website": co.website,
+                    "industry": co.industry,
+                    "employeeCount": co.numberOfEmployees,
+                    "employeeRange": co.rangeOfEmployees,
+                    "companyNetworkUrl": co.companyNetworkUrl,
+                    "country": co.country,
+                    "city": co.city,
+                    "phone": co.phoneNumber,
+                    "accountTier": rng.choice(["Tier 1", "Tier 2", "Tier 3"]),
+                    "totalDeals": rng.randint(0, 12),
+                }
+            )
             for co in companies
             if co.companyCRMId
         ]
@@ -529,17 +678,29 @@ class Generator:
             if not ct.contactCRMId:
                 continue
             co = company_by_id.get(ct.companyId or 0)
-            crm_contacts.append(drop_none({
-                "crmId": ct.contactCRMId, "externalId": str(ct.id), "email": ct.professionalEmail,
-                "firstName": ct.firstName, "lastName": ct.lastName,
-                "fullName": f"{ct.firstName} {ct.lastName}", "phone": ct.phones,
-                "mobilePhone": ct.mobilePhone, "company": co.name if co else None,
-                "companyCrmId": co.companyCRMId if co else None,
-                "title": ct.jobTitle, "networkUrl": ct.networkProfileUrl,
-                "country": ct.contactCountry,
-                "lifecycleStage": rng.choice(["Lead", "MQL", "SQL", "Opportunity", "Customer"]),
-                "leadScore": rng.randint(0, 100),
-            }))
+            crm_contacts.append(
+                drop_none(
+                    {
+                        "crmId": ct.contactCRMId,
+                        "externalId": str(ct.id),
+                        "email": ct.professionalEmail,
+                        "firstName": ct.firstName,
+                        "lastName": ct.lastName,
+                        "fullName": f"{ct.firstName} {ct.lastName}",
+                        "phone": ct.phones,
+                        "mobilePhone": ct.mobilePhone,
+                        "company": co.name if co else None,
+                        "companyCrmId": co.companyCRMId if co else None,
+                        "title": ct.jobTitle,
+                        "networkUrl": ct.networkProfileUrl,
+                        "country": ct.contactCountry,
+                        "lifecycleStage": rng.choice(
+                            ["Lead", "MQL", "SQL", "Opportunity", "Customer"]
+                        ),
+                        "leadScore": rng.randint(0, 100),
+                    }
+                )
+            )
         users = [
             m.CrmUser(id=uid, name=name, email=f"{slug(name.split()[0])}@crm.example")
             for uid, name in CRM_USERS
@@ -549,7 +710,9 @@ class Generator:
     def connection(self) -> m.CrmConnection:
         fields = ENGAGEMENT
         return m.CrmConnection(
-            crmUrl="/crm", apiKey="crm-demo-key", apiKeyHeader="X-API-Key",
+            crmUrl="/crm",
+            apiKey="crm-demo-key",
+            apiKeyHeader="X-API-Key",
             contactLinkTemplate="http://127.0.0.1:8400/crm-ui/contacts/{{crmId}}",
             companyLinkTemplate="http://127.0.0.1:8400/crm-ui/companies/{{crmId}}",
             engagementFields=m.EngagementFields(
@@ -607,8 +770,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--campaigns", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--format", choices=["auto", "pretty", "compact"], default="auto",
-                        help="auto: indented up to 5000 contacts, compact above")
+    parser.add_argument(
+        "--format",
+        choices=["auto", "pretty", "compact"],
+        default="auto",
+        help="auto: indented up to 5000 contacts, compact above",
+    )
     args = parser.parse_args(argv)
     if min(args.contacts, args.companies) < 0 or args.campaigns < 1:
         parser.error("counts must be >= 0 and --campaigns >= 1")

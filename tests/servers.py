@@ -1,8 +1,8 @@
 """Run an ASGI app under uvicorn on a free loopback port, in a thread, for the span of a test.
 
-    with serve_app(app) as base_url: ...          # any ASGI app (the emulator, a fake CRM)
-    with recording_server() as receiver: ...      # a receiver that records what it is sent
-    unused_url()                                  # a loopback URL where nothing listens
+with serve_app(app) as base_url: ...          # any ASGI app (the emulator, a fake CRM)
+with recording_server() as receiver: ...      # a receiver that records what it is sent
+unused_url()                                  # a loopback URL where nothing listens
 """
 
 from __future__ import annotations
@@ -90,11 +90,14 @@ class Receiver:
 
 def recording_app(receiver: Receiver) -> Starlette:
     async def record(request: Request) -> Response:
-        receiver.requests.append(Recorded(
-            method=request.method, path=request.url.path,
-            headers={k.lower(): v for k, v in request.headers.items()},
-            body=await request.body(),
-        ))
+        receiver.requests.append(
+            Recorded(
+                method=request.method,
+                path=request.url.path,
+                headers={k.lower(): v for k, v in request.headers.items()},
+                body=await request.body(),
+            )
+        )
         if receiver.delay:
             await asyncio.sleep(receiver.delay)
         status = receiver.status_for.get(request.url.path, receiver.status)

@@ -30,7 +30,10 @@ def test_serve_prints_where_it_listens() -> None:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "emulator", "serve", "--port", str(port)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
         assert proc.stdout is not None
@@ -40,7 +43,9 @@ def test_serve_prints_where_it_listens() -> None:
         proc.wait(10)
         assert proc.stdout is not None
         proc.stdout.close()
-    assert line.startswith(f"emulator listening on http://127.0.0.1:{port} (fixtures fixtures/default")
+    assert line.startswith(
+        f"emulator listening on http://127.0.0.1:{port} (fixtures fixtures/default"
+    )
     assert "200 contacts" in line and "state in memory" in line
 
 
@@ -52,7 +57,11 @@ def test_broken_fixture_stops_start_up_naming_file_record_and_field(tmp_path: Pa
     (broken / "contacts.json").write_text(json.dumps(contacts))
     result = subprocess.run(
         [sys.executable, "-m", "emulator", "serve", "--fixtures", str(broken)],
-        cwd=ROOT, capture_output=True, text=True, timeout=30, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
     )
     assert result.returncode == 2
     assert "contacts.json: [12].companyId: unknown company 999999" in result.stderr
@@ -61,14 +70,22 @@ def test_broken_fixture_stops_start_up_naming_file_record_and_field(tmp_path: Pa
 def test_bad_rate_limit_flag_is_a_usage_error() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "emulator", "serve", "--rate-limit", "sometimes"],
-        cwd=ROOT, capture_output=True, text=True, timeout=30, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
     )
     assert result.returncode == 2 and "unknown scope" in result.stderr
 
 
 def test_state_persists_across_a_restart_with_db(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
-    body = {"firstName": "Persisted", "lastName": "Person", "professionalEmail": "p@persist.example"}
+    body = {
+        "firstName": "Persisted",
+        "lastName": "Person",
+        "professionalEmail": "p@persist.example",
+    }
     with emulator_process("--db", str(db)) as base:
         created = httpx.post(f"{base}/v1/contact", json=body, headers=ALL)
         assert created.status_code == 201, created.text

@@ -19,7 +19,10 @@ def _subcommands() -> dict[str, argparse.ArgumentParser]:
 
 def _emulator(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "emulator", *args], capture_output=True, text=True, timeout=60,
+        [sys.executable, "-m", "emulator", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
         check=False,
     )
 

@@ -15,14 +15,25 @@ ROOT = Path(emulator.__file__).parent
 LAYERS: dict[str, int] = {
     **dict.fromkeys(["app", "services", "cli", "control", "dashboard", "testing", "__main__"], 2),
     **dict.fromkeys(
-        ["simulation", "exporter", "scenarios", "public_api", "crm", "verify", "server",
-         "state", "openapi", "path_roots"], 1),
+        [
+            "simulation",
+            "exporter",
+            "scenarios",
+            "public_api",
+            "crm",
+            "verify",
+            "server",
+            "state",
+            "openapi",
+            "path_roots",
+        ],
+        1,
+    ),
 }
 # Imports the `platform` branch (issue 12 item 1) removes: connection validation and fixture
 # seeding move into platform/, the engagement vocabulary too. Each must still exist (a stale
 # entry fails), so this list only shrinks.
-PENDING = {
-}
+PENDING = {}
 # The walls of style.md: the two sides of Part A meet only over HTTP.
 WALLS = {("crm", "exporter"), ("exporter", "crm"), ("crm", "public_api"), ("public_api", "crm")}
 
@@ -50,7 +61,9 @@ def runtime_imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
             stack.append(child)
 
 
-def imported(name: str, is_package: bool, node: ast.Import | ast.ImportFrom, modules: set[str]) -> set[str]:
+def imported(
+    name: str, is_package: bool, node: ast.Import | ast.ImportFrom, modules: set[str]
+) -> set[str]:
     """Our modules one import statement loads (`from pkg import mod` names the module)."""
     if isinstance(node, ast.Import):
         targets = [alias.name for alias in node.names]
@@ -91,7 +104,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return [*path[path.index(nxt):], nxt]
+                return [*path[path.index(nxt) :], nxt]
             if nxt not in state and (found := visit(nxt)):
                 return found
         path.pop()
@@ -113,7 +126,9 @@ def area(module: str) -> str:
 def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     packages: dict[str, set[str]] = {}
     for src, targets in graph.items():
-        packages.setdefault(area(src), set()).update(area(t) for t in targets if area(t) != area(src))
+        packages.setdefault(area(src), set()).update(
+            area(t) for t in targets if area(t) != area(src)
+        )
     return packages
 
 
@@ -133,7 +148,8 @@ def test_no_two_way_dependency_between_packages() -> None:
 def test_layers_import_downwards_only() -> None:
     upward = sorted(
         f"{src} -> {dst}"
-        for src, targets in import_graph().items() for dst in targets
+        for src, targets in import_graph().items()
+        for dst in targets
         if LAYERS.get(area(dst), 0) > LAYERS.get(area(src), 0)
     )
     assert upward == []
@@ -142,7 +158,8 @@ def test_layers_import_downwards_only() -> None:
 def test_crm_exporter_and_public_api_walls_hold() -> None:
     crossing = sorted(
         f"{src} -> {dst}"
-        for src, targets in import_graph().items() for dst in targets
+        for src, targets in import_graph().items()
+        for dst in targets
         if (area(src), area(dst)) in WALLS
     )
     assert crossing == []
@@ -150,11 +167,15 @@ def test_crm_exporter_and_public_api_walls_hold() -> None:
 
 def test_find_cycle_sees_a_cycle_through_a_function_level_import() -> None:
     tree = ast.parse("import os\ndef f():\n    from emulator import b\n")
-    targets = set().union(*(imported("emulator.a", False, n, {"emulator.b"}) for n in runtime_imports(tree)))
+    targets = set().union(
+        *(imported("emulator.a", False, n, {"emulator.b"}) for n in runtime_imports(tree))
+    )
     graph = {"emulator.a": targets, "emulator.b": {"emulator.a"}}
     assert find_cycle(graph) == ["emulator.a", "emulator.b", "emulator.a"]
 
 
 def test_type_checking_imports_do_not_count() -> None:
-    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from emulator import b\n")
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from emulator import b\n"
+    )
     assert [n for n in runtime_imports(tree) if n.module == "emulator"] == []

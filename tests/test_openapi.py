@@ -173,11 +173,17 @@ async def test_crm_answers_match_their_documented_schemas(
     crm_id = check("post", "/crm/companies", r)["results"][0]["crmId"]
     r = await client.post("/crm/companies/sync", headers=CRM_KEY, json={"companies": [company]})
     assert check("post", "/crm/companies/sync", r)["results"][0]["crmId"] == crm_id
-    r = await client.put("/crm/companies", headers=CRM_KEY, json={"companies": [
-        {"crmId": crm_id, "name": "Acme 2"}, {"crmId": "nope"}]})
+    r = await client.put(
+        "/crm/companies",
+        headers=CRM_KEY,
+        json={"companies": [{"crmId": crm_id, "name": "Acme 2"}, {"crmId": "nope"}]},
+    )
     assert [x["success"] for x in check("put", "/crm/companies", r)["results"]] == [True, False]
-    r = await client.post("/crm/activities", headers=CRM_KEY, json={
-        "type": "EMAIL", "subject": "Hi", "companyId": crm_id, "extra": [1]})
+    r = await client.post(
+        "/crm/activities",
+        headers=CRM_KEY,
+        json={"type": "EMAIL", "subject": "Hi", "companyId": crm_id, "extra": [1]},
+    )
     assert r.status_code == 201
     check("post", "/crm/activities", r)
     r = await client.post("/crm/tasks", headers=CRM_KEY, json={"subject": "Call", "custom": "k"})

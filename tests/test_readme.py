@@ -40,7 +40,11 @@ def test_the_scenario_example_passes_saved_in_any_directory(tmp_path: Path) -> N
     (tmp_path / "link-templates.json").write_text(readme_block("Scenarios", "json"))
     done = subprocess.run(
         [sys.executable, "-m", "emulator", "replay", "link-templates.json"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("PASS  link-templates")
@@ -52,4 +56,6 @@ def test_the_pytest_example_needs_the_reset_it_claims(pytester: pytest.Pytester)
     pytester.makeconftest(NO_RESET)
     result = pytester.runpytest_subprocess(*QUIET, "test_outreach.py")
     result.assert_outcomes(passed=3, failed=1)
-    result.stdout.fnmatch_lines(["*FAILED test_outreach.py::test_every_test_starts_from_the_fixtures*"])
+    result.stdout.fnmatch_lines(
+        ["*FAILED test_outreach.py::test_every_test_starts_from_the_fixtures*"]
+    )

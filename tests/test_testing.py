@@ -33,18 +33,21 @@ def test_registered_as_a_pytest11_entry_point() -> None:
 def test_the_readme_example_passes_against_a_real_server(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_outreach=readme_example())
     # A second module: the server starts once for the whole session, not per module.
-    pytester.makepyfile(test_more="""
+    pytester.makepyfile(
+        test_more="""
         def test_same_server(emulator, emulator_server):
             assert emulator.url == emulator_server.url and emulator_server.process is not None
             assert emulator.client.get("/_emulator/health").json()["status"] == "ok"
-    """)
+    """
+    )
     # A fresh interpreter, as a user's run: the plugin comes from the entry point alone.
     result = pytester.runpytest_subprocess(*QUIET, "-W", "error")
     result.assert_outcomes(passed=5)
 
 
 def test_options_url_fixtures_and_failures(pytester: pytest.Pytester, tmp_path: Path) -> None:
-    pytester.makepyfile(test_user="""
+    pytester.makepyfile(
+        test_user="""
         import pytest
 
         from datetime import datetime
@@ -65,16 +68,21 @@ def test_options_url_fixtures_and_failures(pytester: pytest.Pytester, tmp_path: 
 
         def test_reset_before_the_test(emulator):
             assert emulator.v1().get("/contacts", params={"search": "Left"}).json()["data"] == []
-    """)
+    """
+    )
     with emulator_process() as base:
         # Left over from before the session: the plugin resets before each test.
-        made = httpx.post(f"{base}/v1/contact", json={"firstName": "Left"}, headers={"x-api-key": "demo-all"})
+        made = httpx.post(
+            f"{base}/v1/contact", json={"firstName": "Left"}, headers={"x-api-key": "demo-all"}
+        )
         assert made.status_code == 201
         result = pytester.runpytest_subprocess(*QUIET, f"--emulator-url={base}")
         result.assert_outcomes(passed=4)
     # A fixture directory that does not load: the session says why, it does not hang.
     (tmp_path / "contacts.json").write_text("[{}]")
     pytester.makepyfile(test_broken="def test_x(emulator):\n    pass\n")
-    broken = pytester.runpytest_subprocess(*QUIET, f"--emulator-fixtures={tmp_path}", "test_broken.py")
+    broken = pytester.runpytest_subprocess(
+        *QUIET, f"--emulator-fixtures={tmp_path}", "test_broken.py"
+    )
     broken.assert_outcomes(errors=1)
     broken.stdout.fnmatch_lines(["*emulator serve exited 2*", "*contacts.json*"])

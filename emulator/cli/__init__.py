@@ -56,8 +56,12 @@ def add_examples(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "serve": serve_command.main, "wait": wait_command.main, "export": export_command.main,
-    "replay": replay_command.main, "record": record_command.main, "verify": verify_command.main,
+    "serve": serve_command.main,
+    "wait": wait_command.main,
+    "export": export_command.main,
+    "replay": replay_command.main,
+    "record": record_command.main,
+    "verify": verify_command.main,
 }
 
 

@@ -38,12 +38,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     export.add_argument("--crm-url", help="the CRM's base URL (default: the embedded /crm)")
     add_connection_flags(export)
     export.add_argument(
-        "--db", help="SQLite file with the platform state, kept after the run (seeded from "
-        "--fixtures when new)"
+        "--db",
+        help="SQLite file with the platform state, kept after the run (seeded from "
+        "--fixtures when new)",
     )
     export.add_argument("--report", help="write the JSON report to FILE")
     export.add_argument(
-        "--junit", help="write JUnit XML (a test case per contract check, per phase and for the run)"
+        "--junit",
+        help="write JUnit XML (a test case per contract check, per phase and for the run)",
     )
     export.add_argument("--html", help="write the report as one self-contained HTML page to FILE")
     export.add_argument("--json", action="store_true", help="print the JSON report to stdout")
@@ -61,7 +63,9 @@ class ProgressBar:
         width = 30
         filled = width if not p.total else min(width, width * p.done // p.total)
         total = f"/{p.total}" if p.total else ""
-        sys.stderr.write(f"\r{p.phase:<12} [{'#' * filled}{'.' * (width - filled)}] {p.done}{total}   ")
+        sys.stderr.write(
+            f"\r{p.phase:<12} [{'#' * filled}{'.' * (width - filled)}] {p.done}{total}   "
+        )
         sys.stderr.flush()
 
     def close(self) -> None:
@@ -91,8 +95,11 @@ async def _export(args: argparse.Namespace, fixtures: FixtureSet | None) -> Repo
         bar = ProgressBar()
         try:
             return await Exporter(
-                platform.store, connection, now=platform.emulator.clock.now_iso,
-                on_progress=bar, journal_limit=settings.journalLimit,
+                platform.store,
+                connection,
+                now=platform.emulator.clock.now_iso,
+                on_progress=bar,
+                journal_limit=settings.journalLimit,
             ).run()
         finally:
             bar.close()

@@ -34,7 +34,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="export to a real CRM and write a scenario that plays its answers back",
     )
     record.add_argument("--crm-url", required=True, help="the CRM's base URL (http:// or https://)")
-    record.add_argument("--out", required=True, metavar="FILE", help="scenario file to write (.json)")
+    record.add_argument(
+        "--out", required=True, metavar="FILE", help="scenario file to write (.json)"
+    )
     record.add_argument("--name", help="scenario name (default: the file name without .json)")
     add_connection_flags(record)
 
@@ -51,7 +53,10 @@ async def _record(args: argparse.Namespace, fixtures: FixtureSet) -> tuple[Repor
         inner = httpx.AsyncHTTPTransport(verify=tls_verify(conn.verify, conn.caFile))
         recorder = RecordingTransport(inner, urlsplit(conn.crmUrl).path, conn.apiKey)
         exporter = Exporter(
-            platform.store, conn, now=platform.emulator.clock.now_iso, transport=recorder,
+            platform.store,
+            conn,
+            now=platform.emulator.clock.now_iso,
+            transport=recorder,
             journal_limit=settings.journalLimit,
         )
         recorder.phase = lambda: exporter.phase

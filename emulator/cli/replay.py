@@ -18,23 +18,38 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "replay", help="replay scenario files (or directories of them) and report pass or fail"
     )
     replay.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or directories")
-    replay.add_argument("--junit", metavar="FILE", help="write JUnit XML (one test case per scenario)")
+    replay.add_argument(
+        "--junit", metavar="FILE", help="write JUnit XML (one test case per scenario)"
+    )
     replay.add_argument("--json", action="store_true", help="print the results as JSON only")
 
 
 def junit_xml(result: ReplayResult) -> bytes:
     suite = ET.Element(
-        "testsuite", name="scenarios", tests=str(len(result.results)),
-        failures=str(result.failed), errors=str(result.errors), time=f"{result.seconds:.3f}",
+        "testsuite",
+        name="scenarios",
+        tests=str(len(result.results)),
+        failures=str(result.failed),
+        errors=str(result.errors),
+        time=f"{result.seconds:.3f}",
     )
     for res in result.results:
-        case = ET.SubElement(suite, "testcase", name=res.name, classname=res.file or "inline",
-                             time=f"{res.seconds:.3f}")
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            name=res.name,
+            classname=res.file or "inline",
+            time=f"{res.seconds:.3f}",
+        )
         f = res.failure
         if f is not None:
             tag = "error" if res.outcome == "error" else "failure"
             node = ET.SubElement(case, tag, message=f"{f.at}: {f.message}")
-            node.text = f"expected: {f.expected}\nactual:   {f.actual}" if f.expected or f.actual else f.message
+            node.text = (
+                f"expected: {f.expected}\nactual:   {f.actual}"
+                if f.expected or f.actual
+                else f.message
+            )
     return ET.tostring(suite, encoding="utf-8", xml_declaration=True)
 
 

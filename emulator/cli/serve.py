@@ -46,7 +46,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "serve", help="serve /v1, /crm, /_emulator, the dashboard (/) and /docs on one port"
     )
     serve.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only)",
     )
     serve.add_argument(
         "--port", type=_port, default=8400, help="port to listen on, 0..65535 (default 8400)"
@@ -67,29 +69,44 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "realtime[:SPEED] (SPEED virtual seconds per wall second)",
     )
     serve.add_argument(
-        "--journal-size", type=_positive, default=Settings().journalLimit, metavar="N",
+        "--journal-size",
+        type=_positive,
+        default=Settings().journalLimit,
+        metavar="N",
         help="CRM exchanges kept in the export journal; the oldest are dropped (default 100000)",
     )
     serve.add_argument(
-        "--seed-cache", default=str(default_cache_dir()), metavar="DIR",
+        "--seed-cache",
+        default=str(default_cache_dir()),
+        metavar="DIR",
         help="directory of seeded database images, reused while the fixture files are "
         "unchanged (default: $EMULATOR_CACHE_DIR or ~/.cache/crm-platform-emulator)",
     )
-    serve.add_argument("--no-seed-cache", action="store_true", help="seed from the files every time")
+    serve.add_argument(
+        "--no-seed-cache", action="store_true", help="seed from the files every time"
+    )
     serve.add_argument(
         "--log-level", default="warning", help=f"uvicorn log level: {', '.join(LOG_LEVELS)}"
     )
     serve.add_argument(
-        "--control-token", default=os.environ.get("EMULATOR_CONTROL_TOKEN") or None,
-        metavar="TOKEN", help="every /_emulator route but health then needs `Authorization: "
+        "--control-token",
+        default=os.environ.get("EMULATOR_CONTROL_TOKEN") or None,
+        metavar="TOKEN",
+        help="every /_emulator route but health then needs `Authorization: "
         "Bearer TOKEN` (default: $EMULATOR_CONTROL_TOKEN)",
     )
     serve.add_argument(
-        "--max-body", type=_positive, default=Settings().maxBody, metavar="BYTES",
+        "--max-body",
+        type=_positive,
+        default=Settings().maxBody,
+        metavar="BYTES",
         help="larger request bodies are answered 413 (default 16 MiB)",
     )
     serve.add_argument(
-        "--allow-path", action="append", default=[], metavar="DIR",
+        "--allow-path",
+        action="append",
+        default=[],
+        metavar="DIR",
         help="another directory POST /_emulator/fixtures and /_emulator/scenarios/run may read "
         "(besides --fixtures and the bundled fixtures and scenarios); repeatable",
     )
@@ -117,7 +134,8 @@ def main(args: argparse.Namespace) -> int:
         print(
             f"emulator: warning: listening on {args.host} without --control-token: anyone who "
             "reaches this port can reset, load files into and export from this emulator",
-            file=sys.stderr, flush=True,
+            file=sys.stderr,
+            flush=True,
         )
     try:
         sock = listening_socket(args.host, args.port)
@@ -133,10 +151,17 @@ def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
     from emulator.app import create_app  # the whole server: other commands start without it
 
     settings = Settings(
-        host=args.host, port=sock.getsockname()[1], fixtures=args.fixtures, db=args.db,
-        rateLimit=args.rate_limit, journalLimit=args.journal_size, clockSpeed=args.clock,
+        host=args.host,
+        port=sock.getsockname()[1],
+        fixtures=args.fixtures,
+        db=args.db,
+        rateLimit=args.rate_limit,
+        journalLimit=args.journal_size,
+        clockSpeed=args.clock,
         seedCache=None if args.no_seed_cache else args.seed_cache,
-        controlToken=args.control_token, maxBody=args.max_body, allowPaths=args.allow_path,
+        controlToken=args.control_token,
+        maxBody=args.max_body,
+        allowPaths=args.allow_path,
     )
     app = create_app(settings)
     try:
@@ -150,15 +175,20 @@ def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
         n = image_counts(image)
     else:
         assert fixtures is not None
-        n = {"contacts": len(fixtures.contacts), "companies": len(fixtures.companies),
-             "campaigns": len(fixtures.campaigns)}
+        n = {
+            "contacts": len(fixtures.contacts),
+            "companies": len(fixtures.companies),
+            "campaigns": len(fixtures.campaigns),
+        }
     state = f"state in {args.db}" if args.db else "state in memory"
     banner = (
         f"emulator listening on http://{_url_host(args.host)}:{settings.port} "
         f"(fixtures {_display(args.fixtures)}: {n['contacts']} contacts, "
         f"{n['companies']} companies, {n['campaigns']} campaigns; {state})"
     )
-    app.state.services.emulator.fixtures = fixtures  # the app seeds the store from it, then lets it go
+    app.state.services.emulator.fixtures = (
+        fixtures  # the app seeds the store from it, then lets it go
+    )
     del fixtures
     return run_server(app, settings, sock, args.log_level.lower(), banner)
 

@@ -24,31 +24,46 @@ if TYPE_CHECKING:  # httpx and the verifier load only when `verify` runs
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     verify = sub.add_parser(
-        "verify", help="check a CRM against every Part A endpoint and rule (conformance suite)",
+        "verify",
+        help="check a CRM against every Part A endpoint and rule (conformance suite)",
         description="Probe every Part A endpoint of a CRM with requests crafted for each rule. "
         "Exit 0 when no check fails, 1 when one does, 2 when the CRM cannot be reached.",
     )
-    verify.add_argument("--crm-url", help="the CRM's base URL (default: the embedded reference CRM)")
-    verify.add_argument("--api-key", help="the CRM's API key (default with the embedded CRM: its own)")
+    verify.add_argument(
+        "--crm-url", help="the CRM's base URL (default: the embedded reference CRM)"
+    )
+    verify.add_argument(
+        "--api-key", help="the CRM's API key (default with the embedded CRM: its own)"
+    )
     verify.add_argument("--api-key-header", help="header carrying the key (default X-API-Key)")
     verify.add_argument("--report", metavar="FILE.json", help="write the JSON report to FILE")
-    verify.add_argument("--junit", metavar="FILE.xml", help="write JUnit XML (one test case per check)")
+    verify.add_argument(
+        "--junit", metavar="FILE.xml", help="write JUnit XML (one test case per check)"
+    )
     verify.add_argument("--html", metavar="FILE.html", help="write a self-contained HTML report")
     tls = verify.add_mutually_exclusive_group()
     tls.add_argument("--ca-file", help="CA bundle that signs the CRM's certificate")
     tls.add_argument("--insecure", action="store_true", help="do not verify the CRM's certificate")
-    verify.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
-    verify.add_argument("--fixtures", help="fixtures of the embedded CRM (default: fixtures/default)")
+    verify.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds per request (default 10)"
+    )
+    verify.add_argument(
+        "--fixtures", help="fixtures of the embedded CRM (default: fixtures/default)"
+    )
 
 
 async def _verify(args: argparse.Namespace, show: Callable[[CheckResult], None]) -> Report:
     from emulator.verify.runner import Prober, verify  # deferred: only when `verify` runs
 
     def prober(url: str, key: str, header: str) -> Prober:
-        return Prober(url, key, header, verify=not args.insecure, ca_file=args.ca_file, timeout=args.timeout)
+        return Prober(
+            url, key, header, verify=not args.insecure, ca_file=args.ca_file, timeout=args.timeout
+        )
 
     if args.crm_url:
-        return await verify(prober(args.crm_url, args.api_key, args.api_key_header or "X-API-Key"), on_result=show)
+        return await verify(
+            prober(args.crm_url, args.api_key, args.api_key_header or "X-API-Key"), on_result=show
+        )
 
     from emulator.app import create_app  # deferred: the whole server, only for the embedded CRM
 

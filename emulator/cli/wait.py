@@ -15,11 +15,15 @@ DEFAULT_URL = "http://127.0.0.1:8400"
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     wait = sub.add_parser("wait", help="wait until an emulator answers GET /_emulator/health")
     wait.add_argument(
-        "--url", default=os.environ.get("EMULATOR_URL", DEFAULT_URL),
+        "--url",
+        default=os.environ.get("EMULATOR_URL", DEFAULT_URL),
         help=f"the emulator's base URL (default: $EMULATOR_URL or {DEFAULT_URL})",
     )
     wait.add_argument(
-        "--timeout", type=float, default=60.0, metavar="SECONDS",
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
         help="give up after this long, exit code 1 (default 60)",
     )
 

@@ -27,7 +27,9 @@ def _autosync(request: Request) -> AutoSync:
 
 @operation(
     "CRM auto-sync: on or off, records still to push, and the last push's report",
-    AutoSyncState, errors=(), security=None,
+    AutoSyncState,
+    errors=(),
+    security=None,
 )
 async def get_autosync(request: Request) -> Response:
     return json_response(await _autosync(request).state())
@@ -35,7 +37,9 @@ async def get_autosync(request: Request) -> Response:
 
 @operation(
     "Turn auto-sync on or off (the connection's `autoSync`, the rest of it unchanged)",
-    AutoSyncState, body=AutoSyncSwitch, errors=(400, (404, "No CRM connection configured")),
+    AutoSyncState,
+    body=AutoSyncSwitch,
+    errors=(400, (404, "No CRM connection configured")),
     security=None,
 )
 async def switch(request: Request) -> Response:
@@ -56,7 +60,9 @@ async def switch(request: Request) -> Response:
 
 @operation(
     "Push what changed since the last push now (also when autoSync is off); answers the state",
-    AutoSyncState, errors=((404, "No CRM connection configured"),), security=None,
+    AutoSyncState,
+    errors=((404, "No CRM connection configured"),),
+    security=None,
 )
 async def push_now(request: Request) -> Response:
     autosync = _autosync(request)

@@ -68,13 +68,17 @@ def _error(exc: SimulationError) -> ApiError:
 async def get_clock(request: Request) -> Response:
     clock = request.app.state.services.emulator.clock
     return json_response(
-        ClockOut(now=clock.now_iso(), mode=clock.mode, speed=clock.speed, start=now_iso(clock.start))
+        ClockOut(
+            now=clock.now_iso(), mode=clock.mode, speed=clock.speed, start=now_iso(clock.start)
+        )
     )
 
 
 @operation(
     "Advance the clock by `seconds` or to `until`: campaigns progress, listeners run",
-    AdvanceResult, body=AdvanceIn, security=None,
+    AdvanceResult,
+    body=AdvanceIn,
+    security=None,
 )
 async def advance(request: Request) -> Response:
     body = await decode_body(request, AdvanceIn, BadRequest.field)
@@ -105,7 +109,11 @@ CAMPAIGN_ID = [Param(name="campaignId", where="path", required=True)]
 
 @operation(
     "Start a DRAFT or PENDING campaign (ACTIVE: members walk their sequences; a stopped one"
-    " resumes)", CampaignRun, errors=(400, 404, 409), params=CAMPAIGN_ID, security=None,
+    " resumes)",
+    CampaignRun,
+    errors=(400, 404, 409),
+    params=CAMPAIGN_ID,
+    security=None,
 )
 async def start_campaign(request: Request) -> Response:
     cid = path_id(request.path_params["campaignId"], "campaignId")
@@ -118,7 +126,10 @@ async def start_campaign(request: Request) -> Response:
 
 @operation(
     "Stop an ACTIVE campaign (PENDING: members keep their place until it starts again)",
-    CampaignRun, errors=(400, 404, 409), params=CAMPAIGN_ID, security=None,
+    CampaignRun,
+    errors=(400, 404, 409),
+    params=CAMPAIGN_ID,
+    security=None,
 )
 async def stop_campaign(request: Request) -> Response:
     cid = path_id(request.path_params["campaignId"], "campaignId")
@@ -130,8 +141,12 @@ async def stop_campaign(request: Request) -> Response:
 
 
 @operation(
-    "Inject one event for a campaign member (same effects as a simulated one)", InjectedOut,
-    status=201, body=Injected, errors=(400, 404, 409), security=None,
+    "Inject one event for a campaign member (same effects as a simulated one)",
+    InjectedOut,
+    status=201,
+    body=Injected,
+    errors=(400, 404, 409),
+    security=None,
 )
 async def inject_event(request: Request) -> Response:
     body = await decode_body(request, Injected, BadRequest.field)
@@ -153,9 +168,15 @@ def _int_query(request: Request, name: str, default: int | None, low: int, high:
 
 
 @operation(
-    "Events in occurrence order (id ascending), after `afterId`", EventPage,
-    params=[query("afterId", "only events with a larger id"), query("limit", "1..1000, default 100"),
-            query("campaignId"), query("contactId"), query("type", "an event type")],
+    "Events in occurrence order (id ascending), after `afterId`",
+    EventPage,
+    params=[
+        query("afterId", "only events with a larger id"),
+        query("limit", "1..1000, default 100"),
+        query("campaignId"),
+        query("contactId"),
+        query("type", "an event type"),
+    ],
     security=None,
 )
 async def list_events(request: Request) -> Response:
@@ -164,7 +185,9 @@ async def list_events(request: Request) -> Response:
     limit = _int_query(request, "limit", 100, 1, 1000)
     assert after is not None and limit is not None
     data = await read_events(
-        emulator.db, after, limit,
+        emulator.db,
+        after,
+        limit,
         campaign_id=_int_query(request, "campaignId", None, 0, 2**63 - 1),
         contact_id=_int_query(request, "contactId", None, 0, 2**63 - 1),
         event_type=request.query_params.get("type"),

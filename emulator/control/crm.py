@@ -22,7 +22,9 @@ from emulator.public_api.params import page_params
 from emulator.wire import Wire
 
 KIND = Param(
-    name="kind", where="path", required=True,
+    name="kind",
+    where="path",
+    required=True,
     schema={"type": "string", "enum": list(inspect.INSPECTABLE)},
 )
 
@@ -32,7 +34,9 @@ REDACTED = "***"
 
 @operation(
     "The reference CRM's settings (apiKey shown only to a request with the control token)",
-    CrmSettings, errors=(), security=None,
+    CrmSettings,
+    errors=(),
+    security=None,
 )
 async def get_settings(request: Request) -> Response:
     return json_response(shown(request, await crm_context(request).settings()))
@@ -40,14 +44,18 @@ async def get_settings(request: Request) -> Response:
 
 def shown(request: Request, settings: CrmSettings) -> CrmSettings:
     """The settings as this request may see them: the key only to a holder of the token."""
-    if token_matches(request.headers.raw, request.app.state.services.emulator.settings.controlToken):
+    if token_matches(
+        request.headers.raw, request.app.state.services.emulator.settings.controlToken
+    ):
         return settings
     return msgspec.structs.replace(settings, apiKey=REDACTED)
 
 
 @operation(
     "Replace the reference CRM's settings (fault counters restart)",
-    CrmSettings, body=CrmSettings, security=None,
+    CrmSettings,
+    body=CrmSettings,
+    security=None,
 )
 async def put_settings(request: Request) -> Response:
     """Replace the settings as a whole; fault call counters start again from 1."""
@@ -81,7 +89,8 @@ def kind_param(request: Request) -> str:
     "A page of what the reference CRM holds",
     STORED_PAGES,
     params=(
-        KIND, *PAGE,
+        KIND,
+        *PAGE,
         query("externalId", "Only the contacts or companies with this externalId"),
     ),
     errors=(400, (404, "Unknown collection")),
@@ -124,7 +133,10 @@ TASK_ID = Param(name="crmId", where="path", required=True, description="The CRM'
 @operation(
     "Complete (or reopen) a task on the CRM side, as a CRM user would; the next export's "
     "task read-back brings the completion to the platform",
-    Task, body=CrmTaskChange, params=(TASK_ID,), errors=(400, (404, "Unknown task id")),
+    Task,
+    body=CrmTaskChange,
+    params=(TASK_ID,),
+    errors=(400, (404, "Unknown task id")),
     security=None,
 )
 async def change_task(request: Request) -> Response:
@@ -139,7 +151,10 @@ async def change_task(request: Request) -> Response:
 
 @operation(
     "Delete a task on the CRM side, as a CRM user would (the exporter then finds it unknown)",
-    Task, params=(TASK_ID,), errors=((404, "Unknown task id"),), security=None,
+    Task,
+    params=(TASK_ID,),
+    errors=((404, "Unknown task id"),),
+    security=None,
 )
 async def delete_task(request: Request) -> Response:
     crm_id = request.path_params["crmId"]

@@ -36,8 +36,10 @@ class RunDeliveries(Wire):
 
 
 @operation(
-    "Send a logged webhook delivery once more, now (a new attempt in the log)", DeliveryAttempt,
-    errors=(400, 404), params=[Param(name="deliveryId", where="path", required=True)],
+    "Send a logged webhook delivery once more, now (a new attempt in the log)",
+    DeliveryAttempt,
+    errors=(400, 404),
+    params=[Param(name="deliveryId", where="path", required=True)],
     security=None,
 )
 async def redeliver(request: Request) -> Response:
@@ -47,8 +49,10 @@ async def redeliver(request: Request) -> Response:
 
 
 @operation(
-    "Every completion-delivery attempt of an actions run, oldest first", RunDeliveries,
-    errors=(400, 404), params=[Param(name="actionsId", where="path", required=True)],
+    "Every completion-delivery attempt of an actions run, oldest first",
+    RunDeliveries,
+    errors=(400, 404),
+    params=[Param(name="actionsId", where="path", required=True)],
     security=None,
 )
 async def run_deliveries(request: Request) -> Response:

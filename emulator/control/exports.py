@@ -77,7 +77,9 @@ def _runs(request: Request) -> ExportRuns:
     return request.app.state.services.exports  # type: ignore[no-any-return]
 
 
-@operation("The exporter's CRM connection (API key redacted)", CrmConnection, errors=(404,), security=None)
+@operation(
+    "The exporter's CRM connection (API key redacted)", CrmConnection, errors=(404,), security=None
+)
 async def get_connection(request: Request) -> Response:
     conn = await _emulator(request).db.read(platform_connection.read)
     if conn is None:
@@ -100,8 +102,11 @@ async def put_connection(request: Request) -> Response:
 
 
 @operation(
-    "Start an export to the configured CRM (runs in the background)", ExportStarted,
-    status=202, errors=(404, 409), security=None,
+    "Start an export to the configured CRM (runs in the background)",
+    ExportStarted,
+    status=202,
+    errors=(404, 409),
+    security=None,
 )
 async def start_export(request: Request) -> Response:
     emulator = _emulator(request)
@@ -112,9 +117,14 @@ async def start_export(request: Request) -> Response:
         raise BadRequest.field("crmUrl", f"the stored connection's crmUrl {loop}")
     runs = _runs(request)
     base = str(request.base_url).rstrip("/")
-    conn = msgspec.structs.replace(conn, crmUrl=platform_connection.resolve(conn.crmUrl, base).base_url)
+    conn = msgspec.structs.replace(
+        conn, crmUrl=platform_connection.resolve(conn.crmUrl, base).base_url
+    )
     exporter = Exporter(
-        emulator.db, conn, now=emulator.clock.now_iso, journal_limit=emulator.settings.journalLimit,
+        emulator.db,
+        conn,
+        now=emulator.clock.now_iso,
+        journal_limit=emulator.settings.journalLimit,
     )
     # The run holds the state (no reset, restore or advance meanwhile) and, with --db, the
     # file's export lock (no `emulator export` on the same file meanwhile) until it ends.
@@ -150,8 +160,11 @@ async def start_export(request: Request) -> Response:
 
 
 @operation(
-    "An export: progress while it runs, the whole report when done", Report, errors=(404,),
-    params=[Param(name="exportId", where="path", required=True)], security=None,
+    "An export: progress while it runs, the whole report when done",
+    Report,
+    errors=(404,),
+    params=[Param(name="exportId", where="path", required=True)],
+    security=None,
 )
 async def get_export(request: Request) -> Response:
     exporter = _runs(request).get(request.path_params["exportId"])
@@ -162,8 +175,11 @@ async def get_export(request: Request) -> Response:
 
 @operation(
     "An export's report as one self-contained HTML page (what `emulator export --html` writes)",
-    str, errors=(404,), params=[Param(name="exportId", where="path", required=True)],
-    security=None, media="text/html",
+    str,
+    errors=(404,),
+    params=[Param(name="exportId", where="path", required=True)],
+    security=None,
+    media="text/html",
 )
 async def get_export_html(request: Request) -> Response:
     exporter = _runs(request).get(request.path_params["exportId"])
@@ -173,7 +189,9 @@ async def get_export_html(request: Request) -> Response:
 
 
 JOURNAL_FILTERS = (
-    query("method", "e.g. POST"), query("path", "path prefix, e.g. /contacts"), query("exportId"),
+    query("method", "e.g. POST"),
+    query("path", "path prefix, e.g. /contacts"),
+    query("exportId"),
     query("status", "an HTTP status, or none for exchanges that got no answer"),
 )
 JSONL_CHUNK = 1000  # rows per read while streaming JSON Lines
@@ -204,7 +222,9 @@ def journal_filter(q: QueryParams) -> tuple[list[str], list[Any]]:
     return clauses, params
 
 
-async def read_journal(db: Store, q: QueryParams, page: int, size: int) -> tuple[int, list[JournalEntry]]:
+async def read_journal(
+    db: Store, q: QueryParams, page: int, size: int
+) -> tuple[int, list[JournalEntry]]:
     """(total, one page) of the journal entries matching the filters of `q`, oldest first."""
     clauses, params = journal_filter(q)
     total, rows = await db.page("export_journal", JOURNAL_COLUMNS, clauses, params, page, size)
@@ -225,9 +245,14 @@ def _entries(rows: list[tuple[Any, ...]]) -> list[JournalEntry]:
 
 @operation(
     "Exchanges with the CRM, newest last (bodies capped, API key redacted); "
-    "format=jsonl streams every matching entry as JSON Lines", JournalPage,
-    params=[query("page"), query("pageSize", "1..500, default 50"), *JOURNAL_FILTERS,
-            query("format", "json (default) or jsonl")],
+    "format=jsonl streams every matching entry as JSON Lines",
+    JournalPage,
+    params=[
+        query("page"),
+        query("pageSize", "1..500, default 50"),
+        *JOURNAL_FILTERS,
+        query("format", "json (default) or jsonl"),
+    ],
     security=None,
 )
 async def journal(request: Request) -> Response:
@@ -244,7 +269,10 @@ async def journal(request: Request) -> Response:
 
 @operation(
     "Every matching journal entry, oldest first, one JSON object a line (streamed)",
-    JournalEntry, params=list(JOURNAL_FILTERS), security=None, media="application/x-ndjson",
+    JournalEntry,
+    params=list(JOURNAL_FILTERS),
+    security=None,
+    media="application/x-ndjson",
 )
 async def journal_jsonl(request: Request) -> Response:
     clauses, params = journal_filter(request.query_params)

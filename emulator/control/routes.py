@@ -52,7 +52,9 @@ async def reset(request: Request) -> Response:
 
 
 @operation(
-    "Load another fixture directory and reset onto it", FixturesLoaded, body=FixturesIn,
+    "Load another fixture directory and reset onto it",
+    FixturesLoaded,
+    body=FixturesIn,
     security=None,
 )
 async def load_fixtures(request: Request) -> Response:

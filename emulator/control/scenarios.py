@@ -33,8 +33,10 @@ from emulator.wire import decode
 
 
 @operation(
-    "Replay a scenario in an isolated emulator: the scenario object inline, or {\"path\": FILE"
-    " or DIRECTORY} under the server's path roots", sm.ReplayResult, body=sm.Scenario,
+    'Replay a scenario in an isolated emulator: the scenario object inline, or {"path": FILE'
+    " or DIRECTORY} under the server's path roots",
+    sm.ReplayResult,
+    body=sm.Scenario,
     security=None,
 )
 async def run_scenarios(request: Request) -> Response:
@@ -46,7 +48,7 @@ async def run_scenarios(request: Request) -> Response:
     except msgspec.DecodeError:
         raise BadRequest("Body is not valid JSON") from None
     if not isinstance(body, dict):
-        raise BadRequest("Body must be a scenario object or {\"path\": ...}")
+        raise BadRequest('Body must be a scenario object or {"path": ...}')
     if "name" not in body and isinstance(body.get("path"), str):
         try:
             loaded = await read_allowed(settings, body["path"])
@@ -62,7 +64,9 @@ async def run_scenarios(request: Request) -> Response:
         await asyncio.to_thread(_check_fixtures, roots, scenario)
     except PathRefused as exc:
         raise BadRequest.field("fixtures.directory", str(exc)) from None
-    return json_response(summarise([await run_scenario(scenario, request.app.state.services.open_server)], 0.0))
+    return json_response(
+        summarise([await run_scenario(scenario, request.app.state.services.open_server)], 0.0)
+    )
 
 
 def _check_fixtures(roots: PathRoots, scenario: sm.Scenario) -> None:

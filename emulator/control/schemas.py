@@ -52,7 +52,10 @@ class StoredActivity(Activity):
 
 # GET /_emulator/crm/{kind}: one page of the kind asked for.
 STORED_PAGES: tuple[Any, ...] = (
-    MetaList[StoredRecord], MetaList[StoredActivity], MetaList[Task], MetaList[StoredAssociation],
+    MetaList[StoredRecord],
+    MetaList[StoredActivity],
+    MetaList[Task],
+    MetaList[StoredAssociation],
 )
 # GET /_emulator/crm/{kind}/{recordId}: one record; for associations, every link of the id.
 STORED_ONE: tuple[Any, ...] = (StoredRecord, StoredActivity, Task, list[StoredAssociation])

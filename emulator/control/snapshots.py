@@ -92,7 +92,10 @@ def _emulator(request: Request) -> Emulator:
 
 @operation(
     "Save the whole state (database, clock, CRM fault counters) in memory",
-    SnapshotInfo, status=201, body=SnapshotIn, security=None,
+    SnapshotInfo,
+    status=201,
+    body=SnapshotIn,
+    security=None,
 )
 async def create_snapshot(request: Request) -> Response:
     body = SnapshotIn()
@@ -101,7 +104,9 @@ async def create_snapshot(request: Request) -> Response:
     emulator = _emulator(request)
     state = await emulator.capture()
     info = SnapshotInfo(
-        id=uuid.uuid4().hex[:12], createdAt=emulator.clock.now_iso(), bytes=len(state.image),
+        id=uuid.uuid4().hex[:12],
+        createdAt=emulator.clock.now_iso(),
+        bytes=len(state.image),
         label=body.label,
     )
     shelf(request).put(Saved(info, state))
@@ -121,9 +126,11 @@ async def get_snapshot(request: Request) -> Response:
 
 
 @operation(
-    "Put the whole state back as the snapshot saved it", SnapshotRestored,
+    "Put the whole state back as the snapshot saved it",
+    SnapshotRestored,
     errors=(404, (409, "Another control operation (advance, export, reset) is running")),
-    params=[ID_PARAM], security=None,
+    params=[ID_PARAM],
+    security=None,
 )
 async def restore_snapshot(request: Request) -> Response:
     saved = shelf(request).get(request.path_params["snapshotId"])

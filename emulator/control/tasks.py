@@ -65,7 +65,10 @@ COLUMNS = ", ".join(PlatformTask.__struct_fields__)
 
 def _row(r: tuple[Any, ...]) -> PlatformTask:
     values = dict(zip(PlatformTask.__struct_fields__, r, strict=True))
-    values["completed"], values["crmCompleted"] = bool(values["completed"]), bool(values["crmCompleted"])
+    values["completed"], values["crmCompleted"] = (
+        bool(values["completed"]),
+        bool(values["crmCompleted"]),
+    )
     return PlatformTask(**values)
 
 
@@ -74,8 +77,10 @@ def _emulator(request: Request) -> Emulator:
 
 
 @operation(
-    "The platform's sequence tasks, oldest first", MetaList[PlatformTask],
-    params=(*PAGE, query("completed", "true or false"), query("contactId")), security=None,
+    "The platform's sequence tasks, oldest first",
+    MetaList[PlatformTask],
+    params=(*PAGE, query("completed", "true or false"), query("contactId")),
+    security=None,
 )
 async def list_tasks(request: Request) -> Response:
     page, size = page_params(request.query_params)
@@ -93,13 +98,17 @@ async def list_tasks(request: Request) -> Response:
             raise BadRequest.field("contactId", "must be an integer")
         clauses.append("contactId = ?")
         params.append(int(contact))
-    total, rows = await _emulator(request).db.page("platform_tasks", COLUMNS, clauses, params, page, size)
+    total, rows = await _emulator(request).db.page(
+        "platform_tasks", COLUMNS, clauses, params, page, size
+    )
     return json_response(meta_list([_row(r) for r in rows], page, size, total))
 
 
 @operation(
-    "Complete platform tasks (the next export completes them on the CRM)", CompleteTasksOut,
-    body=CompleteTasksIn, security=None,
+    "Complete platform tasks (the next export completes them on the CRM)",
+    CompleteTasksOut,
+    body=CompleteTasksIn,
+    security=None,
 )
 async def complete_tasks(request: Request) -> Response:
     body = await decode_body(request, CompleteTasksIn, BadRequest.field)
@@ -109,12 +118,26 @@ async def complete_tasks(request: Request) -> Response:
 
     def complete(conn: sqlite3.Connection) -> CompleteTasksOut:
         if body.all:
-            ids = [r[0] for r in conn.execute("SELECT id FROM platform_tasks WHERE completed = 0 ORDER BY id")]
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM platform_tasks WHERE completed = 0 ORDER BY id"
+                )
+            ]
             unknown: list[int] = []
         else:
             asked = list(dict.fromkeys(body.ids or []))
-            known = {r[0] for r in conn.execute(
-                f"SELECT id FROM platform_tasks WHERE id IN ({','.join('?' * len(asked))})", asked)} if asked else set()
+            known = (
+                {
+                    r[0]
+                    for r in conn.execute(
+                        f"SELECT id FROM platform_tasks WHERE id IN ({','.join('?' * len(asked))})",
+                        asked,
+                    )
+                }
+                if asked
+                else set()
+            )
             ids, unknown = [i for i in asked if i in known], [i for i in asked if i not in known]
         platform_tasks.complete(conn, ids, now)
         return CompleteTasksOut(completed=ids, unknown=unknown)
@@ -123,8 +146,11 @@ async def complete_tasks(request: Request) -> Response:
 
 
 @operation(
-    "Add a platform task as a campaign's TASK step would", PlatformTask, status=201,
-    body=NewPlatformTask, security=None,
+    "Add a platform task as a campaign's TASK step would",
+    PlatformTask,
+    status=201,
+    body=NewPlatformTask,
+    security=None,
 )
 async def create_task(request: Request) -> Response:
     body = await decode_body(request, NewPlatformTask, BadRequest.field)
@@ -136,7 +162,9 @@ async def create_task(request: Request) -> Response:
             )
         except InvalidField as exc:
             raise BadRequest.field(exc.field, exc.message) from None
-        row = conn.execute(f"SELECT {COLUMNS} FROM platform_tasks WHERE id = ?", (task_id,)).fetchone()
+        row = conn.execute(
+            f"SELECT {COLUMNS} FROM platform_tasks WHERE id = ?", (task_id,)
+        ).fetchone()
         return _row(row)
 
     return json_response(await _emulator(request).db.write(create), 201)

@@ -47,7 +47,9 @@ def _run(request: Request) -> Run:
 
 
 def _view(run: Run) -> VerifyRun:
-    return VerifyRun(id=run.id, status=run.status, crmUrl=run.crm_url, message=run.message, report=run.report)
+    return VerifyRun(
+        id=run.id, status=run.status, crmUrl=run.crm_url, message=run.message, report=run.report
+    )
 
 
 async def _prober(request: Request, body: VerifyIn) -> Prober:
@@ -57,11 +59,16 @@ async def _prober(request: Request, body: VerifyIn) -> Prober:
     if url.startswith("/"):
         settings = await crm_context(request).settings()
         crm = platform_connection.resolve(
-            url.rstrip("/") or "/", str(request.base_url),
+            url.rstrip("/") or "/",
+            str(request.base_url),
             in_process=httpx.ASGITransport(app=request.app, raise_app_exceptions=False),
         )
-        return Prober(crm.base_url, body.apiKey or settings.apiKey,
-                      body.apiKeyHeader or settings.apiKeyHeader, transport=crm.transport)
+        return Prober(
+            crm.base_url,
+            body.apiKey or settings.apiKey,
+            body.apiKeyHeader or settings.apiKeyHeader,
+            transport=crm.transport,
+        )
     if not platform_connection.is_absolute(url):
         raise BadRequest.field("crmUrl", "must be an http(s) URL or a path of this emulator (/crm)")
     if not body.apiKey:
@@ -71,7 +78,11 @@ async def _prober(request: Request, body: VerifyIn) -> Prober:
 
 @operation(
     "Verify a CRM against every Part A endpoint and rule (runs in the background)",
-    VerifyRun, status=202, body=VerifyIn, errors=(400, 409), security=None,
+    VerifyRun,
+    status=202,
+    body=VerifyIn,
+    errors=(400, 409),
+    security=None,
 )
 async def start_verify(request: Request) -> Response:
     raw = await request.body()
@@ -88,16 +99,21 @@ async def start_verify(request: Request) -> Response:
 
 
 @operation(
-    "A verify run: running, then pass, fail or error with the JSON report", VerifyRun,
-    errors=(404,), security=None,
+    "A verify run: running, then pass, fail or error with the JSON report",
+    VerifyRun,
+    errors=(404,),
+    security=None,
 )
 async def get_verify(request: Request) -> Response:
     return json_response(_view(_run(request)))
 
 
 @operation(
-    "A finished verify run's self-contained HTML report", str, errors=(404, 409),
-    security=None, media="text/html",
+    "A finished verify run's self-contained HTML report",
+    str,
+    errors=(404, 409),
+    security=None,
+    media="text/html",
 )
 async def verify_html(request: Request) -> Response:
     run = _run(request)

@@ -19,7 +19,7 @@ _BRACES = re.compile(r"\{(\w+)\}")
 
 
 def endpoint_key(text: str) -> str:
-    """"post  /tasks/{taskId}" -> "POST /tasks/:taskId"; "*" stays "*"."""
+    """ "post  /tasks/{taskId}" -> "POST /tasks/:taskId"; "*" stays "*"."""
     text = text.strip()
     if text == "*":
         return text
@@ -89,7 +89,9 @@ def rule_problems(rule: FaultRule) -> list[tuple[str, str]]:
     """(field, message) for each setting of `rule` the CRM cannot honour."""
     problems: list[tuple[str, str]] = []
     if endpoint_key(rule.endpoint) not in ("*", *ENDPOINTS):
-        problems.append(("endpoint", f"unknown endpoint {rule.endpoint!r}; one of *, {', '.join(ENDPOINTS)}"))
+        problems.append(
+            ("endpoint", f"unknown endpoint {rule.endpoint!r}; one of *, {', '.join(ENDPOINTS)}")
+        )
     if rule.status is not None and not 400 <= rule.status <= 599:
         problems.append(("status", "must be 400 to 599"))
     if rule.retryAfterSeconds is not None and rule.retryAfterSeconds < 0:

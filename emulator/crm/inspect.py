@@ -25,7 +25,9 @@ _TABLES = {
 
 def _links(conn: sqlite3.Connection, kind: str, ids: list[str]) -> dict[str, list[str]]:
     """Associated crmIds of each record: companies of contacts, contacts of companies."""
-    mine, other = ("contactCRMId", "companyCRMId") if kind == "contacts" else ("companyCRMId", "contactCRMId")
+    mine, other = (
+        ("contactCRMId", "companyCRMId") if kind == "contacts" else ("companyCRMId", "contactCRMId")
+    )
     links: dict[str, list[str]] = {i: [] for i in ids}
     for part in chunks(ids):
         sql = (
@@ -43,7 +45,11 @@ def _views(conn: sqlite3.Connection, kind: str, rows: list[tuple[Any, ...]]) -> 
         field = "companyCRMIds" if kind == "contacts" else "contactCRMIds"
         return [
             StoredRecord(
-                crmId=r[0], externalId=r[1], createdAt=r[2], updatedAt=r[3], fields=loads(r[4]),
+                crmId=r[0],
+                externalId=r[1],
+                createdAt=r[2],
+                updatedAt=r[3],
+                fields=loads(r[4]),
                 **{field: links[r[0]]},
             )
             for r in rows

@@ -81,7 +81,9 @@ class Kind:
         """The stored key of each match column: its first non-empty candidate."""
         keys: list[str | None] = []
         for cands in self.candidates(record):  # plain loops: this runs for every record sent
-            keys.append(cands[0] if cands[0] or len(cands) == 1 else next(filter(None, cands), None))
+            keys.append(
+                cands[0] if cands[0] or len(cands) == 1 else next(filter(None, cands), None)
+            )
         return tuple(keys)
 
     def fill_owned(self, crm_id: str, record: Record, user_ids: list[str]) -> None:
@@ -155,9 +157,18 @@ def user_ids(conn: sqlite3.Connection) -> list[str]:
     return [row[0] for row in conn.execute("SELECT id FROM crm_users ORDER BY rowid")]
 
 
-def record_row(kind: Kind, crm_id: str, record: Record, created: str, updated: str) -> tuple[Any, ...]:
+def record_row(
+    kind: Kind, crm_id: str, record: Record, created: str, updated: str
+) -> tuple[Any, ...]:
     """The table row of a record, in the column order of crm.sql."""
-    return (crm_id, _text(record.get("externalId")), dumps(record), *kind.keys(record), created, updated)
+    return (
+        crm_id,
+        _text(record.get("externalId")),
+        dumps(record),
+        *kind.keys(record),
+        created,
+        updated,
+    )
 
 
 def insert_sql(kind: Kind) -> str:

@@ -44,13 +44,22 @@ CRM_KEY = Security(
 
 
 def crm_operation(
-    summary: str, response: Any, *, status: int = 200, body: Any = None,
+    summary: str,
+    response: Any,
+    *,
+    status: int = 200,
+    body: Any = None,
     errors: tuple[Error, ...] = (400,),
 ) -> Callable[[F], F]:
     """`operation` for /crm: the CRM's error body and key header."""
     return operation(
-        summary, response, status=status, body=body, errors=errors,
-        security=CRM_KEY, error_body=CrmErrorBody,
+        summary,
+        response,
+        status=status,
+        body=body,
+        errors=errors,
+        security=CRM_KEY,
+        error_body=CrmErrorBody,
     )
 
 
@@ -87,7 +96,9 @@ class DroppedConnection(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": [(b"x-drop", b"\n")]})
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [(b"x-drop", b"\n")]}
+            )
         except Exception:
             return  # the server refused the headers: it closes the connection, unanswered
         raise ConnectionDropped("dropConnection fault: the server accepted an invalid header")
@@ -189,7 +200,9 @@ def record_handlers(kind: Kind, typed: type[Any], updates: type[Any]) -> list[Ba
         return json_response(out)
 
     sync.__name__, create.__name__, update.__name__ = (
-        f"sync_{kind.name}", f"create_{kind.name}", f"update_{kind.name}"
+        f"sync_{kind.name}",
+        f"create_{kind.name}",
+        f"update_{kind.name}",
     )
     return [
         Route(f"{path}/sync", sync, methods=["POST"], name=sync.__name__),

@@ -48,7 +48,9 @@ def seed(conn: sqlite3.Connection, fx: FixtureSet) -> None:
     """Settings, users, companies, contacts, and the contact-company links `companyCrmId` names."""
     crm = fx.crm
     now = fx.clockStart or now_iso()  # the emulator sets clockStart: the clock's start
-    conn.execute("INSERT OR REPLACE INTO crm_settings(id, settings) VALUES (1, ?)", (dumps(crm.settings),))
+    conn.execute(
+        "INSERT OR REPLACE INTO crm_settings(id, settings) VALUES (1, ?)", (dumps(crm.settings),)
+    )
     conn.executemany(
         "INSERT INTO crm_users(id, name, email) VALUES (?, ?, ?)",
         [(u.id, u.name, u.email) for u in crm.users],

@@ -154,7 +154,9 @@ async def create(db: Store, kind: Kind, items: list[Record], now: str) -> Create
 
     ids = await db.write(write)
     return CreateOut(
-        results=[Created(externalId=i["externalId"], crmId=c) for i, c in zip(items, ids, strict=True)]
+        results=[
+            Created(externalId=i["externalId"], crmId=c) for i, c in zip(items, ids, strict=True)
+        ]
     )
 
 
@@ -172,9 +174,13 @@ async def update(
             crm_id = item["crmId"]
             record = stored.get(crm_id)
             if crm_id in failing:
-                results.append(UpdateResult(crmId=crm_id, success=False, error=f"Update failed for {crm_id}"))
+                results.append(
+                    UpdateResult(crmId=crm_id, success=False, error=f"Update failed for {crm_id}")
+                )
             elif record is None:
-                results.append(UpdateResult(crmId=crm_id, success=False, error=f"Unknown crmId {crm_id}"))
+                results.append(
+                    UpdateResult(crmId=crm_id, success=False, error=f"Unknown crmId {crm_id}")
+                )
             else:
                 record.update((k, v) for k, v in item.items() if k != "crmId")
                 changed[crm_id] = record
@@ -182,7 +188,10 @@ async def update(
         columns = ", ".join(f"{c} = ?" for c in ("externalId", "record", *kind.key_columns))
         conn.executemany(
             f"UPDATE {kind.table} SET {columns}, updatedAt = ? WHERE crmId = ?",
-            [(*record_row(kind, crm_id, r, now, now)[1:6], now, crm_id) for crm_id, r in changed.items()],
+            [
+                (*record_row(kind, crm_id, r, now, now)[1:6], now, crm_id)
+                for crm_id, r in changed.items()
+            ],
         )
         return results
 
@@ -199,16 +208,20 @@ async def associate(db: Store, pairs: list[Association], now: str) -> Associatio
         rows = []
         for p in pairs:
             problem = (
-                f"Unknown contact crmId {p.contactCRMId}" if p.contactCRMId not in contacts
-                else f"Unknown company crmId {p.companyCRMId}" if p.companyCRMId not in companies
+                f"Unknown contact crmId {p.contactCRMId}"
+                if p.contactCRMId not in contacts
+                else f"Unknown company crmId {p.companyCRMId}"
+                if p.companyCRMId not in companies
                 else None
             )
             if problem is None:
                 rows.append((p.contactCRMId, p.companyCRMId, now))
             else:
-                errors.append(AssociationError(
-                    contactCRMId=p.contactCRMId, companyCRMId=p.companyCRMId, error=problem
-                ))
+                errors.append(
+                    AssociationError(
+                        contactCRMId=p.contactCRMId, companyCRMId=p.companyCRMId, error=problem
+                    )
+                )
         before = conn.total_changes
         conn.executemany("INSERT OR IGNORE INTO crm_associations VALUES (?, ?, ?)", rows)
         created = conn.total_changes - before

@@ -34,7 +34,12 @@ async def journal(request: Request) -> Response:
         return api_problem(request, exc)
     filters = {name: request.query_params.get(name, "") for name in JOURNAL_FILTERS}
     return page(
-        request, "journal.html", entries=entries, total=total, number=number, filters=filters,
+        request,
+        "journal.html",
+        entries=entries,
+        total=total,
+        number=number,
+        filters=filters,
     )
 
 
@@ -43,14 +48,22 @@ async def events(request: Request) -> Response:
     event_type = request.query_params.get("type") or None
     after = int_param(request, "afterId", 0) or 0
     found = await read_events(
-        store, after, PAGE_SIZE,
-        campaign_id=int_param(request, "campaignId"), contact_id=int_param(request, "contactId"),
+        store,
+        after,
+        PAGE_SIZE,
+        campaign_id=int_param(request, "campaignId"),
+        contact_id=int_param(request, "contactId"),
         event_type=event_type,
     )
     next_after = found[-1].id if len(found) == PAGE_SIZE else None
     return page(
-        request, "events.html", events=found, types=await event_types(store),
-        event_type=event_type, next_after=next_after, after=after,
+        request,
+        "events.html",
+        events=found,
+        types=await event_types(store),
+        event_type=event_type,
+        next_after=next_after,
+        after=after,
         campaign_id=request.query_params.get("campaignId", ""),
         contact_id=request.query_params.get("contactId", ""),
     )
@@ -60,7 +73,11 @@ async def webhooks(request: Request) -> Response:
     total, subscriptions = await list_webhooks(api(request), 1, 100)
     counts = await delivery_counts(emulator_of(request).db)
     return page(
-        request, "webhooks.html", subscriptions=subscriptions, total=total, counts=counts,
+        request,
+        "webhooks.html",
+        subscriptions=subscriptions,
+        total=total,
+        counts=counts,
         none=DeliveryCounts(),
     )
 
@@ -77,6 +94,11 @@ async def webhook(request: Request) -> Response:
         return api_problem(request, exc)
     queued = await queued_attempts(emulator_of(request).db, subscription.id, PAGE_SIZE)
     return page(
-        request, "webhook.html", subscription=subscription, attempts=attempts, total=total,
-        number=number, queued=queued,
+        request,
+        "webhook.html",
+        subscription=subscription,
+        attempts=attempts,
+        total=total,
+        number=number,
+        queued=queued,
     )

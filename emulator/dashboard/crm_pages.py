@@ -13,7 +13,9 @@ from emulator.dashboard.render import PAGE_SIZE, page, page_number, problem
 
 async def crm_home(request: Request) -> Response:
     ctx = crm_context(request)
-    held = {kind: (await inspect.list_stored(ctx.db, kind, 1, 1))[0] for kind in inspect.INSPECTABLE}
+    held = {
+        kind: (await inspect.list_stored(ctx.db, kind, 1, 1))[0] for kind in inspect.INSPECTABLE
+    }
     settings = shown(request, await ctx.settings())  # the key only to a token holder
     return page(request, "crm_home.html", held=held, settings=settings)
 
@@ -28,7 +30,12 @@ async def crm_list(request: Request) -> Response:
         crm_context(request).db, kind, number, PAGE_SIZE, external_id
     )
     return page(
-        request, "crm_list.html", kind=kind, records=records, total=total, number=number,
+        request,
+        "crm_list.html",
+        kind=kind,
+        records=records,
+        total=total,
+        number=number,
         external_id=external_id,
     )
 

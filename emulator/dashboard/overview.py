@@ -37,12 +37,18 @@ async def overview(request: Request) -> Response:
         )
     clock = emulator.clock
     return page(
-        request, "overview.html",
-        clock=clock, clock_start=now_iso(clock.start), advances=ADVANCES,
-        counts=await counts(emulator), events=await count_events(emulator.db),
-        by_status=by_status, campaigns=campaigns,
+        request,
+        "overview.html",
+        clock=clock,
+        clock_start=now_iso(clock.start),
+        advances=ADVANCES,
+        counts=await counts(emulator),
+        events=await count_events(emulator.db),
+        by_status=by_status,
+        campaigns=campaigns,
         connection=None if connection is None else redacted(connection),
-        crm_status=await custom_crm.status(ctx), health=health,
+        crm_status=await custom_crm.status(ctx),
+        health=health,
         autosync=await request.app.state.services.autosync.state(),
         fixtures=emulator.fixtures_dir,
     )

@@ -24,14 +24,20 @@ def _record_id(request: Request) -> int | None:
 
 async def contacts(request: Request) -> Response:
     number, search = page_number(request), _search(request)
-    total, found = await list_contacts(api(request), ContactFilter(search=search), number, PAGE_SIZE)
+    total, found = await list_contacts(
+        api(request), ContactFilter(search=search), number, PAGE_SIZE
+    )
     return page(request, "contacts.html", contacts=found, total=total, number=number, search=search)
 
 
 async def companies(request: Request) -> Response:
     number, search = page_number(request), _search(request)
-    total, found = await list_companies(api(request), CompanyFilter(search=search), number, PAGE_SIZE)
-    return page(request, "companies.html", companies=found, total=total, number=number, search=search)
+    total, found = await list_companies(
+        api(request), CompanyFilter(search=search), number, PAGE_SIZE
+    )
+    return page(
+        request, "companies.html", companies=found, total=total, number=number, search=search
+    )
 
 
 async def contact(request: Request) -> Response:
@@ -46,10 +52,14 @@ async def contact(request: Request) -> Response:
     memberships = await contact_memberships(ctx, contact_id)
     conversations = {
         m.conversationId: await conversation_messages(ctx, m.conversationId)
-        for m in memberships if m.conversationId is not None
+        for m in memberships
+        if m.conversationId is not None
     }
     return page(
-        request, "contact.html", contact=record, memberships=memberships,
+        request,
+        "contact.html",
+        contact=record,
+        memberships=memberships,
         conversations=conversations,
     )
 

@@ -28,7 +28,9 @@ async def runs(request: Request) -> Response:
         (e.report for e in _exports(request).values()), key=lambda r: r.startedAt, reverse=True
     )
     return page(
-        request, "runs.html", reports=newest_first,
+        request,
+        "runs.html",
+        reports=newest_first,
         verify_available=serves(request, "POST", "/_emulator/verify"),
     )
 
@@ -40,7 +42,9 @@ async def export_run(request: Request) -> Response:
         return problem(request, 404, f"No export {export_id} (runs are kept until a restart)")
     html_report = f"/_emulator/exports/{export_id}/report.html"
     return page(
-        request, "export.html", report=exporter.report,
+        request,
+        "export.html",
+        report=exporter.report,
         html_report=html_report if serves(request, "GET", html_report) else None,
     )
 
@@ -51,7 +55,9 @@ async def verify_run(request: Request) -> Response:
         return problem(request, 404, "verify is not available in this build")
     html_report = f"/_emulator/verify/{verify_id}/report.html"
     return page(
-        request, "verify.html", verify_id=verify_id,
+        request,
+        "verify.html",
+        verify_id=verify_id,
         html_report=html_report if serves(request, "GET", html_report) else None,
     )
 
@@ -96,8 +102,16 @@ async def scenarios(request: Request) -> Response:
             except PathRefused as exc:
                 error = f"{chosen}: {exc}"
             else:
-                result = await run_loaded(loaded, request.app.state.services.open_server, quiet=True)
+                result = await run_loaded(
+                    loaded, request.app.state.services.open_server, quiet=True
+                )
     return page(
-        request, "scenarios.html", choices=_choices(), roots=scenario_roots(), chosen=chosen,
-        result=result, error=error, status=400 if error else 200,
+        request,
+        "scenarios.html",
+        choices=_choices(),
+        roots=scenario_roots(),
+        chosen=chosen,
+        result=result,
+        error=error,
+        status=400 if error else 200,
     )

@@ -1,7 +1,7 @@
 """httpx client of a CRM's Part A endpoints: key header, TLS, retries with backoff, journaling.
 
-    StopExport        the run cannot go on (401, CRM unreachable at health); exit code 2
-    Exchange          one request and its final answer (status 0: no answer at all)
+StopExport        the run cannot go on (401, CRM unreachable at health); exit code 2
+Exchange          one request and its final answer (status 0: no answer at all)
 """
 
 from __future__ import annotations
@@ -64,7 +64,9 @@ class Exchange:
         try:
             return decode(self.response)
         except msgspec.DecodeError as exc:
-            raise MalformedBody(f"{self.method} {self.path} answered a body that is not JSON: {exc}") from None
+            raise MalformedBody(
+                f"{self.method} {self.path} answered a body that is not JSON: {exc}"
+            ) from None
 
     def describe(self) -> str:
         """Why a call failed, in one line: the status and the CRM's message, or the error."""
@@ -159,7 +161,9 @@ class CrmClient:
             verify=tls_verify(verify, ca_file),
             timeout=timeout,
             transport=transport,
-            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+            limits=httpx.Limits(
+                max_connections=max_connections, max_keepalive_connections=max_connections
+            ),
         )
 
     async def __aenter__(self) -> Self:
@@ -204,8 +208,14 @@ class CrmClient:
             if self._journal is not None:
                 self._journal(
                     Attempt(
-                        method, path, status or None, (time.perf_counter() - t0) * 1000,
-                        attempt + 1, self._redact(content), self._redact(data), error,
+                        method,
+                        path,
+                        status or None,
+                        (time.perf_counter() - t0) * 1000,
+                        attempt + 1,
+                        self._redact(content),
+                        self._redact(data),
+                        error,
                     )
                 )
             paused = status == 429 and retry_after is not None
@@ -220,8 +230,14 @@ class CrmClient:
                 await asyncio.sleep(delay)
             attempt += 1
         exchange = Exchange(
-            method, path, status, (time.perf_counter() - started) * 1000,
-            self._redact(content), self._redact(data) or b"", attempt + 1, error,
+            method,
+            path,
+            status,
+            (time.perf_counter() - started) * 1000,
+            self._redact(content),
+            self._redact(data) or b"",
+            attempt + 1,
+            error,
         )
         if status == 401:
             raise StopExport(f"API key rejected by CRM (401 on {method} {path})")

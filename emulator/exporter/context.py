@@ -126,15 +126,21 @@ class RunContext:
         """The decoded body of a 2xx answer, or why the records it was for failed."""
         if not ex.ok:
             if ex.status in p.MISSING_ENDPOINT:
-                self.finding(Finding("violation", check, f"endpoint missing: answered {ex.status}"), ex)
+                self.finding(
+                    Finding("violation", check, f"endpoint missing: answered {ex.status}"), ex
+                )
             return None, ex.describe()
         try:
             return ex.json(), None
         except MalformedBody as exc:
-            self.finding(Finding("violation", check, "answered a body that is not JSON", str(exc)), ex)
+            self.finding(
+                Finding("violation", check, "answered a body that is not JSON", str(exc)), ex
+            )
             return None, str(exc)
 
-    def fail(self, phase: str, kind: str, record_id: str | None, reason: str) -> FailedRecord | None:
+    def fail(
+        self, phase: str, kind: str, record_id: str | None, reason: str
+    ) -> FailedRecord | None:
         self.report.phases[phase].failed += 1
         if len(self.report.failed) >= FAILED_CAP:
             return None
@@ -150,7 +156,11 @@ class RunContext:
 
     def unlearnt(self, kind: str, record_id: int | None) -> bool:
         """Whether a full run must not send this record's stored CRM id: it did not learn it."""
-        return self.learned is not None and record_id is not None and record_id not in self.learned[kind]
+        return (
+            self.learned is not None
+            and record_id is not None
+            and record_id not in self.learned[kind]
+        )
 
     def held_back(self, phase: str, dependent: str, *records: tuple[str, int | None]) -> bool:
         """Whether `dependent` waits because one of `records` (kind, platform id) has no CRM id
@@ -230,4 +240,6 @@ class RunContext:
 
     def advance(self, kind: str) -> None:
         s = self.report.phases[kind]
-        self.progress(kind, s.created + s.updated + s.unchanged + s.failed, self.totals.get(kind, 0))
+        self.progress(
+            kind, s.created + s.updated + s.unchanged + s.failed, self.totals.get(kind, 0)
+        )

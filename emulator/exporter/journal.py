@@ -28,8 +28,18 @@ class Journal:
             return text + "…" if len(data) > JOURNAL_BODY_CAP else text
 
         self._rows.append(
-            (self.export_id, self.now(), a.method, a.path, a.status, round(a.duration_ms, 3),
-             a.attempt, cap(a.request), cap(a.response), a.error)
+            (
+                self.export_id,
+                self.now(),
+                a.method,
+                a.path,
+                a.status,
+                round(a.duration_ms, 3),
+                a.attempt,
+                cap(a.request),
+                cap(a.response),
+                a.error,
+            )
         )
 
     def take(self) -> list[tuple[Any, ...]]:

@@ -48,19 +48,33 @@ def plan_users(status: int, body: Any, owner_id: str | None, error: str | None =
         return UsersPlan(False)  # optional endpoint: no owners, no fault
     if not 200 <= status < 300:
         answered = f"answered {status}" if status else "no answer"
-        return UsersPlan(False, findings=[Finding("warning", check, f"{answered}; owner selection off", error)])
-    users = body if isinstance(body, list) else next(
-        (body[k] for k in ("users", "results", "data")
-         if isinstance(body, dict) and isinstance(body.get(k), list)), None,
+        return UsersPlan(
+            False, findings=[Finding("warning", check, f"{answered}; owner selection off", error)]
+        )
+    users = (
+        body
+        if isinstance(body, list)
+        else next(
+            (
+                body[k]
+                for k in ("users", "results", "data")
+                if isinstance(body, dict) and isinstance(body.get(k), list)
+            ),
+            None,
+        )
     )
     if users is None:
-        return UsersPlan(False, findings=[Finding("violation", check, "answer is not a users array")])
+        return UsersPlan(
+            False, findings=[Finding("violation", check, "answer is not a users array")]
+        )
     plan = UsersPlan(True, len(users))
     ids = {str(u["id"]) for u in users if isinstance(u, dict) and "id" in u}
     if len(ids) < len(users):
         plan.findings.append(Finding("warning", check, "user item without an id"))
     if owner_id is not None and owner_id not in ids:
-        plan.findings.append(Finding("warning", check, "ownerId is not among the CRM's users", f"ownerId {owner_id}"))
+        plan.findings.append(
+            Finding("warning", check, "ownerId is not among the CRM's users", f"ownerId {owner_id}")
+        )
     return plan
 
 
@@ -88,14 +102,25 @@ def is_id(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and value != ""
 
 
-def _asked_id(item: Any, asked: set[str], check: str, what: str, findings: list[Finding]) -> str | None:
+def _asked_id(
+    item: Any, asked: set[str], check: str, what: str, findings: list[Finding]
+) -> str | None:
     """The item's externalId when it names an asked record; a violation otherwise."""
     ext = item.get("externalId") if isinstance(item, dict) else None
     if not is_id(ext):
-        findings.append(Finding("violation", check, f"{what} without a string externalId", repr(item)[:300]))
+        findings.append(
+            Finding("violation", check, f"{what} without a string externalId", repr(item)[:300])
+        )
         return None
     if ext not in asked:
-        findings.append(Finding("violation", check, f"{what} for an externalId that was not asked", f"externalId {ext!r}"))
+        findings.append(
+            Finding(
+                "violation",
+                check,
+                f"{what} for an externalId that was not asked",
+                f"externalId {ext!r}",
+            )
+        )
         return None
     return ext
 
@@ -129,18 +154,29 @@ def plan_sync(kind: Kind, asked: Sequence[str], body: Any) -> SyncPlan:
         if ext is None:
             continue
         message = item.get("error")
-        failed.setdefault(ext, f"CRM sync error: {message}" if isinstance(message, str) else "CRM sync error")
+        failed.setdefault(
+            ext, f"CRM sync error: {message}" if isinstance(message, str) else "CRM sync error"
+        )
     matched: dict[str, Match] = {}
     for item in body["results"]:
         if not isinstance(item, dict):
-            plan.findings.append(Finding("violation", check, "result item is not an object", repr(item)[:300]))
+            plan.findings.append(
+                Finding("violation", check, "result item is not an object", repr(item)[:300])
+            )
             continue
         ext = _asked_id(item, asked_set, check, "result item", plan.findings)
         if ext is None:
             continue
         crm_id, props = item.get("crmId"), item.get("properties")
         if not is_id(crm_id):
-            plan.findings.append(Finding("violation", check, "sync result without a string crmId", f"externalId {ext}: crmId {crm_id!r}"))
+            plan.findings.append(
+                Finding(
+                    "violation",
+                    check,
+                    "sync result without a string crmId",
+                    f"externalId {ext}: crmId {crm_id!r}",
+                )
+            )
             failed.setdefault(ext, f"sync result without a string crmId ({crm_id!r})")
             continue
         if props is not None and not isinstance(props, dict):
@@ -151,23 +187,47 @@ def plan_sync(kind: Kind, asked: Sequence[str], body: Any) -> SyncPlan:
         if ext in failed:
             if ext not in matched:
                 plan.findings.append(
-                    Finding("violation", check, "externalId both in `results` and `errors`", f"externalId {ext}")
+                    Finding(
+                        "violation",
+                        check,
+                        "externalId both in `results` and `errors`",
+                        f"externalId {ext}",
+                    )
                 )
             continue
         previous = matched.get(ext)
         if previous is not None:
             if previous.crm_id != crm_id:
                 reason = f"sync matched it to two CRM records ({previous.crm_id}, {crm_id})"
-                plan.findings.append(Finding("violation", check, "sync matched one record to two CRM records", f"externalId {ext}: {reason}"))
+                plan.findings.append(
+                    Finding(
+                        "violation",
+                        check,
+                        "sync matched one record to two CRM records",
+                        f"externalId {ext}: {reason}",
+                    )
+                )
                 failed[ext] = reason
                 del matched[ext]
             else:
-                plan.findings.append(Finding("warning", check, "externalId returned twice in `results`", f"externalId {ext}"))
+                plan.findings.append(
+                    Finding(
+                        "warning",
+                        check,
+                        "externalId returned twice in `results`",
+                        f"externalId {ext}",
+                    )
+                )
             continue
         matched[ext] = Match(crm_id, props)
         if props is not None and (ECHO_KEYS & props.keys()):
             plan.findings.append(
-                Finding("warning", check, "`properties` carry a whole stored record", f"externalId {ext}")
+                Finding(
+                    "warning",
+                    check,
+                    "`properties` carry a whole stored record",
+                    f"externalId {ext}",
+                )
             )
     for ext in asked:
         if ext in failed:
@@ -199,7 +259,9 @@ def plan_create(kind: Kind, asked: Sequence[str], status: int, body: Any) -> Wri
     check = f"POST /{kind}"
     plan = WritePlan()
     if status != 201:
-        plan.findings.append(Finding("warning", check, f"answered {status} where 201 is documented"))
+        plan.findings.append(
+            Finding("warning", check, f"answered {status} where 201 is documented")
+        )
     if not _has_results(body, check, asked, plan):
         return plan
     asked_set = set(asked)
@@ -215,12 +277,23 @@ def plan_create(kind: Kind, asked: Sequence[str], status: int, body: Any) -> Wri
         crm_id = item.get("crmId")
         if not is_id(crm_id):
             reason = f"create result without a string crmId ({crm_id!r})"
-            plan.findings.append(Finding("violation", check, "create result without a string crmId", f"externalId {ext}: crmId {crm_id!r}"))
+            plan.findings.append(
+                Finding(
+                    "violation",
+                    check,
+                    "create result without a string crmId",
+                    f"externalId {ext}: crmId {crm_id!r}",
+                )
+            )
             plan.failed.setdefault(ext, reason)
             continue
         if ext in plan.created and plan.created[ext] != crm_id:
             reason = f"created twice ({plan.created[ext]}, {crm_id})"
-            plan.findings.append(Finding("violation", check, "one record created twice", f"externalId {ext}: {reason}"))
+            plan.findings.append(
+                Finding(
+                    "violation", check, "one record created twice", f"externalId {ext}: {reason}"
+                )
+            )
             plan.failed.setdefault(ext, reason)
             continue
         plan.created.setdefault(ext, crm_id)
@@ -247,15 +320,23 @@ def plan_update(kind: Kind, asked: Sequence[tuple[str, str]], body: Any) -> Writ
     for item in body["results"]:
         answered_id = item.get("crmId") if isinstance(item, dict) else None
         if not is_id(answered_id):
-            plan.findings.append(Finding("violation", check, "result item without a string crmId", repr(item)[:300]))
+            plan.findings.append(
+                Finding("violation", check, "result item without a string crmId", repr(item)[:300])
+            )
             continue
         crm_id = answered_id
         if crm_id not in by_crm:
-            plan.findings.append(Finding("violation", check, "result for a crmId that was not sent", f"crmId {crm_id!r}"))
+            plan.findings.append(
+                Finding(
+                    "violation", check, "result for a crmId that was not sent", f"crmId {crm_id!r}"
+                )
+            )
             continue
         success = item.get("success")
         if not isinstance(success, bool):
-            plan.findings.append(Finding("violation", check, "`success` is not a boolean", f"crmId {crm_id}"))
+            plan.findings.append(
+                Finding("violation", check, "`success` is not a boolean", f"crmId {crm_id}")
+            )
             answered.setdefault(crm_id, (False, "update result without a boolean `success`"))
             continue
         error = item.get("error")
@@ -307,7 +388,9 @@ def plan_associations(sent: Sequence[str], body: Any) -> LinkPlan:
     errors = answer.get("errors")
     for e in errors if isinstance(errors, list) else []:
         if isinstance(e, dict):
-            plan.failed.append((str(e.get("contactCRMId")), f"CRM association error: {e.get('error')}"))
+            plan.failed.append(
+                (str(e.get("contactCRMId")), f"CRM association error: {e.get('error')}")
+            )
     if errors is not None and not isinstance(errors, list):
         plan.findings.append(Finding("violation", check, "`errors` is not an array"))
     created = answer.get("created")
@@ -318,7 +401,12 @@ def plan_associations(sent: Sequence[str], body: Any) -> LinkPlan:
         return plan
     if not isinstance(created, int) or isinstance(created, bool) or not 0 <= created <= len(sent):
         plan.findings.append(
-            Finding("violation", check, "`created` is not a count of the links sent", repr(created)[:100])
+            Finding(
+                "violation",
+                check,
+                "`created` is not a count of the links sent",
+                repr(created)[:100],
+            )
         )
         plan.created = 0
         plan.failed = [(c, "association answer without a usable `created` count") for c in sent]

@@ -15,12 +15,30 @@ from emulator.exporter.terms import Kind
 # Syncable property names given as common in interfaces.md ("Sync result item").
 COMMON_PROPERTIES: dict[str, frozenset[str]] = {
     "companies": frozenset(
-        {"domain", "phone", "accountTier", "totalDeals", "lifetimeValue", "accountOwner",
-         "industry", "tags", "lastActivityDate"}
+        {
+            "domain",
+            "phone",
+            "accountTier",
+            "totalDeals",
+            "lifetimeValue",
+            "accountOwner",
+            "industry",
+            "tags",
+            "lastActivityDate",
+        }
     ),
     "contacts": frozenset(
-        {"email", "phone", "mobilePhone", "leadScore", "lifecycleStage", "lastActivityDate",
-         "owner", "dealValue", "tags"}
+        {
+            "email",
+            "phone",
+            "mobilePhone",
+            "leadScore",
+            "lifecycleStage",
+            "lastActivityDate",
+            "owner",
+            "dealValue",
+            "tags",
+        }
     ),
 }
 # Sync-back names that land on a platform column; every other name lives in customFields.

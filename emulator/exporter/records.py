@@ -31,9 +31,20 @@ _CONTACT_SELECT = (
     " co.name, co.companyCRMId FROM contacts c LEFT JOIN companies co ON co.id = c.companyId"
 )
 _CONTACT_NAMES = [
-    "id", "firstName", "lastName", "jobTitle", "networkProfileUrl", "professionalEmail",
-    "mobilePhone", "phones", "contactCountry", "customFields", "contactCRMId", "companyId",
-    "companyName", "companyCRMId",
+    "id",
+    "firstName",
+    "lastName",
+    "jobTitle",
+    "networkProfileUrl",
+    "professionalEmail",
+    "mobilePhone",
+    "phones",
+    "contactCountry",
+    "customFields",
+    "contactCRMId",
+    "companyId",
+    "companyName",
+    "companyCRMId",
 ]
 
 
@@ -57,10 +68,16 @@ def read_batch(
     (customFields decoded, `synced` added)."""
     if kind == "companies":
         where, extra = only("id", ids)
-        sql, names = f"SELECT {_COMPANY_COLUMNS} FROM companies WHERE id > ?{where} ORDER BY id LIMIT ?", _COMPANY_NAMES
+        sql, names = (
+            f"SELECT {_COMPANY_COLUMNS} FROM companies WHERE id > ?{where} ORDER BY id LIMIT ?",
+            _COMPANY_NAMES,
+        )
     else:
         where, extra = only("c.id", ids)
-        sql, names = f"{_CONTACT_SELECT} WHERE c.id > ?{where} ORDER BY c.id LIMIT ?", _CONTACT_NAMES
+        sql, names = (
+            f"{_CONTACT_SELECT} WHERE c.id > ?{where} ORDER BY c.id LIMIT ?",
+            _CONTACT_NAMES,
+        )
     rows = [dict(zip(names, r, strict=True)) for r in conn.execute(sql, (after, *extra, limit))]
     if not rows:
         return rows
@@ -102,11 +119,23 @@ def read_messages(
     for r in rows:
         n = counts.get(r[7])
         if n is None:
-            n = counts[r[7]] = shapes.sequence_count([step.get("type", "") for step in _steps(r[7])])
+            n = counts[r[7]] = shapes.sequence_count(
+                [step.get("type", "") for step in _steps(r[7])]
+            )
         view = shapes.MessageView(
-            id=r[0], type=r[1], is_contact_sender=bool(r[2]), subject=r[3], content=r[4],
-            sequence_index=r[5], sequence_count=n, occurred_at=r[6], sender_name=r[8],
-            sender_company=r[9], contact_first=r[10], contact_last=r[11], contact_company=r[12],
+            id=r[0],
+            type=r[1],
+            is_contact_sender=bool(r[2]),
+            subject=r[3],
+            content=r[4],
+            sequence_index=r[5],
+            sequence_count=n,
+            occurred_at=r[6],
+            sender_name=r[8],
+            sender_company=r[9],
+            contact_first=r[10],
+            contact_last=r[11],
+            contact_company=r[12],
         )
         out.append((view, r[13], r[14], r[15], r[16], r[17]))
     return out
@@ -133,15 +162,34 @@ def read_tasks_to_create(
     ).fetchall()
     steps: dict[str, list[dict[str, Any]]] = {}  # per campaign sequence: decoded once
     out = []
-    for (tid, subject, typ, due, contact, company, owner, campaign, contact_id, company_id,
-         index, sequence, first, company_name) in rows:
+    for (
+        tid,
+        subject,
+        typ,
+        due,
+        contact,
+        company,
+        owner,
+        campaign,
+        contact_id,
+        company_id,
+        index,
+        sequence,
+        first,
+        company_name,
+    ) in rows:
         if sequence is not None and sequence not in steps:
             steps[sequence] = _steps(sequence)
-        step = steps[sequence][index] if sequence is not None and index < len(steps[sequence]) else {}
+        step = (
+            steps[sequence][index] if sequence is not None and index < len(steps[sequence]) else {}
+        )
         body: dict[str, Any] = {"subject": subject}
         for key, value in (
             ("description", task_description(step.get("content"), campaign, first, company_name)),
-            ("type", typ), ("dueDate", due), ("contactId", contact), ("companyId", company),
+            ("type", typ),
+            ("dueDate", due),
+            ("contactId", contact),
+            ("companyId", company),
         ):
             if value is not None:
                 body[key] = value
@@ -170,8 +218,10 @@ def read_tasks_to_read_back(conn: sqlite3.Connection) -> list[tuple[int, str]]:
 
 
 def write_read_back(
-    conn: sqlite3.Connection, completed: Sequence[tuple[int, str | None]],
-    gone: Sequence[tuple[int, str]], now: str,
+    conn: sqlite3.Connection,
+    completed: Sequence[tuple[int, str | None]],
+    gone: Sequence[tuple[int, str]],
+    now: str,
 ) -> None:
     """Tasks completed on the CRM side become completed on the platform; tasks the CRM no
     longer knows are remembered."""
@@ -198,7 +248,9 @@ def read_engagement(
         owner_sql, joined = "ct.id", "campaign_members m WHERE m.contactId = r.id"
     else:
         owner_sql = "ct.companyId"
-        joined = "contacts ct JOIN campaign_members m ON m.contactId = ct.id WHERE ct.companyId = r.id"
+        joined = (
+            "contacts ct JOIN campaign_members m ON m.contactId = ct.id WHERE ct.companyId = r.id"
+        )
     records = conn.execute(
         f"SELECT r.id, r.{crm_col} FROM {kind} r WHERE r.id > ? AND r.{crm_col} IS NOT NULL{extra}"
         f" AND EXISTS (SELECT 1 FROM {joined}) ORDER BY r.id LIMIT ?",
@@ -209,7 +261,9 @@ def read_engagement(
     record_ids = [r[0] for r in records]
     marks = ",".join("?" * len(record_ids))
     members: dict[int, list[eng.Membership]] = {}
-    step_types: dict[str, tuple[str, ...]] = {}  # per campaign sequence: decoded once, not per member
+    step_types: dict[
+        str, tuple[str, ...]
+    ] = {}  # per campaign sequence: decoded once, not per member
     for row in conn.execute(
         f"SELECT {owner_sql}, ca.name, i.name, ca.sequence, m.sequenceStatus, m.engagementStatus,"
         " m.opens, m.clicks, m.replies, m.addedAt FROM campaign_members m"

@@ -20,15 +20,32 @@ FAILED_CAP = 200_000
 
 # Every contract check of a full run, in sequence order: one JUnit test case each.
 CHECKS = (
-    "GET /health", "GET /users",
-    "POST /companies/sync", "POST /companies", "PUT /companies",
-    "POST /contacts/sync", "POST /contacts", "PUT /contacts",
-    "POST /associations", "POST /activities", "POST /tasks",
-    "PATCH /tasks/:taskId", "PATCH /tasks/batch", "GET /tasks/:taskId", "POST /tasks/batch",
-    "PUT /contacts (engagement)", "PUT /companies (engagement)",
+    "GET /health",
+    "GET /users",
+    "POST /companies/sync",
+    "POST /companies",
+    "PUT /companies",
+    "POST /contacts/sync",
+    "POST /contacts",
+    "PUT /contacts",
+    "POST /associations",
+    "POST /activities",
+    "POST /tasks",
+    "PATCH /tasks/:taskId",
+    "PATCH /tasks/batch",
+    "GET /tasks/:taskId",
+    "POST /tasks/batch",
+    "PUT /contacts (engagement)",
+    "PUT /companies (engagement)",
 )
 PHASES = (
-    "health", "users", "companies", "contacts", "associations", "activities", "tasks",
+    "health",
+    "users",
+    "companies",
+    "contacts",
+    "associations",
+    "activities",
+    "tasks",
     "engagement",
 )
 
@@ -138,7 +155,9 @@ class Report(Wire):
 
 def new_report(export_id: str, crm_url: str, started_at: str) -> Report:
     return Report(
-        id=export_id, crmUrl=crm_url, startedAt=started_at,
+        id=export_id,
+        crmUrl=crm_url,
+        startedAt=started_at,
         phases={name: PhaseStats() for name in PHASES},
         checks={name: CheckResult(name=name) for name in CHECKS},
     )
@@ -153,12 +172,18 @@ def _text(data: bytes | None) -> str | None:
 
 def exchange_view(ex: Exchange) -> ExchangeView:
     return ExchangeView(
-        method=ex.method, path=ex.path, status=ex.status, request=_text(ex.request),
-        response=_text(ex.response), error=ex.error,
+        method=ex.method,
+        path=ex.path,
+        status=ex.status,
+        request=_text(ex.request),
+        response=_text(ex.response),
+        error=ex.error,
     )
 
 
-def add_finding(report: Report, finding: Finding, ex: Exchange | None, check: str | None = None) -> None:
+def add_finding(
+    report: Report, finding: Finding, ex: Exchange | None, check: str | None = None
+) -> None:
     """Count a finding against its check and its kind; keep the first few of each kind."""
     name = check or finding.check
     result = report.checks.get(name)
@@ -212,8 +237,12 @@ def junit_xml(report: Report) -> bytes:
     for check in report.checks.values():
         case = ET.Element("testcase", classname="crm-contract", name=check.name)
         if check.violations:
-            failure = ET.SubElement(case, "failure", message=f"{check.violations} contract violation(s)")
-            failure.text = "\n\n".join(_group_text(g) for g in report.violations if g.check == check.name)
+            failure = ET.SubElement(
+                case, "failure", message=f"{check.violations} contract violation(s)"
+            )
+            failure.text = "\n\n".join(
+                _group_text(g) for g in report.violations if g.check == check.name
+            )
         elif not check.calls:
             ET.SubElement(case, "skipped", message="not called in this run")
         warned = [g for g in report.warnings if g.check == check.name]
@@ -238,7 +267,9 @@ def junit_xml(report: Report) -> bytes:
         ET.SubElement(run, "failure", message=report.message or "the export stopped")
     cases.append(run)
     suite = ET.Element(
-        "testsuite", name="crm-contract", tests=str(len(cases)),
+        "testsuite",
+        name="crm-contract",
+        tests=str(len(cases)),
         failures=str(sum(1 for c in cases if c.find("failure") is not None)),
         skipped=str(sum(1 for c in cases if c.find("skipped") is not None)),
         time=f"{report.seconds:.3f}",
@@ -250,7 +281,11 @@ def junit_xml(report: Report) -> bytes:
 def _failed_line(f: FailedRecord) -> str:
     line = f"{f.kind} {f.id or '(aggregate)'}: {f.reason}"
     if f.heldBackTotal:
-        more = f" and {f.heldBackTotal - len(f.heldBack)} more" if f.heldBackTotal > len(f.heldBack) else ""
+        more = (
+            f" and {f.heldBackTotal - len(f.heldBack)} more"
+            if f.heldBackTotal > len(f.heldBack)
+            else ""
+        )
         line += f" (held back: {', '.join(f.heldBack)}{more})"
     return line
 
@@ -284,12 +319,22 @@ def summary(report: Report) -> str:
     for name, s in report.phases.items():
         if not (s.requests or s.failed or s.skipped):
             continue
-        parts = [f"{k} {v}" for k, v in (
-            ("received", s.received), ("created", s.created), ("updated", s.updated),
-            ("unchanged", s.unchanged), ("failed", s.failed), ("skipped", s.skipped),
-            ("sent", s.sent),
-        ) if v]
-        lines.append(f"  {name:<12} {', '.join(parts) or '-'}  ({s.requests} requests, {s.seconds:.2f}s)")
+        parts = [
+            f"{k} {v}"
+            for k, v in (
+                ("received", s.received),
+                ("created", s.created),
+                ("updated", s.updated),
+                ("unchanged", s.unchanged),
+                ("failed", s.failed),
+                ("skipped", s.skipped),
+                ("sent", s.sent),
+            )
+            if v
+        ]
+        lines.append(
+            f"  {name:<12} {', '.join(parts) or '-'}  ({s.requests} requests, {s.seconds:.2f}s)"
+        )
     rb = report.taskReadBack
     if rb.asked:
         lines.append(

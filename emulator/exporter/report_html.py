@@ -110,6 +110,9 @@ def html_report(report: Report) -> str:
     for f in report.failed:
         failed_by_phase.setdefault(f.phase, []).append(f)
     return _page.render(
-        r=report, counts=COUNTS, failed_by_phase=failed_by_phase,
-        per_phase=HTML_FAILED_PER_PHASE, cleared_cap=HTML_CLEARED,
+        r=report,
+        counts=COUNTS,
+        failed_by_phase=failed_by_phase,
+        per_phase=HTML_FAILED_PER_PHASE,
+        cleared_cap=HTML_CLEARED,
     )

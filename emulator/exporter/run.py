@@ -100,9 +100,16 @@ class Exporter(RunContext):
     def _client(self) -> CrmClient:
         c = self.conn
         return CrmClient(
-            c.crmUrl, c.apiKey, c.apiKeyHeader, verify=c.verify, ca_file=c.caFile,
-            timeout=c.timeoutSeconds, policy=self.policy, journal=self.journal.add,
-            transport=self.transport, max_connections=self.in_flight,
+            c.crmUrl,
+            c.apiKey,
+            c.apiKeyHeader,
+            verify=c.verify,
+            ca_file=c.caFile,
+            timeout=c.timeoutSeconds,
+            policy=self.policy,
+            journal=self.journal.add,
+            transport=self.transport,
+            max_connections=self.in_flight,
         )
 
     async def _session(self, sequence: Callable[[], Awaitable[None]]) -> Report:
@@ -135,10 +142,11 @@ class Exporter(RunContext):
             left = self.totals.get(kind, 0) - (s.created + s.updated + s.unchanged + s.failed)
             if left > 0:
                 s.failed += left
-                self.report.failed.append(FailedRecord(
-                    kind=kind, id=None, reason=f"{left} record(s) not exported: {why}", phase=kind,
-                ))
-
-
-
-
+                self.report.failed.append(
+                    FailedRecord(
+                        kind=kind,
+                        id=None,
+                        reason=f"{left} record(s) not exported: {why}",
+                        phase=kind,
+                    )
+                )

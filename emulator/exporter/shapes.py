@@ -57,9 +57,14 @@ def company_create_item(row: Mapping[str, Any], owner_id: str | None) -> dict[st
 
 # (wire name, platform column) pairs a contact item copies as they are.
 _CONTACT_FIELDS = (
-    ("email", "professionalEmail"), ("firstName", "firstName"), ("lastName", "lastName"),
-    ("phone", "phones"), ("mobilePhone", "mobilePhone"), ("title", "jobTitle"),
-    ("networkUrl", "networkProfileUrl"), ("location", "contactCountry"),
+    ("email", "professionalEmail"),
+    ("firstName", "firstName"),
+    ("lastName", "lastName"),
+    ("phone", "phones"),
+    ("mobilePhone", "mobilePhone"),
+    ("title", "jobTitle"),
+    ("networkUrl", "networkProfileUrl"),
+    ("location", "contactCountry"),
     ("country", "contactCountry"),
 )
 
@@ -90,7 +95,6 @@ def with_owner(item: dict[str, Any], owner_id: str | None) -> dict[str, Any]:
 
 def update_item(as_sent: dict[str, Any], crm_id: str) -> dict[str, Any]:
     return {"crmId": crm_id, **as_sent}
-
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,4 +189,3 @@ def activity_body(
         "sequenceMessageCount": m.sequence_count,
     }
     return body
-

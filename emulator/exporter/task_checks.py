@@ -21,7 +21,9 @@ def task_list(body: Any, check: str) -> tuple[list[Any] | None, list[Finding]]:
     if isinstance(body, dict):
         for key in ("tasks", "results", "data"):
             if isinstance(body.get(key), list):
-                return body[key], [Finding("warning", check, "tasks wrapped in an object, not a bare array")]
+                return body[key], [
+                    Finding("warning", check, "tasks wrapped in an object, not a bare array")
+                ]
     return None, [Finding("violation", check, "answer is not an array of tasks")]
 
 
@@ -45,19 +47,29 @@ def plan_read_back(asked: Sequence[str], tasks: Sequence[Any], check: str) -> Re
         if isinstance(task_id, int) and not isinstance(task_id, bool):
             task_id = str(task_id)
         if not is_id(task_id):
-            plan.findings.append(Finding("violation", check, "task without a string `id`", repr(task)[:300]))
+            plan.findings.append(
+                Finding("violation", check, "task without a string `id`", repr(task)[:300])
+            )
             continue
         if task_id not in asked_set:
-            plan.findings.append(Finding("violation", check, "task for an id that was not asked", f"id {task_id!r}"))
+            plan.findings.append(
+                Finding("violation", check, "task for an id that was not asked", f"id {task_id!r}")
+            )
             continue
         answered.add(task_id)
         completed, at = task.get("completed"), task.get("completedAt")
         if not isinstance(completed, bool):
-            plan.findings.append(Finding("violation", check, "task without a boolean `completed`", f"id {task_id}"))
+            plan.findings.append(
+                Finding("violation", check, "task without a boolean `completed`", f"id {task_id}")
+            )
             continue
         if completed:
             if not isinstance(at, str):
-                plan.findings.append(Finding("warning", check, "completed task without `completedAt`", f"id {task_id}"))
+                plan.findings.append(
+                    Finding(
+                        "warning", check, "completed task without `completedAt`", f"id {task_id}"
+                    )
+                )
             plan.completed[task_id] = at if isinstance(at, str) else None
         else:
             plan.open.add(task_id)
@@ -67,6 +79,7 @@ def plan_read_back(asked: Sequence[str], tasks: Sequence[Any], check: str) -> Re
 
 # ---------------------------------------------------------------------------------------------
 # The null-clearing rule
+
 
 def created_id(body: Any) -> str | None:
     """The `id` a POST /activities or POST /tasks answer must carry (numbers tolerated)."""
@@ -92,10 +105,15 @@ def plan_created(check: str, body: Any) -> CreatedPlan:
     """The created record's CRM id: a string `id` (a number is tolerated with a warning)."""
     crm_id = created_id(body)
     if crm_id is None:
-        return CreatedPlan(None, f"{check} answer carries no id",
-                           [Finding("violation", check, "answer carries no string `id`")])
+        return CreatedPlan(
+            None,
+            f"{check} answer carries no id",
+            [Finding("violation", check, "answer carries no string `id`")],
+        )
     if not isinstance(body.get("id"), str):
-        return CreatedPlan(crm_id, findings=[Finding("warning", check, "`id` is a number, not a string")])
+        return CreatedPlan(
+            crm_id, findings=[Finding("warning", check, "`id` is a number, not a string")]
+        )
     return CreatedPlan(crm_id)
 
 
@@ -118,7 +136,9 @@ def answered_tasks(check: str, status: int, body: Any) -> TaskAnswer:
     if check == READ_ONE:
         return TaskAnswer([] if task_gone(check, status) else [body])
     tasks, findings = task_list(body, check)
-    return TaskAnswer(tasks, None if tasks is not None else f"{check} answer is not an array of tasks", findings)
+    return TaskAnswer(
+        tasks, None if tasks is not None else f"{check} answer is not an array of tasks", findings
+    )
 
 
 @dataclass
@@ -135,9 +155,15 @@ def plan_completion(check: str, asked: Sequence[str], body: Any) -> CompletionPl
     if check == COMPLETE_ONE:
         if isinstance(body, dict) and body.get("completed") is True:
             return CompletionPlan()
-        return CompletionPlan(findings=[Finding("violation", check, "answer is not the task with completed true")])
+        return CompletionPlan(
+            findings=[Finding("violation", check, "answer is not the task with completed true")]
+        )
     tasks, findings = task_list(body, check)
     if tasks is None:
         return CompletionPlan(dict.fromkeys(asked, f"{check} answer is not an array"), findings)
-    completed = {str(t.get("id")) for t in tasks if isinstance(t, dict) and t.get("completed") is True}
-    return CompletionPlan({c: f"CRM did not complete task {c}" for c in asked if c not in completed}, findings)
+    completed = {
+        str(t.get("id")) for t in tasks if isinstance(t, dict) and t.get("completed") is True
+    }
+    return CompletionPlan(
+        {c: f"CRM did not complete task {c}" for c in asked if c not in completed}, findings
+    )

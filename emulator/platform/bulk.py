@@ -26,14 +26,39 @@ def insert_companies(conn: sqlite3.Connection, companies: Iterable[m.Company]) -
         "INSERT INTO companies VALUES "
         "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            (co.id, co.name, co.domain, co.website, co.companyNetworkUrl, co.industry,
-             co.rangeOfEmployees, co.numberOfEmployees, co.yearfounded, co.description, co.country,
-             co.city, co.streetAddress, co.phoneNumber, co.companyEmail, co.revenueRange,
-             _bool(co.hiringOnNetwork), co.openJobPositions, co.companyCRMId,
-             _json(co.smartFieldExplanations), _json(co.customFields),
-             *company_keys({"domain": co.domain, "website": co.website,
-                            "companyNetworkUrl": co.companyNetworkUrl, "name": co.name}).values(),
-             co.createdAt, co.updatedAt)
+            (
+                co.id,
+                co.name,
+                co.domain,
+                co.website,
+                co.companyNetworkUrl,
+                co.industry,
+                co.rangeOfEmployees,
+                co.numberOfEmployees,
+                co.yearfounded,
+                co.description,
+                co.country,
+                co.city,
+                co.streetAddress,
+                co.phoneNumber,
+                co.companyEmail,
+                co.revenueRange,
+                _bool(co.hiringOnNetwork),
+                co.openJobPositions,
+                co.companyCRMId,
+                _json(co.smartFieldExplanations),
+                _json(co.customFields),
+                *company_keys(
+                    {
+                        "domain": co.domain,
+                        "website": co.website,
+                        "companyNetworkUrl": co.companyNetworkUrl,
+                        "name": co.name,
+                    }
+                ).values(),
+                co.createdAt,
+                co.updatedAt,
+            )
             for co in companies
         ),
     )
@@ -45,11 +70,31 @@ def insert_contacts(conn: sqlite3.Connection, contacts: list[m.Contact]) -> None
         "INSERT INTO contacts VALUES "
         "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            (c.id, c.firstName, c.lastName, c.jobTitle, c.networkProfileUrl, c.professionalEmail,
-             c.personalEmails, c.mobilePhone, c.phones, c.imageUrl, c.companyId,
-             c.emailVerificationStatus, c.contactCountry, c.networkHeadline, c.numberOfConnections,
-             c.contactCRMId, c.leadCRMId, _json(c.smartFieldExplanations), _json(c.customFields),
-             email_key(c.professionalEmail), url_key(c.networkProfileUrl), c.createdAt, c.updatedAt)
+            (
+                c.id,
+                c.firstName,
+                c.lastName,
+                c.jobTitle,
+                c.networkProfileUrl,
+                c.professionalEmail,
+                c.personalEmails,
+                c.mobilePhone,
+                c.phones,
+                c.imageUrl,
+                c.companyId,
+                c.emailVerificationStatus,
+                c.contactCountry,
+                c.networkHeadline,
+                c.numberOfConnections,
+                c.contactCRMId,
+                c.leadCRMId,
+                _json(c.smartFieldExplanations),
+                _json(c.customFields),
+                email_key(c.professionalEmail),
+                url_key(c.networkProfileUrl),
+                c.createdAt,
+                c.updatedAt,
+            )
             for c in contacts
         ),
     )

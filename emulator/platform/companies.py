@@ -11,11 +11,16 @@ from emulator.platform.sql import insert_row
 
 def insert(conn: sqlite3.Connection, values: dict[str, Any], now: str) -> int:
     """A new company of these columns (their match keys added); answers its id."""
-    return insert_row(conn, "companies", {**values, **company_keys(values), "createdAt": now, "updatedAt": now})
+    return insert_row(
+        conn, "companies", {**values, **company_keys(values), "createdAt": now, "updatedAt": now}
+    )
 
 
 def update(
-    conn: sqlite3.Connection, company_id: int, stored: dict[str, Any], updates: dict[str, Any],
+    conn: sqlite3.Connection,
+    company_id: int,
+    stored: dict[str, Any],
+    updates: dict[str, Any],
     now: str,
 ) -> None:
     """Change these columns of a company whose key sources were `stored`; its match keys are

@@ -66,7 +66,6 @@ def rule_problems(body: Mapping[str, Any]) -> list[tuple[str, str]]:
     return problems
 
 
-
 def problems(body: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(field, message) of everything a connection body breaks, every field at once: the
     struct's rules, a URL of an emulator's control API, unknown engagement fields."""
@@ -82,6 +81,7 @@ def problems(body: Mapping[str, Any]) -> list[tuple[str, str]]:
             if name not in ENGAGEMENT_FIELDS[kind]:
                 found.append((f"engagementFields.{kind}.{name}", "unknown engagement field"))
     return found
+
 
 # ---------------------------------------------------------------------------------------------
 # Where the CRM is: the one rule every caller uses
@@ -105,7 +105,8 @@ def is_absolute(crm_url: str) -> bool:
 
 
 def resolve(
-    crm_url: str, server_base: str | None = None,
+    crm_url: str,
+    server_base: str | None = None,
     in_process: httpx.AsyncBaseTransport | None = None,
 ) -> ResolvedCrm:
     """An absolute crmUrl is used as it is, over the network. A path ("/crm") names this

@@ -12,7 +12,9 @@ from emulator.platform.sql import insert_row
 
 def insert(conn: sqlite3.Connection, values: dict[str, Any], now: str) -> int:
     """A new contact of these columns (their match keys added); answers its id."""
-    return insert_row(conn, "contacts", {**values, **contact_keys(values), "createdAt": now, "updatedAt": now})
+    return insert_row(
+        conn, "contacts", {**values, **contact_keys(values), "createdAt": now, "updatedAt": now}
+    )
 
 
 def update(conn: sqlite3.Connection, contact_id: int, updates: dict[str, Any], now: str) -> None:

@@ -31,8 +31,12 @@ CONTACT_ENGAGEMENT = (
     "campaigns",
 )
 _CONTACT_ONLY = frozenset(
-    {"campaignSequenceDetails", "campaignOpenAnalysis", "campaignClickAnalysis",
-     "campaignReplyAnalysis"}
+    {
+        "campaignSequenceDetails",
+        "campaignOpenAnalysis",
+        "campaignClickAnalysis",
+        "campaignReplyAnalysis",
+    }
 )
 COMPANY_ENGAGEMENT = tuple(f for f in CONTACT_ENGAGEMENT if f not in _CONTACT_ONLY)
 ENGAGEMENT_FIELDS: dict[str, tuple[str, ...]] = {

@@ -11,8 +11,9 @@ Table = Literal["contacts", "companies"]
 _COMPANY_KEY_SOURCES = frozenset({"name", "domain", "website", "companyNetworkUrl"})
 
 
-def apply(conn: sqlite3.Connection, table: Table, row: dict[str, Any], changes: dict[str, Any],
-          at: str) -> None:
+def apply(
+    conn: sqlite3.Connection, table: Table, row: dict[str, Any], changes: dict[str, Any], at: str
+) -> None:
     """Write what differs, with the match keys it moves and updatedAt moved to `at` (never
     backwards); keep `row` current."""
     changed = {k: v for k, v in changes.items() if row.get(k) != v}

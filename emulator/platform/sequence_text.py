@@ -15,8 +15,11 @@ def render(text: str | None, first_name: str | None, company: str | None) -> str
 
 
 def task_subject(
-    template: str | None, task_type: str | None, campaign: str,
-    first_name: str | None, company: str | None,
+    template: str | None,
+    task_type: str | None,
+    campaign: str,
+    first_name: str | None,
+    company: str | None,
 ) -> str:
     """A TASK step's subject for one member: its `taskSubject` rendered, else `<type>: <campaign>`."""
     return render(template, first_name, company) or f"{task_type or 'Task'}: {campaign}"

@@ -35,9 +35,18 @@ def ensure_for_members(conn: sqlite3.Connection, contacts: Sequence[int] | None 
             conn.executemany(
                 "INSERT INTO platform_tasks(contactId, campaignId, stepIndex, subject, type)"
                 " VALUES (?, ?, ?, ?, ?)",
-                [(contact, cid, index,
-                  task_subject(step.get("taskSubject"), step.get("taskType"), name, first, company),
-                  step.get("taskType")) for contact, first, company in members],
+                [
+                    (
+                        contact,
+                        cid,
+                        index,
+                        task_subject(
+                            step.get("taskSubject"), step.get("taskType"), name, first, company
+                        ),
+                        step.get("taskType"),
+                    )
+                    for contact, first, company in members
+                ],
             )
             added += len(members)
     return added
@@ -56,13 +65,18 @@ def insert_sequence_tasks(conn: sqlite3.Connection, rows: Iterable[TaskRow]) -> 
     """Tasks the simulation's TASK steps made (ids handed out by the caller's batch)."""
     conn.executemany(
         "INSERT INTO platform_tasks(id, contactId, campaignId, stepIndex, subject, type, dueDate)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)", rows,
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        rows,
     )
 
 
 def create(
-    conn: sqlite3.Connection, contact: int, campaign: int, step_index: int | None,
-    subject: str | None, due: str | None,
+    conn: sqlite3.Connection,
+    contact: int,
+    campaign: int,
+    step_index: int | None,
+    subject: str | None,
+    due: str | None,
 ) -> int:
     """Add a member's task as a campaign's TASK step would (the campaign's first TASK step when
     `step_index` is None); raises InvalidField naming the offending field."""
@@ -71,7 +85,8 @@ def create(
         raise InvalidField("campaignId", f"unknown campaign {campaign}")
     member = conn.execute(
         "SELECT c.firstName, co.name FROM contacts c LEFT JOIN companies co ON co.id = c.companyId"
-        " WHERE c.id = ?", (contact,),
+        " WHERE c.id = ?",
+        (contact,),
     ).fetchone()
     if member is None:
         raise InvalidField("contactId", f"unknown contact {contact}")

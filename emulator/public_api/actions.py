@@ -70,9 +70,13 @@ def _shown(ids: list[int]) -> str:
 
 def _unknown(conn: sqlite3.Connection, table: str, ids: list[int], where: str = "") -> list[int]:
     wanted = sorted(set(ids))
-    known = {r[0] for r in conn.execute(
-        f"SELECT id FROM {table} WHERE id IN (SELECT value FROM json_each(?)){where}",
-        (encode(wanted).decode(),))}
+    known = {
+        r[0]
+        for r in conn.execute(
+            f"SELECT id FROM {table} WHERE id IN (SELECT value FROM json_each(?)){where}",
+            (encode(wanted).decode(),),
+        )
+    }
     return [i for i in wanted if i not in known]
 
 
@@ -93,7 +97,8 @@ def resolve_records(conn: sqlite3.Connection, field: str, ids: list[int]) -> tup
     for list_id in ids:
         for (member,) in conn.execute(
             f"SELECT m.entityId FROM list_members m JOIN {table} r ON r.id = m.entityId"
-            " WHERE m.listId = ? ORDER BY m.entityId", (list_id,)
+            " WHERE m.listId = ? ORDER BY m.entityId",
+            (list_id,),
         ):
             members.setdefault(member, None)
     if not members:
@@ -116,8 +121,14 @@ async def start_run(ctx: ApiContext, body: ActionsIn) -> ActionsRunCreated:
         cursor = conn.execute(
             "INSERT INTO actions_runs(entity, actions, contactIds, webhookUrl, overallStatus,"
             " statusCounts, createdAt) VALUES (?, ?, ?, ?, 'QUEUED', ?, ?)",
-            (entity, encode(actions).decode(), encode(records).decode(),
-             body.webhookUrl, encode(counts).decode(), now),
+            (
+                entity,
+                encode(actions).decode(),
+                encode(records).decode(),
+                body.webhookUrl,
+                encode(counts).decode(),
+                now,
+            ),
         )
         run_id = cursor.lastrowid or 0
         schedule(conn, run_id, now)
@@ -145,7 +156,11 @@ async def run_status(ctx: ApiContext, run_id: int) -> ActionsRunStatus:
         state = timeline.state(ctx.emulator.clock.now())
         status, counts = state.overallStatus, state.counts
     return ActionsRunStatus(
-        actionsId=row[0], entity=row[1], overallStatus=status,  # type: ignore[arg-type]
-        totalActions=total, statusCounts=counts, progress=progress(counts, total),
+        actionsId=row[0],
+        entity=row[1],
+        overallStatus=status,  # type: ignore[arg-type]
+        totalActions=total,
+        statusCounts=counts,
+        progress=progress(counts, total),
         createdAt=row[6],
     )

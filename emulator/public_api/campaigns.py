@@ -25,16 +25,28 @@ _IDENTITY_SELECT = (
 
 def _campaign(row: tuple[Any, ...]) -> Campaign:
     return Campaign(
-        id=row[0], name=row[1], description=row[2], status=row[3],
-        createdBy=Ref(id=row[4], name=row[5]), crmOwnerId=row[6],
-        senderIdentity=Ref(id=row[7], name=row[8]), createdAt=row[9],
+        id=row[0],
+        name=row[1],
+        description=row[2],
+        status=row[3],
+        createdBy=Ref(id=row[4], name=row[5]),
+        crmOwnerId=row[6],
+        senderIdentity=Ref(id=row[7], name=row[8]),
+        createdAt=row[9],
     )
 
 
 def _identity(row: tuple[Any, ...]) -> Identity:
     return Identity(
-        id=row[0], name=row[1], firstName=row[2], lastName=row[3], jobTitle=row[4],
-        email=row[5], networkUrl=row[6], timezone=row[7], createdAt=row[8],
+        id=row[0],
+        name=row[1],
+        firstName=row[2],
+        lastName=row[3],
+        jobTitle=row[4],
+        email=row[5],
+        networkUrl=row[6],
+        timezone=row[7],
+        createdAt=row[8],
     )
 
 

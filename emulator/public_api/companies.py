@@ -29,13 +29,29 @@ _SELECT = f"SELECT {_COLUMNS} FROM companies t"  # rows_by_ids: aliased t
 
 def company_from_row(row: tuple[Any, ...], template: str | None) -> Company:
     return Company(
-        id=row[0], name=row[1], domain=row[2], website=row[3], companyNetworkUrl=row[4],
-        industry=row[5], rangeOfEmployees=row[6], numberOfEmployees=row[7], yearfounded=row[8],
-        description=row[9], country=row[10], city=row[11], streetAddress=row[12],
-        phoneNumber=row[13], companyEmail=row[14], revenueRange=row[15],
-        hiringOnNetwork=None if row[16] is None else bool(row[16]), openJobPositions=row[17],
-        companyCRMId=row[18], isCompanyInCRM=row[18] is not None, createdAt=row[19],
-        updatedAt=row[20], smartFieldExplanations=decode_json_object(row[21]),
+        id=row[0],
+        name=row[1],
+        domain=row[2],
+        website=row[3],
+        companyNetworkUrl=row[4],
+        industry=row[5],
+        rangeOfEmployees=row[6],
+        numberOfEmployees=row[7],
+        yearfounded=row[8],
+        description=row[9],
+        country=row[10],
+        city=row[11],
+        streetAddress=row[12],
+        phoneNumber=row[13],
+        companyEmail=row[14],
+        revenueRange=row[15],
+        hiringOnNetwork=None if row[16] is None else bool(row[16]),
+        openJobPositions=row[17],
+        companyCRMId=row[18],
+        isCompanyInCRM=row[18] is not None,
+        createdAt=row[19],
+        updatedAt=row[20],
+        smartFieldExplanations=decode_json_object(row[21]),
         companyCRMUrl=link(template, row[18]),
     )
 
@@ -89,8 +105,11 @@ _WRITABLE = ("name", "domain", "website", "companyNetworkUrl", "industry")
 
 
 def match_company(
-    conn: sqlite3.Connection, domain: str | None, website: str | None,
-    network_url: str | None, name: str | None,
+    conn: sqlite3.Connection,
+    domain: str | None,
+    website: str | None,
+    network_url: str | None,
+    name: str | None,
 ) -> int | None:
     """decisions.md §2: normalised domain (or website), then companyNetworkUrl, then name."""
     for column, key in (
@@ -115,12 +134,17 @@ def upsert_company(
     `given` maps _WRITABLE columns to values; None or blank is "not given". `where`
     prefixes the field named by a 400 (a contact's nested `company`).
     """
-    present = {col: v for col, v in given.items() if col in _WRITABLE and v is not None and v.strip()}
+    present = {
+        col: v for col, v in given.items() if col in _WRITABLE and v is not None and v.strip()
+    }
     found = None
     if merge:
         found = match_company(
-            conn, present.get("domain"), present.get("website"),
-            present.get("companyNetworkUrl"), present.get("name"),
+            conn,
+            present.get("domain"),
+            present.get("website"),
+            present.get("companyNetworkUrl"),
+            present.get("name"),
         )
     if found is None:
         if name_key(present.get("name")) is None:
@@ -139,12 +163,17 @@ def upsert_company(
 
 # A merged value equal to the stored one under these keys keeps the stored spelling.
 _SAME: dict[str, Callable[[str | None], str | None]] = {
-    "name": name_key, "domain": domain_key, "website": url_key, "companyNetworkUrl": url_key,
+    "name": name_key,
+    "domain": domain_key,
+    "website": url_key,
+    "companyNetworkUrl": url_key,
 }
 
 
 def changes(
-    stored: dict[str, Any], given: dict[str, Any], same: dict[str, Callable[[str | None], str | None]]
+    stored: dict[str, Any],
+    given: dict[str, Any],
+    same: dict[str, Callable[[str | None], str | None]],
 ) -> dict[str, Any]:
     """The given values that change a record; the same value in another spelling is no change,
     so a merge never churns a stored e-mail, URL or name (nor its updatedAt)."""
@@ -162,7 +191,9 @@ async def create_company(ctx: ApiContext, body: CompanyIn) -> tuple[CompanyCreat
     """POST /v1/company in one transaction: nothing is written when the list is bad."""
     now = ctx.now()
     given: dict[str, str | None] = {
-        "name": body.name, "domain": body.domain, "website": body.website,
+        "name": body.name,
+        "domain": body.domain,
+        "website": body.website,
         "companyNetworkUrl": body.companyNetworkUrl,
     }
 
@@ -174,10 +205,15 @@ async def create_company(ctx: ApiContext, body: CompanyIn) -> tuple[CompanyCreat
             add_member(conn, body.listId, company_id)
         row = conn.execute(
             "SELECT id, name, domain, companyNetworkUrl, createdAt, updatedAt FROM companies"
-            " WHERE id = ?", (company_id,),
+            " WHERE id = ?",
+            (company_id,),
         ).fetchone()
         return CompanyCreated(
-            id=row[0], name=row[1], domain=row[2], companyNetworkUrl=row[3], createdAt=row[4],
+            id=row[0],
+            name=row[1],
+            domain=row[2],
+            companyNetworkUrl=row[3],
+            createdAt=row[4],
             updatedAt=row[5],
         ), merged
 

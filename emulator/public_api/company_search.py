@@ -25,11 +25,25 @@ from emulator.public_api.filters import iso_bound, non_ascii
 
 MAX_VALUES = 1000  # items in one array condition; keeps far below SQLite's bound-variable cap
 
-TEXT_FIELDS = frozenset({
-    "name", "domain", "website", "companyNetworkUrl", "industry", "rangeOfEmployees",
-    "yearfounded", "description", "country", "city", "streetAddress", "phoneNumber",
-    "companyEmail", "revenueRange", "companyCRMId",
-})
+TEXT_FIELDS = frozenset(
+    {
+        "name",
+        "domain",
+        "website",
+        "companyNetworkUrl",
+        "industry",
+        "rangeOfEmployees",
+        "yearfounded",
+        "description",
+        "country",
+        "city",
+        "streetAddress",
+        "phoneNumber",
+        "companyEmail",
+        "revenueRange",
+        "companyCRMId",
+    }
+)
 NUMERIC_FIELDS = frozenset({"numberOfEmployees", "openJobPositions"})
 BOOLEAN_FIELDS = frozenset({"hiringOnNetwork"})
 TIME_FIELDS = frozenset({"createdAt", "updatedAt"})
@@ -88,14 +102,19 @@ def condition(where: str, key: str, value: Any) -> Clause | None:
     """One condition as (sql, params), or None when it constrains nothing."""
     parser = _PARSERS.get(_kind(key))
     if parser is None:
-        raise BadRequest.field(where, f"unknown condition key; known keys: {', '.join(sorted(KEYS))}")
+        raise BadRequest.field(
+            where, f"unknown condition key; known keys: {', '.join(sorted(KEYS))}"
+        )
     return parser(where, key, value)
 
 
 def _kind(key: str) -> str:
     for kind, keys in (
-        ("text", TEXT_FIELDS), ("numeric", NUMERIC_FIELDS | {"leadsCount"}),
-        ("boolean", BOOLEAN_FIELDS | {"isCompanyInCRM"}), ("time", TIME_FIELDS), ("ids", ID_FIELDS),
+        ("text", TEXT_FIELDS),
+        ("numeric", NUMERIC_FIELDS | {"leadsCount"}),
+        ("boolean", BOOLEAN_FIELDS | {"isCompanyInCRM"}),
+        ("time", TIME_FIELDS),
+        ("ids", ID_FIELDS),
     ):
         if key in keys:
             return kind
@@ -151,7 +170,7 @@ def _number(where: str, item: Any) -> float | int | None:
         except ValueError:
             raise BadRequest.field(where, f"{item!r} is not a number") from None
     if isinstance(item, bool) or not isinstance(item, int | float) or not math.isfinite(item):
-        raise BadRequest.field(where, "range ends must be numbers as strings, or \"\" for open")
+        raise BadRequest.field(where, 'range ends must be numbers as strings, or "" for open')
     if isinstance(item, int) and abs(item) >= 2**63:
         item = float(item)  # beyond SQLite's integers; a float compares correctly
     return item
@@ -159,7 +178,7 @@ def _number(where: str, item: Any) -> float | int | None:
 
 def _numeric(where: str, key: str, value: Any) -> Clause | None:
     if not isinstance(value, list) or len(value) != 2:
-        raise BadRequest.field(where, "must be a two-item [min, max] array (\"\" for an open end)")
+        raise BadRequest.field(where, 'must be a two-item [min, max] array ("" for an open end)')
     low, high = _number(where, value[0]), _number(where, value[1])
     if key == "leadsCount":
         return _leads(low, high)
@@ -200,7 +219,7 @@ def _boolean(where: str, key: str, value: Any) -> Clause | None:
 
 def _time(where: str, key: str, value: Any) -> Clause | None:
     if not isinstance(value, dict) or not set(value) <= {"startDate", "endDate"}:
-        raise BadRequest.field(where, "must be an object {\"startDate\", \"endDate\"}")
+        raise BadRequest.field(where, 'must be an object {"startDate", "endDate"}')
     parts: list[str] = []
     params: list[Any] = []
     for name, op in (("startDate", ">="), ("endDate", "<=")):
@@ -219,5 +238,9 @@ def _marks(values: list[Any]) -> str:
 
 
 _PARSERS: dict[str, Callable[[str, str, Any], Clause | None]] = {
-    "text": _text, "numeric": _numeric, "boolean": _boolean, "time": _time, "ids": _ids,
+    "text": _text,
+    "numeric": _numeric,
+    "boolean": _boolean,
+    "time": _time,
+    "ids": _ids,
 }

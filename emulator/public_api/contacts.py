@@ -27,7 +27,9 @@ _DOCS = (
 )
 
 
-def contact_json(doc: str, company_ref: str | None, crm_id: str | None, template: str | None) -> str:
+def contact_json(
+    doc: str, company_ref: str | None, crm_id: str | None, template: str | None
+) -> str:
     url = "null" if template is None or crm_id is None else encode(link(template, crm_id)).decode()
     return f'{doc[:-1]},"company":{company_ref or "null"},"contactCRMUrl":{url}}}'
 
@@ -110,8 +112,15 @@ async def get_contact(ctx: ApiContext, contact_id: int) -> Contact:
 
 # Body fields a create or merge copies into the row, in column order.
 _WRITABLE = (
-    "firstName", "lastName", "professionalEmail", "jobTitle", "networkProfileUrl", "mobilePhone",
-    "phones", "networkHeadline", "contactCountry",
+    "firstName",
+    "lastName",
+    "professionalEmail",
+    "jobTitle",
+    "networkProfileUrl",
+    "mobilePhone",
+    "phones",
+    "networkHeadline",
+    "contactCountry",
 )
 # What a create writes and a merge may change: the body's columns and the company's id.
 _STORED = (*_WRITABLE, "companyId")
@@ -119,7 +128,8 @@ _STORED = (*_WRITABLE, "companyId")
 
 # A merged e-mail or profile URL equal to the stored one under these keys keeps its spelling.
 _SAME: dict[str, Callable[[str | None], str | None]] = {
-    "professionalEmail": email_key, "networkProfileUrl": url_key,
+    "professionalEmail": email_key,
+    "networkProfileUrl": url_key,
 }
 
 
@@ -181,11 +191,17 @@ async def create_contact(ctx: ApiContext, body: ContactIn) -> tuple[ContactCreat
             add_member(conn, body.listId, contact_id)
         row = conn.execute(
             "SELECT id, firstName, lastName, professionalEmail, networkProfileUrl, companyId,"
-            " createdAt FROM contacts WHERE id = ?", (contact_id,),
+            " createdAt FROM contacts WHERE id = ?",
+            (contact_id,),
         ).fetchone()
         return ContactCreated(
-            id=row[0], firstName=row[1], lastName=row[2], professionalEmail=row[3],
-            networkProfileUrl=row[4], companyId=row[5], createdAt=row[6],
+            id=row[0],
+            firstName=row[1],
+            lastName=row[2],
+            professionalEmail=row[3],
+            networkProfileUrl=row[4],
+            companyId=row[5],
+            createdAt=row[6],
         ), found is not None
 
     return await ctx.store.write(write)

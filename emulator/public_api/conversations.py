@@ -17,17 +17,26 @@ _SELECT = (
 
 def _message(row: tuple[Any, ...]) -> Message:
     return Message(
-        id=row[0], content=row[1], subject=row[2], type=row[3], isContactSender=bool(row[4]),
-        isAutosent=bool(row[5]), isAudio=bool(row[6]), url=row[7], attachment=row[8],
-        attachmentName=row[9], contentType=row[10], createdAt=row[11], updatedAt=row[12],
-        viewCount=row[13], clickCount=row[14],
+        id=row[0],
+        content=row[1],
+        subject=row[2],
+        type=row[3],
+        isContactSender=bool(row[4]),
+        isAutosent=bool(row[5]),
+        isAudio=bool(row[6]),
+        url=row[7],
+        attachment=row[8],
+        attachmentName=row[9],
+        contentType=row[10],
+        createdAt=row[11],
+        updatedAt=row[12],
+        viewCount=row[13],
+        clickCount=row[14],
     )
 
 
 async def conversation_messages(ctx: ApiContext, conversation_id: int) -> Conversation:
-    found = await ctx.store.fetchone(
-        "SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)
-    )
+    found = await ctx.store.fetchone("SELECT 1 FROM conversations WHERE id = ?", (conversation_id,))
     if found is None:
         raise NotFound(f"Conversation {conversation_id} not found")
     rows = await ctx.store.fetchall(_SELECT, (conversation_id,))

@@ -32,21 +32,31 @@ async def check(url: str, api_key: str, header: str, at: str) -> tuple[CustomCrm
     assert users is not None
     verdict = users_verdict(url.rstrip("/") + "/users", users, at)
     return CustomCrmHealth(
-        success=health.ok, status=health.statusCode, message=message,
-        ownerSelection=verdict.ownerSelection, usersStatus=verdict.status,
+        success=health.ok,
+        status=health.statusCode,
+        message=message,
+        ownerSelection=verdict.ownerSelection,
+        usersStatus=verdict.status,
     ), verdict
 
 
 def _status(settings: str | None, health: str | None) -> CustomCrmStatus:
     if settings is None:
         return CustomCrmStatus(
-            connected=False, baseUrl=None, apiKeyHeader=None, contactLinkTemplate=None,
-            companyLinkTemplate=None, lastHealth=None, ownerSelection=None,
+            connected=False,
+            baseUrl=None,
+            apiKeyHeader=None,
+            contactLinkTemplate=None,
+            companyLinkTemplate=None,
+            lastHealth=None,
+            ownerSelection=None,
             healthCheckIntervalSeconds=HEALTH_INTERVAL_SECONDS,
         )
     conn: CrmConnection = decode(settings, CrmConnection)
     return CustomCrmStatus(
-        connected=True, baseUrl=conn.crmUrl, apiKeyHeader=conn.apiKeyHeader,
+        connected=True,
+        baseUrl=conn.crmUrl,
+        apiKeyHeader=conn.apiKeyHeader,
         contactLinkTemplate=conn.contactLinkTemplate,
         companyLinkTemplate=conn.companyLinkTemplate,
         lastHealth=None if health is None else decode(health),
@@ -65,14 +75,22 @@ async def connect(
     """Store the connection (baseUrl as given) with the outcome of its probes; a new
     connection starts its health history afresh."""
     last = ConnectionHealth(
-        ok=health.success, status=health.status, checkedAt=ctx.now(), message=health.message,
-        failuresInRow=0 if health.success else 1, users=users, crmUrl=body.baseUrl,
+        ok=health.success,
+        status=health.status,
+        checkedAt=ctx.now(),
+        message=health.message,
+        failuresInRow=0 if health.success else 1,
+        users=users,
+        crmUrl=body.baseUrl,
     )
 
     def store(conn: sqlite3.Connection) -> tuple[str, str]:
         base = platform_connection.read(conn) or CrmConnection(crmUrl="", apiKey="")
         settings = msgspec.structs.replace(
-            base, crmUrl=body.baseUrl, apiKey=body.apiKey, apiKeyHeader=body.apiKeyHeader,
+            base,
+            crmUrl=body.baseUrl,
+            apiKey=body.apiKey,
+            apiKeyHeader=body.apiKeyHeader,
             contactLinkTemplate=body.contactLinkTemplate,
             companyLinkTemplate=body.companyLinkTemplate,
         )

@@ -48,8 +48,10 @@ class MetaList(Wire, Generic[T]):
 
 def paginated(data: list[Any], page: int, page_size: int, total: int) -> PaginatedList[Any]:
     pages = math.ceil(total / page_size)
-    return PaginatedList(data=data, pagination=Pagination(
-        page=page, pageSize=page_size, total=total, totalPages=pages))
+    return PaginatedList(
+        data=data,
+        pagination=Pagination(page=page, pageSize=page_size, total=total, totalPages=pages),
+    )
 
 
 def meta_list(data: list[Any], page: int, page_size: int, total: int) -> MetaList[Any]:

@@ -23,5 +23,6 @@ async def check_list(ctx: ApiContext, list_id: int | None, list_type: str) -> No
 
 
 def add_member(conn: sqlite3.Connection, list_id: int, entity_id: int) -> None:
-    conn.execute("INSERT OR IGNORE INTO list_members(listId, entityId) VALUES (?, ?)",
-                 (list_id, entity_id))
+    conn.execute(
+        "INSERT OR IGNORE INTO list_members(listId, entityId) VALUES (?, ?)", (list_id, entity_id)
+    )

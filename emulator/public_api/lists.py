@@ -32,15 +32,25 @@ _VIEW_SELECT = (
 
 def _list(row: tuple[Any, ...]) -> ContactList:
     return ContactList(
-        id=row[0], name=row[1], description=row[2], type=row[3], entitiesCount=row[4],
-        createdBy=Ref(id=row[5], name=row[6]), createdAt=row[7],
+        id=row[0],
+        name=row[1],
+        description=row[2],
+        type=row[3],
+        entitiesCount=row[4],
+        createdBy=Ref(id=row[5], name=row[6]),
+        createdAt=row[7],
     )
 
 
 def _view(row: tuple[Any, ...]) -> SavedView:
     return SavedView(
-        id=row[0], name=row[1], type=row[2], view=decode(row[3], list[str]),
-        createdBy=Ref(id=row[4], name=row[5]), createdAt=row[6], updatedAt=row[7],
+        id=row[0],
+        name=row[1],
+        type=row[2],
+        view=decode(row[3], list[str]),
+        createdBy=Ref(id=row[4], name=row[5]),
+        createdAt=row[6],
+        updatedAt=row[7],
     )
 
 
@@ -61,8 +71,14 @@ async def create_list(ctx: ApiContext, body: ListIn) -> ContactList:
         cursor = conn.execute(
             "INSERT INTO lists(name, description, type, folderId, createdBy, createdAt)"
             " VALUES (?, ?, ?, ?, ?, ?)",
-            (body.name, body.description, body.type, body.folderId,
-             API_USER_ID if user is None else user, now),
+            (
+                body.name,
+                body.description,
+                body.type,
+                body.folderId,
+                API_USER_ID if user is None else user,
+                now,
+            ),
         )
         return cursor.lastrowid or 0
 

@@ -53,4 +53,3 @@ def contains_folded(columns: tuple[str, ...], term: str) -> tuple[str, ...]:
         for c in columns
     ]
     return f"({' OR '.join(parts)})", *[p for _ in columns for p in (like, folded)]
-

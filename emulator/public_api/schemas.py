@@ -203,10 +203,13 @@ Email = Annotated[str, msgspec.Meta(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_l
 Uri = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z][A-Za-z0-9+.-]*://\S+$", max_length=2048)]
 # A web address with a scheme, or a bare dotted host and path ("network.com/in/jane"): merge
 # matching ignores the scheme, so a record given either way must be accepted.
-WebUrl = Annotated[str, msgspec.Meta(
-    pattern=r"^(?:[A-Za-z][A-Za-z0-9+.-]*://\S+|[^\s/?#.:]+(?:\.[^\s/?#.]+)+(?:[/?#]\S*)?)$",
-    max_length=2048,
-)]
+WebUrl = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^(?:[A-Za-z][A-Za-z0-9+.-]*://\S+|[^\s/?#.:]+(?:\.[^\s/?#.]+)+(?:[/?#]\S*)?)$",
+        max_length=2048,
+    ),
+]
 Text = Annotated[str, msgspec.Meta(max_length=10_000)]
 Id = Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)]
 
@@ -365,4 +368,3 @@ class CustomCrmStatus(Wire):
     lastHealth: dict[str, Any] | None  # {ok, status, checkedAt, message, failuresInRow, ...}
     ownerSelection: bool | None  # from the last GET /users probe
     healthCheckIntervalSeconds: int  # virtual time between periodic health checks
-

@@ -29,17 +29,28 @@ _LOG_SELECT = (
 
 def _webhook(row: tuple[Any, ...]) -> Webhook:
     return Webhook(
-        id=row[0], name=row[1], url=row[2], hasSecret=bool(row[3]),
-        events=decode(row[4], list[str]), campaignIds=decode(row[5], list[int]),
-        customFields=decode(row[6], list[str]), enabled=bool(row[7]),
-        createdAt=row[8], updatedAt=row[9],
+        id=row[0],
+        name=row[1],
+        url=row[2],
+        hasSecret=bool(row[3]),
+        events=decode(row[4], list[str]),
+        campaignIds=decode(row[5], list[int]),
+        customFields=decode(row[6], list[str]),
+        enabled=bool(row[7]),
+        createdAt=row[8],
+        updatedAt=row[9],
     )
 
 
 def _log(row: tuple[Any, ...]) -> WebhookLog:
     return WebhookLog(
-        id=row[0], eventType=row[1], statusCode=row[2], errorMessage=row[3],
-        attemptNumber=row[4], durationMs=row[5], createdAt=row[6],
+        id=row[0],
+        eventType=row[1],
+        statusCode=row[2],
+        errorMessage=row[3],
+        attemptNumber=row[4],
+        durationMs=row[5],
+        createdAt=row[6],
     )
 
 
@@ -86,8 +97,17 @@ async def create_webhook(ctx: ApiContext, body: WebhookIn) -> Webhook:
         cursor = conn.execute(
             "INSERT INTO webhooks(name, url, secret, events, campaignIds, customFields, enabled,"
             " createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (body.name, body.url, body.secret, _json(body.events), _json(body.campaignIds),
-             _json(body.customFields), int(body.enabled), now, now),
+            (
+                body.name,
+                body.url,
+                body.secret,
+                _json(body.events),
+                _json(body.campaignIds),
+                _json(body.customFields),
+                int(body.enabled),
+                now,
+                now,
+            ),
         )
         return cursor.lastrowid or 0
 

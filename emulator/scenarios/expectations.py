@@ -18,20 +18,34 @@ Request = Callable[[str, str], Awaitable[tuple[int, Any]]]
 
 
 async def check_expectations(
-    expect: sm.Expectations, request: Request, calls: list[Exchange], report: Any,
+    expect: sm.Expectations,
+    request: Request,
+    calls: list[Exchange],
+    report: Any,
     missing: list[str],
 ) -> None:
     """Raise Failed at the first expectation the run did not meet."""
     if missing:
-        raise Failed(Failure(at="crm.playback", message="calls without a recorded answer",
-                             expected="a recorded answer for each call",
-                             actual=", ".join(missing[:8])))
+        raise Failed(
+            Failure(
+                at="crm.playback",
+                message="calls without a recorded answer",
+                expected="a recorded answer for each call",
+                actual=", ".join(missing[:8]),
+            )
+        )
     if expect.crmCalls is not UNSET:
         check_calls(expect.crmCalls, calls, "expect.crmCalls")
     if expect.report is not UNSET:
         if report is None:
-            raise Failed(Failure(at="expect.report", message="no export was run",
-                                 expected="an export report", actual="none"))
+            raise Failed(
+                Failure(
+                    at="expect.report",
+                    message="no export was run",
+                    expected="an export report",
+                    actual="none",
+                )
+            )
         m = subset(expect.report, report)
         if m:
             raise mismatch("expect.report", m, "export report")
@@ -39,8 +53,14 @@ async def check_expectations(
         at = f"expect.platform[{i}]"
         status, data = await request("GET", rec.path)
         if status != 200:
-            raise Failed(Failure(at=at, message=f"GET {rec.path}", expected="200",
-                                 actual=f"{status} {show(data, 160)}"))
+            raise Failed(
+                Failure(
+                    at=at,
+                    message=f"GET {rec.path}",
+                    expected="200",
+                    actual=f"{status} {show(data, 160)}",
+                )
+            )
         shown = data["data"] if isinstance(data, dict) and "data" in data else data
         m = subset(rec.fields, shown)
         if m:
@@ -58,8 +78,14 @@ async def _crm_records(request: Request, kind: str, listed: dict[str, list[Any]]
     while True:
         status, data = await request("GET", f"/_emulator/crm/{kind}?page={page}&pageSize=100")
         if status != 200 or not isinstance(data, dict):
-            raise Failed(Failure(at=f"crm {kind}", message="cannot list CRM records",
-                                 expected="200", actual=f"{status} {show(data, 160)}"))
+            raise Failed(
+                Failure(
+                    at=f"crm {kind}",
+                    message="cannot list CRM records",
+                    expected="200",
+                    actual=f"{status} {show(data, 160)}",
+                )
+            )
         items = data.get("data") or []
         found.extend(items)
         if len(items) < 100:
@@ -74,19 +100,41 @@ async def _crm_record(
     if spec.crmId is not UNSET:
         status, data = await request("GET", f"/_emulator/crm/{spec.kind}/{spec.crmId}")
         if status != 200:
-            raise Failed(Failure(at=f"{at}.crmId", message=f"CRM {spec.kind} {spec.crmId}",
-                                 expected="a stored record", actual=f"{status} {show(data, 160)}"))
+            raise Failed(
+                Failure(
+                    at=f"{at}.crmId",
+                    message=f"CRM {spec.kind} {spec.crmId}",
+                    expected="a stored record",
+                    actual=f"{status} {show(data, 160)}",
+                )
+            )
         records = [data]
     else:
         assert spec.match is not UNSET
         match = spec.match
-        records = [r for r in await _crm_records(request, spec.kind, listed) if subset(match, _flat(r)) is None]
+        records = [
+            r
+            for r in await _crm_records(request, spec.kind, listed)
+            if subset(match, _flat(r)) is None
+        ]
         if spec.count is not UNSET and len(records) != spec.count:
-            raise Failed(Failure(at=f"{at}.count", message=f"CRM {spec.kind} matching {show(match, 120)}",
-                                 expected=f"{spec.count} records", actual=f"{len(records)} records"))
+            raise Failed(
+                Failure(
+                    at=f"{at}.count",
+                    message=f"CRM {spec.kind} matching {show(match, 120)}",
+                    expected=f"{spec.count} records",
+                    actual=f"{len(records)} records",
+                )
+            )
         if not records and spec.fields is not UNSET:
-            raise Failed(Failure(at=f"{at}.match", message=f"no CRM {spec.kind} record matches",
-                                 expected=show(match), actual="none"))
+            raise Failed(
+                Failure(
+                    at=f"{at}.match",
+                    message=f"no CRM {spec.kind} record matches",
+                    expected=show(match),
+                    actual="none",
+                )
+            )
     if spec.fields is not UNSET:
         m = subset(spec.fields, _flat(records[0]))
         if m:

@@ -19,8 +19,17 @@ from emulator.fixtures.models import CrmSeed
 from emulator.wire import Wire, WireOmit, split_validation_error
 
 FixtureKind = Literal[
-    "apiKeys", "users", "identities", "campaigns", "companies", "contacts", "lists",
-    "savedViews", "conversations", "webhooks", "actionsRuns",
+    "apiKeys",
+    "users",
+    "identities",
+    "campaigns",
+    "companies",
+    "contacts",
+    "lists",
+    "savedViews",
+    "conversations",
+    "webhooks",
+    "actionsRuns",
 ]
 CrmKind = Literal["contacts", "companies", "activities", "tasks", "associations"]
 
@@ -30,6 +39,7 @@ class ScenarioError(Exception):
 
 
 # ---- fixtures -------------------------------------------------------------------------------
+
 
 class ScenarioFixtures(Wire):
     """The platform records to start from.
@@ -57,6 +67,7 @@ class ScenarioFixtures(Wire):
 
 
 # ---- the CRM --------------------------------------------------------------------------------
+
 
 class PlaybackAnswer(WireOmit):
     """One recorded CRM answer; answers are given back in order per (method, path)."""
@@ -88,6 +99,7 @@ class ScenarioCrm(CrmSeed):
 
 
 # ---- steps ----------------------------------------------------------------------------------
+
 
 class ExportStep(Wire, tag_field="step", tag="export"):
     """Run one export with the scenario's connection; `expect*` check this run alone."""
@@ -144,6 +156,7 @@ Step = ExportStep | CompleteTasksStep | CallStep | CrmSettingsStep | ResetStep |
 
 # ---- expectations ---------------------------------------------------------------------------
 
+
 class CrmCallExpect(WireOmit):
     """One CRM call of the journal: method, path (`:id` style segments match any value),
     optional answer status and a subset of the request body."""
@@ -192,6 +205,7 @@ class Expectations(WireOmit):
 
 
 # ---- the scenario ---------------------------------------------------------------------------
+
 
 class Scenario(Wire):
     name: str
@@ -298,8 +312,13 @@ def scenario_files(paths: list[str]) -> list[Path]:
         p = Path(raw)
         if p.is_dir():
             found.extend(
-                sorted(f for f in p.rglob("*") if f.suffix in (".json", ".toml") and f.is_file()
-                       and not any(part.startswith("_") for part in f.relative_to(p).parts))
+                sorted(
+                    f
+                    for f in p.rglob("*")
+                    if f.suffix in (".json", ".toml")
+                    and f.is_file()
+                    and not any(part.startswith("_") for part in f.relative_to(p).parts)
+                )
             )
         else:
             found.append(p)

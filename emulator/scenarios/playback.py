@@ -54,13 +54,20 @@ class PlaybackTransport(httpx.AsyncBaseTransport):
         queue = self.queues.get(key)
         if not queue:
             self.missing.append(f"{key[0]} {key[1]}")
-            return httpx.Response(500, json={"error": "no_recording",
-                                             "message": f"no recorded answer left for {key[0]} {key[1]}"})
+            return httpx.Response(
+                500,
+                json={
+                    "error": "no_recording",
+                    "message": f"no recorded answer left for {key[0]} {key[1]}",
+                },
+            )
         answer = _take(queue, sent)
         headers = dict(answer.headers)
         if answer.body is not UNSET:
             headers.setdefault("content-type", "application/json")
-            return httpx.Response(answer.status, headers=headers, content=msgspec.json.encode(answer.body))
+            return httpx.Response(
+                answer.status, headers=headers, content=msgspec.json.encode(answer.body)
+            )
         return httpx.Response(answer.status, headers=headers, content=(answer.text or "").encode())
 
     async def aclose(self) -> None:

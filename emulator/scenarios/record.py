@@ -61,7 +61,7 @@ class RecordingTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path
         if self.prefix and path.startswith(self.prefix):
-            path = path[len(self.prefix):] or "/"
+            path = path[len(self.prefix) :] or "/"
         body = self.request_body(await request.aread())
         exchange = Exchange(request.method.upper(), path, self.phase(), body)
         self.exchanges.append(exchange)
@@ -75,8 +75,11 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         # Playback keeps the decoded body (gzip or not, the same JSON).
         exchange.answer = self.answer(response.status_code, response.headers, body)
         return httpx.Response(
-            response.status_code, headers=response.headers, stream=httpx.ByteStream(raw),
-            extensions=response.extensions, request=request,
+            response.status_code,
+            headers=response.headers,
+            stream=httpx.ByteStream(raw),
+            extensions=response.extensions,
+            request=request,
         )
 
     def redact(self, raw: bytes) -> bytes:
@@ -158,8 +161,12 @@ def playback(e: Exchange) -> dict[str, Any]:
 
 
 def scenario(
-    name: str, crm_url: str, report: Report, exchanges: list[Exchange],
-    connection: dict[str, Any], fixtures_dir: str | None,
+    name: str,
+    crm_url: str,
+    report: Report,
+    exchanges: list[Exchange],
+    connection: dict[str, Any],
+    fixtures_dir: str | None,
 ) -> dict[str, Any]:
     answered = [e for e in exchanges if e.answer is not None]
     lost = len(exchanges) - len(answered)
@@ -174,5 +181,8 @@ def scenario(
         "crm": {"playback": [playback(e) for e in answered]},
         "connection": connection,
         "steps": [{"step": "export"}],
-        "expect": {"crmCalls": expected_calls(answered), "report": expected_report(report, not lost)},
+        "expect": {
+            "crmCalls": expected_calls(answered),
+            "report": expected_report(report, not lost),
+        },
     }

@@ -7,7 +7,8 @@ from emulator.scenarios.models import ReplayResult, ScenarioResult
 
 def summarise(results: list[ScenarioResult], seconds: float) -> ReplayResult:
     return ReplayResult(
-        results=results, passed=sum(r.outcome == "pass" for r in results),
+        results=results,
+        passed=sum(r.outcome == "pass" for r in results),
         failed=sum(r.outcome == "fail" for r in results),
         errors=sum(r.outcome == "error" for r in results),
         seconds=round(seconds or sum(r.seconds for r in results), 3),
@@ -40,4 +41,3 @@ def summary(result: ReplayResult) -> str:
     total = len(result.results)
     extra = f", {result.errors} unreadable" if result.errors else ""
     return f"{result.passed}/{total} scenarios passed, {result.failed} failed{extra} in {result.seconds:.2f} s"
-

@@ -46,11 +46,28 @@ from emulator.wire import split_validation_error
 # Replays keep retries but not their waiting: the sequence is the same, only faster.
 FAST_RETRIES = {"base": 0.005, "cap": 0.02, "retry_after_cap": 0.05}
 INLINE_KINDS = (
-    "apiKeys", "users", "identities", "campaigns", "companies", "contacts", "lists",
-    "savedViews", "conversations", "webhooks", "actionsRuns",
+    "apiKeys",
+    "users",
+    "identities",
+    "campaigns",
+    "companies",
+    "contacts",
+    "lists",
+    "savedViews",
+    "conversations",
+    "webhooks",
+    "actionsRuns",
 )
-STAMPED = ("identities", "campaigns", "companies", "contacts", "lists", "savedViews",
-           "webhooks", "actionsRuns")
+STAMPED = (
+    "identities",
+    "campaigns",
+    "companies",
+    "contacts",
+    "lists",
+    "savedViews",
+    "webhooks",
+    "actionsRuns",
+)
 DEFAULT_STAMP = "2026-01-01T00:00:00.000Z"
 
 
@@ -67,8 +84,9 @@ def _base_fixtures(directory: Path) -> FixtureSet:
     return _fixture_cache[key]
 
 
-def _merge(records: list[dict[str, Any]], inline: list[dict[str, Any]], key: str,
-           stamped: bool) -> dict[int, int]:
+def _merge(
+    records: list[dict[str, Any]], inline: list[dict[str, Any]], key: str, stamped: bool
+) -> dict[int, int]:
     """Lay inline records over `records` by `key`; answers merged index -> inline index."""
     index = {r.get(key): i for i, r in enumerate(records)}
     origin: dict[int, int] = {}
@@ -89,7 +107,9 @@ def _merge(records: list[dict[str, Any]], inline: list[dict[str, Any]], key: str
 
 def fixture_directory(scenario: sm.Scenario, base: Path) -> Path:
     """The directory a scenario's fixtures start from (relative: to `base`)."""
-    directory = Path(scenario.fixtures.directory) if scenario.fixtures.directory else DEFAULT_FIXTURES
+    directory = (
+        Path(scenario.fixtures.directory) if scenario.fixtures.directory else DEFAULT_FIXTURES
+    )
     return directory if directory.is_absolute() else base / directory
 
 
@@ -117,11 +137,15 @@ def build_fixtures(scenario: sm.Scenario, base: Path, file: str) -> tuple[Fixtur
     crm = scenario.crm
     if crm is not None:
         seed = msgspec.to_builtins(crm)
-        raw["crm"] = {k: seed[k] for k in ("settings", "users", "contacts", "companies") if k in seed}
+        raw["crm"] = {
+            k: seed[k] for k in ("settings", "users", "contacts", "companies") if k in seed
+        }
     connection = {**(raw.get("connection") or {}), **scenario.connection}
     connection["crmUrl"] = "/crm"
     if "apiKey" not in scenario.connection and (crm is not None or not raw.get("connection")):
-        connection["apiKey"] = (raw.get("crm") or {}).get("settings", {}).get("apiKey", "crm-demo-key")
+        connection["apiKey"] = (
+            (raw.get("crm") or {}).get("settings", {}).get("apiKey", "crm-demo-key")
+        )
     raw["connection"] = connection
     try:
         fixtures = msgspec.convert(raw, FixtureSet)
@@ -133,7 +157,8 @@ def build_fixtures(scenario: sm.Scenario, base: Path, file: str) -> tuple[Fixtur
         raise sm.ScenarioError(f"{file}: fixtures: {exc}") from None
     problems = (
         platform_connection.problems(msgspec.to_builtins(fixtures.connection))
-        if fixtures.connection else []
+        if fixtures.connection
+        else []
     )
     if problems:
         field, message = problems[0]
@@ -159,17 +184,26 @@ def _inline_path(path: str, origins: dict[str, dict[int, int]]) -> str:
 
 # ---- running one scenario -------------------------------------------------------------------
 
+
 class Run:
     """The live state of one scenario: its server, client, CRM transport and what happened."""
 
-    def __init__(self, scenario: sm.Scenario, fixtures: FixtureSet, base_url: str, emulator: Emulator,
-                 client: httpx.AsyncClient) -> None:
+    def __init__(
+        self,
+        scenario: sm.Scenario,
+        fixtures: FixtureSet,
+        base_url: str,
+        emulator: Emulator,
+        client: httpx.AsyncClient,
+    ) -> None:
         self.scenario, self.fixtures, self.base_url = scenario, fixtures, base_url
         self.emulator, self.client = emulator, client
         self.calls: list[Exchange] = []
         self.report: Any = None
         crm = scenario.crm
-        self.playback = PlaybackTransport(crm.playback) if crm and crm.playback is not None else None
+        self.playback = (
+            PlaybackTransport(crm.playback) if crm and crm.playback is not None else None
+        )
         conn = fixtures.connection
         assert conn is not None
         if crm is not None and crm.crmUrl:
@@ -185,13 +219,21 @@ class Run:
             return self.playback
         conn = self.connection
         return httpx.AsyncHTTPTransport(
-            verify=tls_verify(conn.verify, conn.caFile), limits=httpx.Limits(max_connections=4))
+            verify=tls_verify(conn.verify, conn.caFile), limits=httpx.Limits(max_connections=4)
+        )
 
-    async def request(self, method: str, path: str, body: Any = UNSET,
-                      headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    async def request(
+        self, method: str, path: str, body: Any = UNSET, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any]:
         if not _own_path(path):  # an absolute URL would make the server call anywhere
-            raise Failed(Failure(at="path", message=f"not a path of this emulator: {show(path, 80)}",
-                                 expected="/v1/..., /crm/... or /_emulator/...", actual=show(path, 80)))
+            raise Failed(
+                Failure(
+                    at="path",
+                    message=f"not a path of this emulator: {show(path, 80)}",
+                    expected="/v1/..., /crm/... or /_emulator/...",
+                    actual=show(path, 80),
+                )
+            )
         hdrs = dict(headers or {})
         if path.startswith("/v1") and not any(k.lower() == "x-api-key" for k in hdrs):
             hdrs["x-api-key"] = self.scenario.apiKey
@@ -206,8 +248,14 @@ class Run:
         status, data = await self.request(method, path, body)
         if status >= 300:
             message = data.get("message") if isinstance(data, dict) else data
-            raise Failed(Failure(at=at, message=f"{what} failed: {message}",
-                                 expected="2xx", actual=f"{status} {show(data, 160)}"))
+            raise Failed(
+                Failure(
+                    at=at,
+                    message=f"{what} failed: {message}",
+                    expected="2xx",
+                    actual=f"{status} {show(data, 160)}",
+                )
+            )
         return data
 
     # -- steps -----------------------------------------------------------------------------
@@ -216,7 +264,10 @@ class Run:
         # No secret to redact: the calls are checked here, never written out.
         recorder = RecordingTransport(self.transport(), urlsplit(self.connection.crmUrl).path, "")
         exporter = Exporter(
-            self.emulator.db, self.connection, now=self.emulator.clock.now_iso, transport=recorder,
+            self.emulator.db,
+            self.connection,
+            now=self.emulator.clock.now_iso,
+            transport=recorder,
             policy=RetryPolicy(retries=self.connection.retries, **FAST_RETRIES),  # type: ignore[arg-type]
             journal_limit=self.emulator.settings.journalLimit,
         )
@@ -238,24 +289,37 @@ class Run:
                 await self.export(step, at)
             case sm.CompleteTasksStep():
                 body = {"all": True} if step.ids is None else {"ids": step.ids}
-                await self.control("POST", "/_emulator/tasks/complete", body, at, "completing tasks")
+                await self.control(
+                    "POST", "/_emulator/tasks/complete", body, at, "completing tasks"
+                )
             case sm.CallStep():
                 await self.call(step, at)
             case sm.CrmSettingsStep():
-                current = await self.control("GET", "/_emulator/crm/settings", UNSET, at, "reading CRM settings")
+                current = await self.control(
+                    "GET", "/_emulator/crm/settings", UNSET, at, "reading CRM settings"
+                )
                 change = msgspec.to_builtins(step)
                 change.pop("step", None)
-                await self.control("PUT", "/_emulator/crm/settings", {**current, **change}, at,
-                                   "changing CRM settings")
+                await self.control(
+                    "PUT",
+                    "/_emulator/crm/settings",
+                    {**current, **change},
+                    at,
+                    "changing CRM settings",
+                )
             case sm.ResetStep():
-                await self.emulator.reset_onto(self.fixtures)  # the scenario's fixtures, not a directory
+                await self.emulator.reset_onto(
+                    self.fixtures
+                )  # the scenario's fixtures, not a directory
                 if self.playback is not None:
                     self.playback.rewind()
             case sm.AdvanceClockStep():
                 moves: dict[str, Any] = (
                     {"seconds": step.seconds} if step.seconds is not None else {"until": step.until}
                 )
-                await self.control("POST", "/_emulator/clock/advance", moves, at, "advancing the clock")
+                await self.control(
+                    "POST", "/_emulator/clock/advance", moves, at, "advancing the clock"
+                )
             case unknown:
                 assert_never(unknown)
 
@@ -263,8 +327,14 @@ class Run:
         status, data = await self.request(step.method, step.path, step.body, step.headers)
         label = f"{step.method.upper()} {step.path}"
         if step.expectStatus is not None and status != step.expectStatus:
-            raise Failed(Failure(at=f"{at}.expectStatus", message=f"{label}: status",
-                                 expected=str(step.expectStatus), actual=f"{status} {show(data, 160)}"))
+            raise Failed(
+                Failure(
+                    at=f"{at}.expectStatus",
+                    message=f"{label}: status",
+                    expected=str(step.expectStatus),
+                    actual=f"{status} {show(data, 160)}",
+                )
+            )
         if step.expectBody is not UNSET:
             m = subset(step.expectBody, data)
             if m:
@@ -275,7 +345,9 @@ class Run:
     async def expectations(self) -> None:
         """The scenario's `expect`: calls, report, platform and CRM records."""
         missing = self.playback.missing if self.playback is not None else []
-        await check_expectations(self.scenario.expect, self.request, self.calls, self.report, missing)
+        await check_expectations(
+            self.scenario.expect, self.request, self.calls, self.report, missing
+        )
 
 
 def _own_path(path: str) -> bool:
@@ -297,16 +369,22 @@ async def run_scenario(
     root = base or scenario_base(scenario)
 
     def result(outcome: Outcome, failure: Failure | None = None) -> ScenarioResult:
-        return ScenarioResult(name=scenario.name, file=scenario.source, outcome=outcome,
-                              seconds=round(time.perf_counter() - t0, 3), failure=failure)
+        return ScenarioResult(
+            name=scenario.name,
+            file=scenario.source,
+            outcome=outcome,
+            seconds=round(time.perf_counter() - t0, 3),
+            failure=failure,
+        )
 
     try:
         fixtures, directory = build_fixtures(scenario, root, file)
     except sm.ScenarioError as exc:
         return result("error", Failure(at="fixtures", message=str(exc)))
     try:
-        return await _run_embedded(scenario, fixtures, open_server(Settings(fixtures=directory), fixtures),
-                                   quiet, result)
+        return await _run_embedded(
+            scenario, fixtures, open_server(Settings(fixtures=directory), fixtures), quiet, result
+        )
     except StartupFailed as exc:  # e.g. fixtures the store refuses (duplicate CRM user ids)
         return result("error", Failure(at="fixtures", message=f"cannot seed the emulator: {exc}"))
     except Exception as exc:  # a scenario's odd input must not become the server's 500
@@ -315,8 +393,11 @@ async def run_scenario(
 
 
 async def _run_embedded(
-    scenario: sm.Scenario, fixtures: FixtureSet, server: AbstractAsyncContextManager[Platform],
-    quiet: bool, result: Callable[..., ScenarioResult],
+    scenario: sm.Scenario,
+    fixtures: FixtureSet,
+    server: AbstractAsyncContextManager[Platform],
+    quiet: bool,
+    result: Callable[..., ScenarioResult],
 ) -> ScenarioResult:
     async with server as platform:
         assert platform.server_base is not None
@@ -334,12 +415,16 @@ async def _run_embedded(
 
 
 async def replay(
-    paths: list[str], open_server: ServerOpener,
-    on_result: Callable[[ScenarioResult], None] | None = None, quiet: bool = False,
+    paths: list[str],
+    open_server: ServerOpener,
+    on_result: Callable[[ScenarioResult], None] | None = None,
+    quiet: bool = False,
 ) -> ReplayResult:
     """Every scenario file of `paths` (files, or directories searched recursively), in order."""
     return await run_loaded(
-        ((path, load_or_error(path)) for path in sm.scenario_files(paths)), open_server, on_result,
+        ((path, load_or_error(path)) for path in sm.scenario_files(paths)),
+        open_server,
+        on_result,
         quiet,
     )
 
@@ -352,16 +437,23 @@ def load_or_error(path: Path) -> sm.Scenario | sm.ScenarioError:
 
 
 async def run_loaded(
-    loaded: Iterable[tuple[Path, sm.Scenario | sm.ScenarioError]], open_server: ServerOpener,
-    on_result: Callable[[ScenarioResult], None] | None = None, quiet: bool = False,
+    loaded: Iterable[tuple[Path, sm.Scenario | sm.ScenarioError]],
+    open_server: ServerOpener,
+    on_result: Callable[[ScenarioResult], None] | None = None,
+    quiet: bool = False,
 ) -> ReplayResult:
     """Run scenarios already read (a file that could not be read is an `error` result)."""
     t0 = time.perf_counter()
     results: list[ScenarioResult] = []
     for path, scenario in loaded:
         if isinstance(scenario, sm.ScenarioError):
-            res = ScenarioResult(name=path.stem, file=str(path), outcome="error", seconds=0.0,
-                                 failure=Failure(at="file", message=str(scenario)))
+            res = ScenarioResult(
+                name=path.stem,
+                file=str(path),
+                outcome="error",
+                seconds=0.0,
+                failure=Failure(at="file", message=str(scenario)),
+            )
         else:
             res = await run_scenario(scenario, open_server, quiet=quiet)
         results.append(res)

@@ -21,8 +21,15 @@ from typing import Any
 from emulator.simulation import action_types as t
 
 Changes = dict[str, Any]
-RANGES = ((10, "1-10"), (50, "11-50"), (200, "51-200"), (500, "201-500"), (1000, "501-1000"),
-          (5000, "1001-5000"), (10000, "5001-10000"))
+RANGES = (
+    (10, "1-10"),
+    (50, "11-50"),
+    (200, "51-200"),
+    (500, "201-500"),
+    (1000, "501-1000"),
+    (5000, "1001-5000"),
+    (10000, "5001-10000"),
+)
 
 
 def draw(run_id: int, record_id: int, position: int, salt: str) -> int:
@@ -46,8 +53,12 @@ def employee_range(count: int) -> str:
 
 
 def contact_changes(
-    kind: str, options: t.Options, run_id: int, position: int,
-    contact: dict[str, Any], company: dict[str, Any] | None,
+    kind: str,
+    options: t.Options,
+    run_id: int,
+    position: int,
+    contact: dict[str, Any],
+    company: dict[str, Any] | None,
 ) -> tuple[Changes, Changes]:
     """The columns a completed action sets on the contact, and on its company."""
     cid = contact["id"]
@@ -56,19 +67,30 @@ def contact_changes(
     theirs: Changes = {}
     match kind:
         case t.ENRICH_EMAIL if not contact.get("professionalEmail"):
-            local = ".".join(filter(None, (_slug(contact.get("firstName")),
-                                           _slug(contact.get("lastName"))))) or f"contact{cid}"
+            local = (
+                ".".join(
+                    filter(None, (_slug(contact.get("firstName")), _slug(contact.get("lastName"))))
+                )
+                or f"contact{cid}"
+            )
             email = f"{local}@{_domain(company)}"
             mine = {"professionalEmail": email, "emailVerificationStatus": "UNVERIFIED"}
         case t.ENRICH_PHONE if not contact.get("mobilePhone"):
             mine = {"mobilePhone": f"+1 555 {n % 900 + 100:03d} {n // 900 % 10000:04d}"}
         case t.VERIFY_EMAIL if contact.get("professionalEmail"):
             verdict = n % 100
-            mine = {"emailVerificationStatus":
-                    "VALID" if verdict < 70 else "RISKY" if verdict < 85 else "INVALID"}
+            mine = {
+                "emailVerificationStatus": "VALID"
+                if verdict < 70
+                else "RISKY"
+                if verdict < 85
+                else "INVALID"
+            }
         case t.SCRAPE:
             title, name = contact.get("jobTitle"), (company or {}).get("name")
-            headline = f"{title} at {name}" if title and name else title or contact.get("networkHeadline")
+            headline = (
+                f"{title} at {name}" if title and name else title or contact.get("networkHeadline")
+            )
             mine = {"networkHeadline": headline, "numberOfConnections": 50 + n % 451}
             assert isinstance(options, t.ScrapeOptions)
             if company is not None and not options.skipCompanyScrape:

@@ -77,7 +77,9 @@ def parse_options(kind: str, options: dict[str, Any] | None) -> Options:
     """The typed options of one action of type `kind`."""
     struct = OPTIONS.get(kind)
     if struct is None:
-        raise OptionsError("type", f"unknown action type {kind!r} (one of {', '.join(ACTION_TYPES)})")
+        raise OptionsError(
+            "type", f"unknown action type {kind!r} (one of {', '.join(ACTION_TYPES)})"
+        )
     given = options or {}
     unknown = sorted(set(given) - set(struct.__struct_fields__))
     if unknown:

@@ -81,9 +81,9 @@ def pending(
     return jobs, connection, fresh_owner_selection(health, connection, now)
 
 
-def _shape(options: types.ExportOptions, exporter: Exporter) -> Callable[
-    [Kind, dict[str, Any], bool], dict[str, Any]
-]:
+def _shape(
+    options: types.ExportOptions, exporter: Exporter
+) -> Callable[[Kind, dict[str, Any], bool], dict[str, Any]]:
     """The exporter's item hook that applies the export options."""
     owner = options.CRMOwnerId
 
@@ -95,8 +95,11 @@ def _shape(options: types.ExportOptions, exporter: Exporter) -> Callable[
                     item.pop(name, None)
             if owner is not None and owner.override and exporter.owner_enabled:
                 item["ownerId"] = owner.value
-        mapping = (options.promptLeadFieldsCRMMapping if kind == "contacts"
-                   else options.promptCompanyFieldsCRMMapping)
+        mapping = (
+            options.promptLeadFieldsCRMMapping
+            if kind == "contacts"
+            else options.promptCompanyFieldsCRMMapping
+        )
         for name, field in mapping.items():
             if field.override or not update:
                 item[name] = field.value
@@ -110,13 +113,31 @@ def _scope(conn: sqlite3.Connection, job: Job) -> tuple[list[int], list[int]]:
     ids = job.record_ids[job.first : job.last]
     marks = encode(ids).decode()
     if job.entity == "COMPANY":
-        contacts = [] if not job.options.exportAssociatedObject else [r[0] for r in conn.execute(
-            "SELECT id FROM contacts WHERE companyId IN (SELECT value FROM json_each(?))"
-            " ORDER BY id", (marks,))]
+        contacts = (
+            []
+            if not job.options.exportAssociatedObject
+            else [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM contacts WHERE companyId IN (SELECT value FROM json_each(?))"
+                    " ORDER BY id",
+                    (marks,),
+                )
+            ]
+        )
         return contacts, sorted(set(ids))
-    companies = [] if not job.options.exportAssociatedObject else [r[0] for r in conn.execute(
-        "SELECT DISTINCT companyId FROM contacts WHERE id IN (SELECT value FROM json_each(?))"
-        " AND companyId IS NOT NULL ORDER BY companyId", (marks,))]
+    companies = (
+        []
+        if not job.options.exportAssociatedObject
+        else [
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT companyId FROM contacts WHERE id IN (SELECT value FROM json_each(?))"
+                " AND companyId IS NOT NULL ORDER BY companyId",
+                (marks,),
+            )
+        ]
+    )
     return sorted(set(ids)), companies
 
 
@@ -131,9 +152,14 @@ def outcomes(conn: sqlite3.Connection, job: Job, report: Report | None) -> list[
         return [False] * len(ids)  # failures not listed one by one: none is sure
     failed = {f.id for f in listed}
     column = rec.CRM_ID_COLUMN[kind]
-    in_crm = {r[0] for r in conn.execute(
-        f"SELECT id FROM {kind} WHERE {column} IS NOT NULL AND id IN"
-        " (SELECT value FROM json_each(?))", (encode(ids).decode(),))}
+    in_crm = {
+        r[0]
+        for r in conn.execute(
+            f"SELECT id FROM {kind} WHERE {column} IS NOT NULL AND id IN"
+            " (SELECT value FROM json_each(?))",
+            (encode(ids).decode(),),
+        )
+    }
     return [i in in_crm and str(i) not in failed for i in ids]
 
 
@@ -142,12 +168,15 @@ def _settle(conn: sqlite3.Connection, job: Job, report: Report | None, target: d
     results = outcomes(conn, job, report)
     conn.executemany(
         "INSERT OR IGNORE INTO actions_exports(runId, recordIndex, ok, exportId) VALUES (?, ?, ?, ?)",
-        [(job.run_id, job.first + i, int(ok), f"actions-{job.run_id}")
-         for i, ok in enumerate(results)],
+        [
+            (job.run_id, job.first + i, int(ok), f"actions-{job.run_id}")
+            for i, ok in enumerate(results)
+        ],
     )
     start, actions, record_ids, url = conn.execute(
         "SELECT s.startAt, r.actions, r.contactIds, r.webhookUrl FROM actions_schedule s"
-        " JOIN actions_runs r ON r.id = s.runId WHERE s.runId = ?", (job.run_id,)
+        " JOIN actions_runs r ON r.id = s.runId WHERE s.runId = ?",
+        (job.run_id,),
     ).fetchone()
     timeline = timeline_of(job.run_id, start, actions, record_ids, read_exports(conn, job.run_id))
     store_state(conn, timeline, target)
@@ -167,9 +196,13 @@ class ActionsExports:
         conn, transport = msgspec.structs.replace(conn, crmUrl=crm.base_url), crm.transport
         clock = self.emulator.clock
         return Exporter(
-            self.emulator.db, conn, now=clock.now_iso, export_id=f"actions-{run_id}",
+            self.emulator.db,
+            conn,
+            now=clock.now_iso,
+            export_id=f"actions-{run_id}",
             policy=RetryPolicy(retries=min(conn.retries, 2), **POLICY),  # type: ignore[arg-type]
-            transport=transport, journal_limit=self.emulator.settings.journalLimit,
+            transport=transport,
+            journal_limit=self.emulator.settings.journalLimit,
         )
 
     async def __call__(self, target: datetime) -> None:

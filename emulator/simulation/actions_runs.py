@@ -38,8 +38,10 @@ def schedule(conn: sqlite3.Connection, run_id: int, start: str) -> None:
 def read_exports(conn: sqlite3.Connection, run_id: int) -> dict[int, bool]:
     """The answered exports of a run: record position -> exported."""
     return {
-        i: bool(ok) for i, ok in conn.execute(
-            "SELECT recordIndex, ok FROM actions_exports WHERE runId = ?", (run_id,))
+        i: bool(ok)
+        for i, ok in conn.execute(
+            "SELECT recordIndex, ok FROM actions_exports WHERE runId = ?", (run_id,)
+        )
     }
 
 
@@ -59,8 +61,10 @@ def _completion(timeline: Timeline, entity: str, index: int, at: str) -> dict[st
         "eventType": COMPLETION_EVENT,
         "timestamp": at,
         "data": {
-            "actionsId": timeline.run_id, "entity": entity,
-            id_field: timeline.contact_ids[index], "status": status,
+            "actionsId": timeline.run_id,
+            "entity": entity,
+            id_field: timeline.contact_ids[index],
+            "status": status,
             "actions": [
                 {"type": kind, "status": "COMPLETED" if ok else "FAILED"}
                 for kind, ok in zip(timeline.action_types, results, strict=True)
@@ -102,7 +106,10 @@ def _row(conn: sqlite3.Connection, table: str, record_id: int | None) -> dict[st
 
 
 def _record_effects(
-    conn: sqlite3.Connection, timeline: Timeline, entity: str, options: list[types.Options],
+    conn: sqlite3.Connection,
+    timeline: Timeline,
+    entity: str,
+    options: list[types.Options],
     index: int,
 ) -> None:
     """Every completed action of record `index` changes its record, in action order."""
@@ -118,8 +125,13 @@ def _record_effects(
         if not ok or position == timeline.export_at:
             continue
         if entity == "COMPANY":
-            apply(conn, table, record,
-                   company_changes(kind, options[position], timeline.run_id, position, record), at)
+            apply(
+                conn,
+                table,
+                record,
+                company_changes(kind, options[position], timeline.run_id, position, record),
+                at,
+            )
             continue
         mine, theirs = contact_changes(
             kind, options[position], timeline.run_id, position, record, company

@@ -48,7 +48,11 @@ class Timeline:
     """One run's schedule; `state(at)` and the end time of each contact."""
 
     def __init__(
-        self, run_id: int, start: datetime, contact_ids: list[int], action_types: list[str],
+        self,
+        run_id: int,
+        start: datetime,
+        contact_ids: list[int],
+        action_types: list[str],
         exports: dict[int, bool] | None = None,
     ) -> None:
         self.run_id = run_id
@@ -68,7 +72,8 @@ class Timeline:
         export not answered yet counts as failed: ask `settled` first)."""
         record = self.contact_ids[index]
         return [
-            self.exports.get(index, False) if j == self.export_at
+            self.exports.get(index, False)
+            if j == self.export_at
             else not action_fails(self.run_id, record, j)
             for j in range(len(self.action_types))
         ]
@@ -77,7 +82,8 @@ class Timeline:
         record = self.contact_ids[index]
         return sum(
             action_fails(self.run_id, record, j)
-            for j in range(len(self.action_types)) if j != self.export_at
+            for j in range(len(self.action_types))
+            if j != self.export_at
         )
 
     def _failed_before(self, ended: int) -> int:
@@ -126,8 +132,10 @@ class Timeline:
         hashed = a - (self.export_at is not None)
         failed = self._failed_before(ended)
         counts = StatusCounts(
-            pending=(n - started) * a, processing=(started - ended) * a,
-            completed=ended * hashed - failed, failed=failed,
+            pending=(n - started) * a,
+            processing=(started - ended) * a,
+            completed=ended * hashed - failed,
+            failed=failed,
         )
         if self.export_at is not None:  # the exports of ended records: answered or waiting
             answered = [ok for i, ok in self.exports.items() if i < ended]

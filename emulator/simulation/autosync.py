@@ -143,15 +143,18 @@ def has_work(conn: sqlite3.Connection) -> bool:
     """Whether a push has anything to do: events after the cursor, pending records in the CRM,
     tasks or completions to send. A read, so an idle tick writes nothing (caches stay valid)."""
     cursor = int(read_meta(conn, "autosync.cursor") or 0)
-    return conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM events WHERE id > ?)"
-        " OR EXISTS (SELECT 1 FROM autosync_pending p JOIN contacts c ON c.id = p.id"
-        "  WHERE p.kind = 'contacts' AND c.contactCRMId IS NOT NULL)"
-        " OR EXISTS (SELECT 1 FROM autosync_pending p JOIN companies co ON co.id = p.id"
-        "  WHERE p.kind = 'companies' AND co.companyCRMId IS NOT NULL)"
-        f" OR EXISTS ({rec.COMPLETIONS_DUE}) OR EXISTS ({_UNSENT_TASKS})",
-        (cursor,),
-    ).fetchone()[0] == 1
+    return (
+        conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM events WHERE id > ?)"
+            " OR EXISTS (SELECT 1 FROM autosync_pending p JOIN contacts c ON c.id = p.id"
+            "  WHERE p.kind = 'contacts' AND c.contactCRMId IS NOT NULL)"
+            " OR EXISTS (SELECT 1 FROM autosync_pending p JOIN companies co ON co.id = p.id"
+            "  WHERE p.kind = 'companies' AND co.companyCRMId IS NOT NULL)"
+            f" OR EXISTS ({rec.COMPLETIONS_DUE}) OR EXISTS ({_UNSENT_TASKS})",
+            (cursor,),
+        ).fetchone()[0]
+        == 1
+    )
 
 
 def collect(conn: sqlite3.Connection) -> Batch:
@@ -177,12 +180,20 @@ def collect(conn: sqlite3.Connection) -> Batch:
         "INSERT OR IGNORE INTO autosync_pending(kind, id)"
         f" SELECT DISTINCT 'contacts', contactId FROM ({_UNSENT_TASKS})"
     )
-    contacts = [r[0] for r in conn.execute(
-        "SELECT p.id FROM autosync_pending p JOIN contacts c ON c.id = p.id"
-        " WHERE p.kind = 'contacts' AND c.contactCRMId IS NOT NULL ORDER BY p.id")]
-    companies = [r[0] for r in conn.execute(
-        "SELECT p.id FROM autosync_pending p JOIN companies co ON co.id = p.id"
-        " WHERE p.kind = 'companies' AND co.companyCRMId IS NOT NULL ORDER BY p.id")]
+    contacts = [
+        r[0]
+        for r in conn.execute(
+            "SELECT p.id FROM autosync_pending p JOIN contacts c ON c.id = p.id"
+            " WHERE p.kind = 'contacts' AND c.contactCRMId IS NOT NULL ORDER BY p.id"
+        )
+    ]
+    companies = [
+        r[0]
+        for r in conn.execute(
+            "SELECT p.id FROM autosync_pending p JOIN companies co ON co.id = p.id"
+            " WHERE p.kind = 'companies' AND co.companyCRMId IS NOT NULL ORDER BY p.id"
+        )
+    ]
     completions = conn.execute(f"{rec.COMPLETIONS_DUE} LIMIT 1").fetchone() is not None
     number = int(read_meta(conn, "autosync.pushes") or 0) + 1
     waiting = int(conn.execute(_WAITING).fetchone()[0])
@@ -275,8 +286,13 @@ class AutoSync:
         policy = RetryPolicy(retries=min(conn.retries, 2), **PUSH_POLICY)  # type: ignore[arg-type]
         clock = self.emulator.clock
         return Exporter(
-            self.emulator.db, conn, now=clock.now_iso, export_id=f"autosync-{number}",
-            policy=policy, transport=transport, in_flight=self.in_flight,
+            self.emulator.db,
+            conn,
+            now=clock.now_iso,
+            export_id=f"autosync-{number}",
+            policy=policy,
+            transport=transport,
+            in_flight=self.in_flight,
             journal_limit=self.emulator.settings.journalLimit,
         )
 
@@ -284,8 +300,12 @@ class AutoSync:
         exporter = self._exporter(conn, batch.number)
         key = (conn.crmUrl, conn.apiKey)
         push = AutoSyncPush(
-            id=exporter.id, at=self.emulator.clock.now_iso(), status="ok",
-            contacts=len(batch.contacts), companies=len(batch.companies), waiting=batch.waiting,
+            id=exporter.id,
+            at=self.emulator.clock.now_iso(),
+            status="ok",
+            contacts=len(batch.contacts),
+            companies=len(batch.companies),
+            waiting=batch.waiting,
         )
         done: dict[str, list[int]] = {}
         try:
@@ -326,10 +346,15 @@ class AutoSync:
         if self.last is not None and last is not None and self.last.id == last.id:
             last = self.last  # the stored summary, plus the exporter's report
         return AutoSyncState(
-            enabled=bool(conn and conn.autoSync), crmUrl=conn.crmUrl if conn else None,
-            pushes=pushes, cursor=cursor, pending=pending, waiting=waiting,
+            enabled=bool(conn and conn.autoSync),
+            crmUrl=conn.crmUrl if conn else None,
+            pushes=pushes,
+            cursor=cursor,
+            pending=pending,
+            waiting=waiting,
             completionsPending=completions,
-            completionError=last.completionError if completions and last else None, last=last,
+            completionError=last.completionError if completions and last else None,
+            last=last,
         )
 
 

@@ -51,7 +51,9 @@ class ConnectionHealth(Wire):
     failuresInRow: int = 0
     checks: int = 1
     users: UsersProbe | None = None
-    crmUrl: str | None = None  # the CRM checked: another one (PUT /_emulator/connection) starts afresh
+    crmUrl: str | None = (
+        None  # the CRM checked: another one (PUT /_emulator/connection) starts afresh
+    )
 
 
 def health_message(target: str, outcome: Outcome) -> str:
@@ -69,24 +71,36 @@ def users_verdict(target: str, outcome: Outcome, at: str) -> UsersProbe:
         verdict, message = False, f"GET {target} answered {outcome.statusCode}: owner selection off"
     else:
         verdict, message = None, f"GET {target}: {outcome.errorMessage}; owner selection unknown"
-    return UsersProbe(ownerSelection=verdict, status=outcome.statusCode, checkedAt=at,
-                      message=message)
+    return UsersProbe(
+        ownerSelection=verdict, status=outcome.statusCode, checkedAt=at, message=message
+    )
 
 
 def next_health(
-    previous: ConnectionHealth | None, outcome: Outcome, message: str, at: str,
-    users: UsersProbe | None, crm_url: str,
+    previous: ConnectionHealth | None,
+    outcome: Outcome,
+    message: str,
+    at: str,
+    users: UsersProbe | None,
+    crm_url: str,
 ) -> ConnectionHealth:
     """The stored health after one check (pure)."""
     failures = 0 if outcome.ok else (previous.failuresInRow if previous else 0) + 1
     return ConnectionHealth(
-        ok=outcome.ok, status=outcome.statusCode, checkedAt=at, message=message,
-        failuresInRow=failures, checks=(previous.checks if previous else 0) + 1,
-        users=users or (previous.users if previous else None), crmUrl=crm_url,
+        ok=outcome.ok,
+        status=outcome.statusCode,
+        checkedAt=at,
+        message=message,
+        failuresInRow=failures,
+        checks=(previous.checks if previous else 0) + 1,
+        users=users or (previous.users if previous else None),
+        crmUrl=crm_url,
     )
 
 
-def health_of(health: ConnectionHealth | None, connection: CrmConnection) -> ConnectionHealth | None:
+def health_of(
+    health: ConnectionHealth | None, connection: CrmConnection
+) -> ConnectionHealth | None:
     """The stored health when it is the connection's CRM's (None: never checked)."""
     if health is None or health.crmUrl not in (None, connection.crmUrl):
         return None
@@ -116,8 +130,13 @@ def read_health(conn: sqlite3.Connection) -> ConnectionHealth | None:
 
 
 async def probe(
-    base: str, api_key: str, header: str, *, client: httpx.AsyncClient | None = None,
-    users: bool = True, timeout: float = TIMEOUT_SECONDS,
+    base: str,
+    api_key: str,
+    header: str,
+    *,
+    client: httpx.AsyncClient | None = None,
+    users: bool = True,
+    timeout: float = TIMEOUT_SECONDS,
 ) -> tuple[Outcome, str, Outcome | None]:
     """GET {base}/health, then GET {base}/users when asked: (health, its message, users)."""
     headers = {header: api_key, "Accept": "application/json"}
@@ -125,8 +144,9 @@ async def probe(
     health = await call("GET", target, headers=headers, client=client, timeout=timeout)
     users_outcome = None
     if users:
-        users_outcome = await call("GET", base.rstrip("/") + "/users", headers=headers,
-                                   client=client, timeout=timeout)
+        users_outcome = await call(
+            "GET", base.rstrip("/") + "/users", headers=headers, client=client, timeout=timeout
+        )
     return health, health_message(target, health), users_outcome
 
 
@@ -159,8 +179,12 @@ class HealthChecker:
         base, transport = crm.base_url, crm.transport
         async with httpx.AsyncClient(transport=transport, verify=connection.verify) as client:
             health, message, users = await probe(
-                base, connection.apiKey, connection.apiKeyHeader, client=client,
-                timeout=PERIODIC_TIMEOUT_SECONDS, users=ask_users,
+                base,
+                connection.apiKey,
+                connection.apiKeyHeader,
+                client=client,
+                timeout=PERIODIC_TIMEOUT_SECONDS,
+                users=ask_users,
             )
         verdict = None if users is None else users_verdict(base + "/users", users, at)
         state = next_health(previous, health, message, at, verdict, connection.crmUrl)

@@ -30,7 +30,9 @@ from emulator.store.db import Store
 from emulator.wire import decode, now_iso, parse_iso
 
 RETRY_AFTER = (
-    timedelta(seconds=30), timedelta(minutes=5), timedelta(minutes=50),
+    timedelta(seconds=30),
+    timedelta(minutes=5),
+    timedelta(minutes=50),
 )
 ATTEMPTS = len(RETRY_AFTER) + 1
 CONCURRENCY = 32
@@ -76,8 +78,7 @@ class Sender:
             # that cost more than the sends (py-spy: 30% of a pass). 8 idle ones serve the
             # next requests as well; up to 32 still run at once.
             limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=8)
-            self._client = httpx.AsyncClient(timeout=TIMEOUT_SECONDS, limits=limits,
-                                             verify=_tls())
+            self._client = httpx.AsyncClient(timeout=TIMEOUT_SECONDS, limits=limits, verify=_tls())
         return await call("POST", url, headers=headers, content=body, client=self._client)
 
     async def __aenter__(self) -> Self:
@@ -136,21 +137,35 @@ def _record(conn: sqlite3.Connection, done: Sequence[Done]) -> int:
             continue
         retry_at = None if retry is None else retry.dueAt
         if item.kind == WEBHOOK:
-            hook_rows.append(delivery.attempt_row(
-                item.targetId, item.eventType, item.payload.encode(), outcome, item.attempt,
-                item.dueAt, retry_at,
-            ))
+            hook_rows.append(
+                delivery.attempt_row(
+                    item.targetId,
+                    item.eventType,
+                    item.payload.encode(),
+                    outcome,
+                    item.attempt,
+                    item.dueAt,
+                    retry_at,
+                )
+            )
         else:
-            run_rows.append((
-                item.sourceId, _contact_of(item.payload), item.url, item.payload,
-                outcome.statusCode, outcome.errorMessage, item.attempt, outcome.durationMs,
-                item.dueAt,
-            ))
+            run_rows.append(
+                (
+                    item.sourceId,
+                    _contact_of(item.payload),
+                    item.url,
+                    item.payload,
+                    outcome.statusCode,
+                    outcome.errorMessage,
+                    item.attempt,
+                    outcome.durationMs,
+                    item.dueAt,
+                )
+            )
     # Retries first: one made and consumed within `done` is then deleted with the rest.
     conn.executemany(QUEUE_INSERT, [retry for _, _, retry in done if retry is not None])
     conn.executemany(
-        "DELETE FROM delivery_queue WHERE dueAt = ? AND kind = ? AND sourceId = ?"
-        " AND targetId = ?",
+        "DELETE FROM delivery_queue WHERE dueAt = ? AND kind = ? AND sourceId = ? AND targetId = ?",
         [item[:4] for item, _, _ in done],
     )
     conn.executemany(delivery.INSERT_ATTEMPT, hook_rows)
@@ -164,7 +179,9 @@ def _record(conn: sqlite3.Connection, done: Sequence[Done]) -> int:
 
 def _contact_of(payload: str) -> int:
     data: dict[str, Any] = decode(payload)
-    record = data["data"]  # a contact run's completion names the contact, a company run's the company
+    record = data[
+        "data"
+    ]  # a contact run's completion names the contact, a company run's the company
     return int(record["contactId"] if "contactId" in record else record["companyId"])
 
 
@@ -193,9 +210,7 @@ class _Pass:
         self.made = 0
 
     async def _load(self) -> None:
-        rows, self.subs = await self.store.read(
-            lambda conn: _load(conn, self.horizon, self.loaded)
-        )
+        rows, self.subs = await self.store.read(lambda conn: _load(conn, self.horizon, self.loaded))
         if len(rows) < BATCH:
             self.exhausted = True
         if rows:
@@ -207,8 +222,9 @@ class _Pass:
 
     async def _next(self) -> Due | None:
         """The attempt to launch now, if one may launch."""
-        if not self.exhausted and (not self.heap or self.loaded is None
-                                   or self.heap[0][:4] > self.loaded):
+        if not self.exhausted and (
+            not self.heap or self.loaded is None or self.heap[0][:4] > self.loaded
+        ):
             await self._load()
         if not self.heap:
             return None

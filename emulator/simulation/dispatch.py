@@ -21,7 +21,8 @@ class DeliveryListener:
     due by then. Errors are logged and kept in meta `deliveries.lastError`, never raised."""
 
     def __init__(
-        self, emulator: Emulator,
+        self,
+        emulator: Emulator,
         exports: Callable[[datetime], Awaitable[None]] | None = None,
     ) -> None:
         self.emulator = emulator

@@ -49,8 +49,16 @@ class Member:
     )
 
     def __init__(self, row: tuple[Any, ...]) -> None:
-        (self.campaign_id, self.contact_id, self.step_index, self.sequence_status,
-         self.engagement, self.opens, self.clicks, self.replies) = row[:8]
+        (
+            self.campaign_id,
+            self.contact_id,
+            self.step_index,
+            self.sequence_status,
+            self.engagement,
+            self.opens,
+            self.clicks,
+            self.replies,
+        ) = row[:8]
         self.next_ms: int | None = None
         self.first_name: str | None = None
         self.company: str | None = None
@@ -67,8 +75,14 @@ class Member:
 
     def row(self) -> tuple[Any, ...]:
         return (
-            self.step_index, self.sequence_status, self.engagement, self.opens, self.clicks,
-            self.replies, None if self.next_ms is None else iso(self.next_ms), self.campaign_id,
+            self.step_index,
+            self.sequence_status,
+            self.engagement,
+            self.opens,
+            self.clicks,
+            self.replies,
+            None if self.next_ms is None else iso(self.next_ms),
+            self.campaign_id,
             self.contact_id,
         )
 
@@ -116,7 +130,8 @@ class Batch:
         marks = ",".join("?" * len(campaign_ids))
         for cid, contact, campaign in self.conn.execute(
             f"SELECT id, contactId, campaignId FROM conversations WHERE campaignId IN ({marks})"
-            " ORDER BY id DESC", campaign_ids,
+            " ORDER BY id DESC",
+            campaign_ids,
         ):
             self.conversations[(contact, campaign)] = cid
 
@@ -132,8 +147,9 @@ class Batch:
         if cid is None:
             cid = self.next_conversation
             self.next_conversation += 1
-            self.new_conversations.append((cid, member.contact_id, member.campaign_id,
-                                           plan.identity_id))
+            self.new_conversations.append(
+                (cid, member.contact_id, member.campaign_id, plan.identity_id)
+            )
         self.conversations[key] = cid
         return cid
 
@@ -145,7 +161,8 @@ class Batch:
         if number:
             row = self.conn.execute(
                 "SELECT MAX(id) FROM messages WHERE conversationId = ? AND sequenceIndex = ?"
-                " AND isContactSender = 0", (conversation, number),
+                " AND isContactSender = 0",
+                (conversation, number),
             ).fetchone()
         else:
             row = self.conn.execute(
@@ -155,13 +172,31 @@ class Batch:
         return row[0] if row else None
 
     def message(
-        self, conversation: int, at: str, mtype: str, inbound: bool, content: str | None,
-        subject: str | None, number: int | None,
+        self,
+        conversation: int,
+        at: str,
+        mtype: str,
+        inbound: bool,
+        content: str | None,
+        subject: str | None,
+        number: int | None,
     ) -> int:
         mid = self.next_message
         self.next_message += 1
-        self.messages.append((mid, conversation, content, subject, mtype, int(inbound),
-                              int(not inbound), number, at, at))
+        self.messages.append(
+            (
+                mid,
+                conversation,
+                content,
+                subject,
+                mtype,
+                int(inbound),
+                int(not inbound),
+                number,
+                at,
+                at,
+            )
+        )
         if not inbound and number:
             self.sent[(conversation, number, 0)] = mid
         return mid
@@ -174,8 +209,9 @@ class Batch:
 
     def event(self, member: Member, at: str, message_id: int | None, data: ev.Event) -> None:
         etype = ev.event_type(data)
-        self.events.append((etype, member.contact_id, member.campaign_id, message_id, at,
-                            ev.encode_data(data)))
+        self.events.append(
+            (etype, member.contact_id, member.campaign_id, message_id, at, ev.encode_data(data))
+        )
         self.contacts[member.contact_id] = at
         self.members[(member.campaign_id, member.contact_id)] = member
         self.touched.add(member.campaign_id)
@@ -192,8 +228,17 @@ class Batch:
             return found, subject, spec.taskType
         tid = self.next_task
         self.next_task += 1
-        self.tasks.append((tid, member.contact_id, member.campaign_id, step, subject,
-                           spec.taskType, iso(ms + DAY_MS)))
+        self.tasks.append(
+            (
+                tid,
+                member.contact_id,
+                member.campaign_id,
+                step,
+                subject,
+                spec.taskType,
+                iso(ms + DAY_MS),
+            )
+        )
         return tid, subject, spec.taskType
 
     def flush(self) -> None:
@@ -212,7 +257,8 @@ class Batch:
         platform_tasks.insert_sequence_tasks(conn, self.tasks)
         conn.executemany(
             "INSERT INTO events(type, contactId, campaignId, messageId, occurredAt, data)"
-            " VALUES (?, ?, ?, ?, ?, ?)", self.events,
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            self.events,
         )
         engagement.write_members(conn, [self.members[key].row() for key in sorted(self.members)])
         platform_contacts.touch(conn, [(self.contacts[cid], cid) for cid in sorted(self.contacts)])
@@ -227,8 +273,17 @@ def _next_id(conn: sqlite3.Connection, table: str) -> int:
 # The effects of each kind of event
 
 
-def send(batch: Batch, plan: Plan, member: Member, at: str, mtype: str, step: int | None,
-         number: int, content: str | None, subject: str | None) -> None:
+def send(
+    batch: Batch,
+    plan: Plan,
+    member: Member,
+    at: str,
+    mtype: str,
+    step: int | None,
+    number: int,
+    content: str | None,
+    subject: str | None,
+) -> None:
     """A connection request, network message, InMail or email goes out."""
     conv = batch.conversation(member, plan)
     mid = batch.message(conv, at, mtype, False, content, subject, number)
@@ -239,23 +294,50 @@ def send(batch: Batch, plan: Plan, member: Member, at: str, mtype: str, step: in
     else:
         total = max(plan.message_count, number)
         member.engage(f"Message Sent ({number}/{total}) - {channel}")
-    batch.event(member, at, mid, ev.SENT[mtype](
-        step=step, channel=channel, sequenceIndex=number, messageId=mid, customMessage=content,
-        sentAt=at, subject=subject,
-    ))
+    batch.event(
+        member,
+        at,
+        mid,
+        ev.SENT[mtype](
+            step=step,
+            channel=channel,
+            sequenceIndex=number,
+            messageId=mid,
+            customMessage=content,
+            sentAt=at,
+            subject=subject,
+        ),
+    )
 
 
 def accept(batch: Batch, plan: Plan, member: Member, at: str, step: int | None) -> None:
     conv = batch.conversation(member, plan)
     mid = batch.message(conv, at, "CONNECTION_REQUEST", True, None, None, None)
     member.engage("Connection Accepted")
-    batch.event(member, at, mid, ev.ConnectionRequestAccepted(
-        step=step, channel="NETWORK", messageId=mid, acceptedAt=at,
-    ))
+    batch.event(
+        member,
+        at,
+        mid,
+        ev.ConnectionRequestAccepted(
+            step=step,
+            channel="NETWORK",
+            messageId=mid,
+            acceptedAt=at,
+        ),
+    )
 
 
-def reply(batch: Batch, plan: Plan, member: Member, at: str, step: int | None, mtype: str,
-          number: int, content: str | None, subject: str | None) -> None:
+def reply(
+    batch: Batch,
+    plan: Plan,
+    member: Member,
+    at: str,
+    step: int | None,
+    mtype: str,
+    number: int,
+    content: str | None,
+    subject: str | None,
+) -> None:
     """The contact answers message `number` (its channel `mtype`): the sequence stops."""
     conv = batch.conversation(member, plan)
     answered = batch.sent_message(conv, number)
@@ -269,42 +351,79 @@ def reply(batch: Batch, plan: Plan, member: Member, at: str, step: int | None, m
     member.engage(f"Message Replied ({number}/{max(plan.message_count, number)}) - {channel}")
     member.progress("Replied")
     member.next_ms = None
-    batch.event(member, at, mid, ev.MessageReplied(
-        step=step, channel=channel, sequenceIndex=number, messageId=mid, content=content,
-        repliedAt=at, inReplyTo=answered, subject=subject,
-    ))
+    batch.event(
+        member,
+        at,
+        mid,
+        ev.MessageReplied(
+            step=step,
+            channel=channel,
+            sequenceIndex=number,
+            messageId=mid,
+            content=content,
+            repliedAt=at,
+            inReplyTo=answered,
+            subject=subject,
+        ),
+    )
 
 
-def open_or_click(batch: Batch, plan: Plan, member: Member, at: str, step: int | None,
-                  number: int, click: bool) -> None:
+def open_or_click(
+    batch: Batch, plan: Plan, member: Member, at: str, step: int | None, number: int, click: bool
+) -> None:
     conv = batch.conversation(member, plan)
     mid = batch.sent_message(conv, number)
     if mid is not None:
         batch.count(mid, at, 0 if click else 1, 1 if click else 0)
     if click:
         member.clicks += 1
-        batch.event(member, at, mid, ev.LinkClicked(
-            step=step, channel="EMAIL", messageId=mid, clickedAt=at,
-            url=f"https://links.outreach-demo.com/c/{plan.id}/{member.contact_id}/{number}",
-        ))
+        batch.event(
+            member,
+            at,
+            mid,
+            ev.LinkClicked(
+                step=step,
+                channel="EMAIL",
+                messageId=mid,
+                clickedAt=at,
+                url=f"https://links.outreach-demo.com/c/{plan.id}/{member.contact_id}/{number}",
+            ),
+        )
     else:
         member.opens += 1
-        batch.event(member, at, mid, ev.EmailOpened(
-            step=step, channel="EMAIL", messageId=mid, openedAt=at,
-        ))
+        batch.event(
+            member,
+            at,
+            mid,
+            ev.EmailOpened(
+                step=step,
+                channel="EMAIL",
+                messageId=mid,
+                openedAt=at,
+            ),
+        )
 
 
-def touch(batch: Batch, plan: Plan, member: Member, at: str, step: int | None,
-          etype: Literal["PROFILE_VISITED", "POST_LIKED"]) -> None:
+def touch(
+    batch: Batch,
+    plan: Plan,
+    member: Member,
+    at: str,
+    step: int | None,
+    etype: Literal["PROFILE_VISITED", "POST_LIKED"],
+) -> None:
     """A profile visit or a post like: an event, no message."""
     member.progress("Ongoing")
     data: ev.ProfileVisited | ev.PostLiked
     if etype == "PROFILE_VISITED":
-        data = ev.ProfileVisited(step=step, channel="NETWORK", visitedAt=at,
-                                 profileUrl=member.profile_url)
+        data = ev.ProfileVisited(
+            step=step, channel="NETWORK", visitedAt=at, profileUrl=member.profile_url
+        )
     else:
         data = ev.PostLiked(
-            step=step, channel="NETWORK", likedAt=at,
+            step=step,
+            channel="NETWORK",
+            likedAt=at,
             postUrl=f"https://www.network.com/feed/update/{plan.id}-{member.contact_id}",
         )
     batch.event(member, at, None, data)
@@ -313,9 +432,18 @@ def touch(batch: Batch, plan: Plan, member: Member, at: str, step: int | None,
 def create_task(batch: Batch, plan: Plan, member: Member, ms: int, at: str, step: int) -> None:
     member.progress("Ongoing")
     tid, subject, ttype = batch.task(member, plan, step, ms)
-    batch.event(member, at, None, ev.TaskCreated(
-        step=step, taskId=tid, subject=subject, taskType=ttype, dueDate=iso(ms + DAY_MS),
-    ))
+    batch.event(
+        member,
+        at,
+        None,
+        ev.TaskCreated(
+            step=step,
+            taskId=tid,
+            subject=subject,
+            taskType=ttype,
+            dueDate=iso(ms + DAY_MS),
+        ),
+    )
 
 
 def finish(batch: Batch, plan: Plan, member: Member, at: str) -> None:

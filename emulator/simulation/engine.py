@@ -91,12 +91,15 @@ class InjectedOut(Wire):
     occurredAt: str
 
 
-def load_plans(conn: sqlite3.Connection, where: str = "", params: tuple[Any, ...] = ()) -> dict[int, Plan]:
+def load_plans(
+    conn: sqlite3.Connection, where: str = "", params: tuple[Any, ...] = ()
+) -> dict[int, Plan]:
     return {
         row[0]: Plan.from_row(*row)
         for row in conn.execute(
             "SELECT id, name, status, senderIdentityId, seed, sequence, outcomeRates"
-            f" FROM campaigns {where}", params,
+            f" FROM campaigns {where}",
+            params,
         )
     }
 
@@ -106,13 +109,27 @@ def schedule(conn: sqlite3.Connection, plan: Plan, anchor_ms: int) -> int:
     from `anchor_ms` (fixture histories are left as they are); answers how many.
 
     Runs at seeding time too, with the indexes dropped: hence sets, not NOT EXISTS."""
-    taken = {c for (c,) in conn.execute(
-        "SELECT contactId FROM simulation_members WHERE campaignId = ?", (plan.id,))}
-    taken.update(c for (c,) in conn.execute(
-        "SELECT contactId FROM conversations WHERE campaignId = ?", (plan.id,)))
-    ids = [c for (c,) in conn.execute(
-        "SELECT contactId FROM campaign_members WHERE campaignId = ?"
-        " AND sequenceStatus = 'Not Started' ORDER BY contactId", (plan.id,)) if c not in taken]
+    taken = {
+        c
+        for (c,) in conn.execute(
+            "SELECT contactId FROM simulation_members WHERE campaignId = ?", (plan.id,)
+        )
+    }
+    taken.update(
+        c
+        for (c,) in conn.execute(
+            "SELECT contactId FROM conversations WHERE campaignId = ?", (plan.id,)
+        )
+    )
+    ids = [
+        c
+        for (c,) in conn.execute(
+            "SELECT contactId FROM campaign_members WHERE campaignId = ?"
+            " AND sequenceStatus = 'Not Started' ORDER BY contactId",
+            (plan.id,),
+        )
+        if c not in taken
+    ]
     anchor = iso(anchor_ms)
     # A fresh member's first item is step 0 (or, for an empty sequence, finishing at once).
     first = iso(anchor_ms + (plan.steps[0].delaySeconds * 1000 if plan.steps else 0))
@@ -137,7 +154,8 @@ def complete_finished(conn: sqlite3.Connection, campaign_ids: set[int]) -> list[
         ).fetchone()
         if busy is None:
             cur = conn.execute(
-                "UPDATE campaigns SET status = 'COMPLETED' WHERE id = ? AND status = 'ACTIVE'", (cid,)
+                "UPDATE campaigns SET status = 'COMPLETED' WHERE id = ? AND status = 'ACTIVE'",
+                (cid,),
             )
             if cur.rowcount:
                 done.append(cid)
@@ -172,8 +190,12 @@ class Simulation:
             clock = self.emulator.clock
             previous = clock.now()
             target = max(target, previous)
-            result = AdvanceResult(previous=iso(to_ms(previous)), now=iso(to_ms(target)),
-                                   eventsByType={}, completedCampaigns=[])
+            result = AdvanceResult(
+                previous=iso(to_ms(previous)),
+                now=iso(to_ms(target)),
+                eventsByType={},
+                completedCampaigns=[],
+            )
             generation = self._generation
             target_ms = to_ms(target)
             known = fx.Known()
@@ -249,7 +271,9 @@ class Simulation:
                 if item[0] > end_ms:
                     member.next_ms = item[0]
                     break
-                due.append((item[0], member.campaign_id, member.contact_id, item[1], item, at, member))
+                due.append(
+                    (item[0], member.campaign_id, member.contact_id, item[1], item, at, member)
+                )
             batch.members[(member.campaign_id, member.contact_id)] = member
         due.sort()  # (time, campaign, contact, order) is unique: the rest is never compared
         batch.load_conversations(sorted({d[1] for d in due}))
@@ -268,11 +292,16 @@ class Simulation:
         key = (plan.id, contact_id)
         cached = self._timelines.get(key)
         if (
-            cached is not None and cached[1] == anchor and cached[2] == first_step
+            cached is not None
+            and cached[1] == anchor
+            and cached[2] == first_step
             and cached[0] == plan.fingerprint
         ):
             return cached[3]
-        items = [(item, iso(item[0])) for item in timeline(plan, contact_id, parse_ms(anchor), first_step)]
+        items = [
+            (item, iso(item[0]))
+            for item in timeline(plan, contact_id, parse_ms(anchor), first_step)
+        ]
         self._timelines[key] = (plan.fingerprint, anchor, first_step, items)
         return items
 
@@ -298,8 +327,11 @@ class Simulation:
         if plan is None:
             raise SimulationError(404, f"Campaign {campaign_id} not found")
         if plan.status not in ("DRAFT", "PENDING"):
-            raise SimulationError(409, f"Campaign {campaign_id} is {plan.status}: only a DRAFT or"
-                                  " PENDING campaign can start")
+            raise SimulationError(
+                409,
+                f"Campaign {campaign_id} is {plan.status}: only a DRAFT or"
+                " PENDING campaign can start",
+            )
         paused = conn.execute(
             "SELECT pausedAt FROM simulation_campaigns WHERE campaignId = ?", (campaign_id,)
         ).fetchone()
@@ -308,7 +340,8 @@ class Simulation:
             rows = conn.execute(
                 "SELECT s.contactId, s.anchorAt, m.nextActionAt FROM simulation_members s"
                 " JOIN campaign_members m ON m.campaignId = s.campaignId AND m.contactId = s.contactId"
-                " WHERE s.campaignId = ?", (campaign_id,),
+                " WHERE s.campaignId = ?",
+                (campaign_id,),
             ).fetchall()
             conn.executemany(
                 "UPDATE simulation_members SET anchorAt = ? WHERE campaignId = ? AND contactId = ?",
@@ -320,7 +353,8 @@ class Simulation:
             )
         conn.execute(
             "INSERT INTO simulation_campaigns(campaignId, pausedAt) VALUES (?, NULL)"
-            " ON CONFLICT(campaignId) DO UPDATE SET pausedAt = NULL", (campaign_id,),
+            " ON CONFLICT(campaignId) DO UPDATE SET pausedAt = NULL",
+            (campaign_id,),
         )
         scheduled = schedule(conn, plan, now_ms)
         conn.execute("UPDATE campaigns SET status = 'ACTIVE' WHERE id = ?", (campaign_id,))
@@ -333,12 +367,15 @@ class Simulation:
             now = self.emulator.clock.now_iso()
 
             def stop(conn: sqlite3.Connection) -> str:
-                row = conn.execute("SELECT status FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+                row = conn.execute(
+                    "SELECT status FROM campaigns WHERE id = ?", (campaign_id,)
+                ).fetchone()
                 if row is None:
                     raise SimulationError(404, f"Campaign {campaign_id} not found")
                 if row[0] != "ACTIVE":
-                    raise SimulationError(409, f"Campaign {campaign_id} is {row[0]}: only an ACTIVE"
-                                          " campaign can stop")
+                    raise SimulationError(
+                        409, f"Campaign {campaign_id} is {row[0]}: only an ACTIVE campaign can stop"
+                    )
                 conn.execute("UPDATE campaigns SET status = 'PENDING' WHERE id = ?", (campaign_id,))
                 conn.execute(
                     "INSERT INTO simulation_campaigns(campaignId, pausedAt) VALUES (?, ?)"
@@ -393,8 +430,17 @@ def apply_item(
     if kind == STEP:
         member.step_index = max(member.step_index, step + 1)
         if spec.type in ev.SENT:
-            fx.send(batch, plan, member, at, spec.type, step, number, fx.render(spec.content, member),
-                    fx.render(spec.subject, member))
+            fx.send(
+                batch,
+                plan,
+                member,
+                at,
+                spec.type,
+                step,
+                number,
+                fx.render(spec.content, member),
+                fx.render(spec.subject, member),
+            )
         elif spec.type == "PROFILE_VISIT":
             fx.touch(batch, plan, member, at, step, "PROFILE_VISITED")
         elif spec.type == "POST_LIKE":
@@ -422,7 +468,8 @@ def _inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
     ).fetchone()
     if row is None:
         raise SimulationError(
-            404, f"Contact {event.contactId} is not a member of campaign {event.campaignId}",
+            404,
+            f"Contact {event.contactId} is not a member of campaign {event.campaignId}",
             "contactId",
         )
     member = fx.Member(row)
@@ -438,11 +485,13 @@ def _inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
     if conv is not None:
         last = conn.execute(
             "SELECT type, sequenceIndex FROM messages WHERE conversationId = ? AND isContactSender = 0"
-            " AND type != 'CONNECTION_REQUEST' ORDER BY id DESC LIMIT 1", (conv,),
+            " AND type != 'CONNECTION_REQUEST' ORDER BY id DESC LIMIT 1",
+            (conv,),
         ).fetchone()
         sent = conn.execute(
             "SELECT COALESCE(MAX(sequenceIndex), 0) FROM messages WHERE conversationId = ?"
-            " AND isContactSender = 0", (conv,),
+            " AND isContactSender = 0",
+            (conv,),
         ).fetchone()[0]
     etype = event.type
     content = event.content
@@ -457,13 +506,19 @@ def _inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
             number = last[1] if last and last[1] else max(sent, 1)
             fx.reply(batch, plan, member, at, None, mtype, number, content, event.subject)
         case "EMAIL_OPENED" | "LINK_CLICKED":
-            email = None if conv is None else conn.execute(
-                "SELECT sequenceIndex FROM messages WHERE conversationId = ? AND isContactSender = 0"
-                " AND type = 'EMAIL' ORDER BY id DESC LIMIT 1", (conv,),
-            ).fetchone()
+            email = (
+                None
+                if conv is None
+                else conn.execute(
+                    "SELECT sequenceIndex FROM messages WHERE conversationId = ? AND isContactSender = 0"
+                    " AND type = 'EMAIL' ORDER BY id DESC LIMIT 1",
+                    (conv,),
+                ).fetchone()
+            )
             if email is None:
                 raise SimulationError(
-                    409, f"Contact {event.contactId} was sent no email in campaign {event.campaignId}",
+                    409,
+                    f"Contact {event.contactId} was sent no email in campaign {event.campaignId}",
                     "type",
                 )
             fx.open_or_click(batch, plan, member, at, None, email[0] or 0, etype == "LINK_CLICKED")
@@ -474,5 +529,11 @@ def _inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
     batch.flush()
     complete_finished(conn, batch.touched)
     eid, mid = conn.execute("SELECT id, messageId FROM events ORDER BY id DESC LIMIT 1").fetchone()
-    return InjectedOut(id=eid, type=etype, contactId=event.contactId, campaignId=event.campaignId,
-                       messageId=mid, occurredAt=iso(ms))
+    return InjectedOut(
+        id=eid,
+        type=etype,
+        contactId=event.contactId,
+        campaignId=event.campaignId,
+        messageId=mid,
+        occurredAt=iso(ms),
+    )

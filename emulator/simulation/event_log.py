@@ -27,16 +27,31 @@ async def read_events(
     """Up to `limit` events with an id above `after`, oldest first, matching every filter given."""
     where: list[str] = ["id > ?"]
     params: list[Any] = [after]
-    for column, value in (("campaignId", campaign_id), ("contactId", contact_id), ("type", event_type)):
+    for column, value in (
+        ("campaignId", campaign_id),
+        ("contactId", contact_id),
+        ("type", event_type),
+    ):
         if value is not None:
             where.append(f"{column} = ?")
             params.append(value)
     rows = await store.fetchall(
         "SELECT id, type, contactId, campaignId, messageId, occurredAt, data FROM events"
-        f" WHERE {' AND '.join(where)} ORDER BY id LIMIT ?", (*params, limit),
+        f" WHERE {' AND '.join(where)} ORDER BY id LIMIT ?",
+        (*params, limit),
     )
-    return [EventOut(id=r[0], type=r[1], contactId=r[2], campaignId=r[3], messageId=r[4],
-                     occurredAt=r[5], data=msgspec.json.decode(r[6])) for r in rows]
+    return [
+        EventOut(
+            id=r[0],
+            type=r[1],
+            contactId=r[2],
+            campaignId=r[3],
+            messageId=r[4],
+            occurredAt=r[5],
+            data=msgspec.json.decode(r[6]),
+        )
+        for r in rows
+    ]
 
 
 async def event_types(store: Store) -> list[str]:

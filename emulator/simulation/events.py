@@ -103,8 +103,15 @@ class SequenceFinished(msgspec.Struct):
 
 Sent = ConnectionRequestSent | NetworkMessageSent | InmailSent | EmailSent
 Event = (
-    Sent | ConnectionRequestAccepted | MessageReplied | LinkClicked | EmailOpened | ProfileVisited
-    | PostLiked | TaskCreated | SequenceFinished
+    Sent
+    | ConnectionRequestAccepted
+    | MessageReplied
+    | LinkClicked
+    | EmailOpened
+    | ProfileVisited
+    | PostLiked
+    | TaskCreated
+    | SequenceFinished
 )
 # The event of a message going out, by the step's message type.
 SENT: dict[str, type[Sent]] = {

@@ -67,8 +67,12 @@ async def call(
         return Outcome(ok=False, statusCode=None, durationMs=0, errorMessage=f"refused: url {loop}")
     gate = _gate()
     if gate.in_flight >= MAX_IN_FLIGHT:
-        return Outcome(ok=False, statusCode=None, durationMs=0,
-                       errorMessage=f"refused: {MAX_IN_FLIGHT} outgoing calls already in flight")
+        return Outcome(
+            ok=False,
+            statusCode=None,
+            durationMs=0,
+            errorMessage=f"refused: {MAX_IN_FLIGHT} outgoing calls already in flight",
+        )
     gate.in_flight += 1
     try:
         async with gate.open:
@@ -78,8 +82,13 @@ async def call(
 
 
 async def _send(
-    method: str, url: str, headers: dict[str, str] | None, content: bytes | None,
-    timeout: float, client: httpx.AsyncClient | None, elapsed: Callable[[], int],
+    method: str,
+    url: str,
+    headers: dict[str, str] | None,
+    content: bytes | None,
+    timeout: float,
+    client: httpx.AsyncClient | None,
+    elapsed: Callable[[], int],
 ) -> Outcome:
     try:
         async with asyncio.timeout(timeout):
@@ -89,15 +98,25 @@ async def _send(
             else:
                 response = await client.request(method, url, headers=headers, content=content)
     except (TimeoutError, httpx.TimeoutException):
-        return Outcome(ok=False, statusCode=None, durationMs=elapsed(),
-                       errorMessage=f"timed out after {timeout:g} s")
+        return Outcome(
+            ok=False,
+            statusCode=None,
+            durationMs=elapsed(),
+            errorMessage=f"timed out after {timeout:g} s",
+        )
     except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as exc:
         detail = str(exc) or type(exc).__name__
-        return Outcome(ok=False, statusCode=None, durationMs=elapsed(),
-                       errorMessage=f"request failed: {detail}")
+        return Outcome(
+            ok=False,
+            statusCode=None,
+            durationMs=elapsed(),
+            errorMessage=f"request failed: {detail}",
+        )
     status = response.status_code
     ok = 200 <= status < 300
     return Outcome(
-        ok=ok, statusCode=status, durationMs=elapsed(),
+        ok=ok,
+        statusCode=status,
+        durationMs=elapsed(),
         errorMessage=None if ok else f"HTTP {status}: {response.text[:_BODY_EXCERPT]}".rstrip(": "),
     )

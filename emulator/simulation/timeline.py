@@ -30,9 +30,7 @@ Item = tuple[int, int, int, int]
 
 def draw(seed: int, contact_id: int, step: int, kind: str) -> float:
     """A number in [0, 1) fixed by its four inputs."""
-    digest = hashlib.blake2b(
-        f"{seed}|{contact_id}|{step}|{kind}".encode(), digest_size=8
-    ).digest()
+    digest = hashlib.blake2b(f"{seed}|{contact_id}|{step}|{kind}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") / 18_446_744_073_709_551_616
 
 
@@ -70,8 +68,15 @@ class Plan:
             else:
                 numbers.append(0)
         return cls(
-            id=cid, name=name, status=status, identity_id=identity, seed=seed, steps=steps,
-            rates=_rates.decode(rates or "{}"), numbers=tuple(numbers), message_count=n,
+            id=cid,
+            name=name,
+            status=status,
+            identity_id=identity,
+            seed=seed,
+            steps=steps,
+            rates=_rates.decode(rates or "{}"),
+            numbers=tuple(numbers),
+            message_count=n,
             fingerprint=hash((sequence, rates, seed)),
         )
 
@@ -97,7 +102,9 @@ def timeline(plan: Plan, contact_id: int, anchor_ms: int, first_step: int) -> li
             has_request = True
             if draw(seed, contact_id, i, "accept") < rates.acceptance:
                 connected = True
-                items.append((t + int(draw(seed, contact_id, i, "accept.at") * gap), order, ACCEPTED, i))
+                items.append(
+                    (t + int(draw(seed, contact_id, i, "accept.at") * gap), order, ACCEPTED, i)
+                )
                 order += 1
             continue
         if step.type not in MESSAGE_STEPS:
@@ -156,6 +163,9 @@ def parse_ms(text: str) -> int:
     if day is None:
         day = _day_ms[text[:10]] = to_ms(datetime.fromisoformat(text[:10] + "T00:00:00+00:00"))
     return (
-        day + int(text[11:13]) * 3_600_000 + int(text[14:16]) * 60_000 + int(text[17:19]) * 1000
+        day
+        + int(text[11:13]) * 3_600_000
+        + int(text[14:16]) * 60_000
+        + int(text[17:19]) * 1000
         + int(text[20:23])
     )

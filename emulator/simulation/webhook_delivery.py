@@ -19,7 +19,12 @@ from emulator.store.db import Store
 from emulator.wire import Wire, decode, encode
 
 CONTACT_FIELDS = (
-    "id", "firstName", "lastName", "professionalEmail", "networkProfileUrl", "jobTitle",
+    "id",
+    "firstName",
+    "lastName",
+    "professionalEmail",
+    "networkProfileUrl",
+    "jobTitle",
     "companyId",
 )
 # Internal columns a custom field name must not reach.
@@ -29,8 +34,13 @@ _HIDDEN_COLUMNS = frozenset(
 COMPANY_PREFIX = "company."
 
 SAMPLE_CONTACT: dict[str, Any] = {
-    "id": 0, "firstName": "Test", "lastName": "Contact", "professionalEmail": None,
-    "networkProfileUrl": None, "jobTitle": None, "companyId": None,
+    "id": 0,
+    "firstName": "Test",
+    "lastName": "Contact",
+    "professionalEmail": None,
+    "networkProfileUrl": None,
+    "jobTitle": None,
+    "companyId": None,
 }
 SAMPLE_CAMPAIGN: dict[str, Any] = {"id": 0, "name": "Test campaign", "status": "ACTIVE"}
 
@@ -66,8 +76,12 @@ _SUBSCRIPTION_SELECT = (
 
 def _subscription(row: tuple[Any, ...]) -> Subscription:
     return Subscription(
-        id=row[0], url=row[1], secret=row[2], events=decode(row[3], list[str]),
-        campaignIds=decode(row[4], list[int]), customFields=decode(row[5], list[str]),
+        id=row[0],
+        url=row[1],
+        secret=row[2],
+        events=decode(row[3], list[str]),
+        campaignIds=decode(row[4], list[int]),
+        customFields=decode(row[5], list[str]),
         enabled=bool(row[6]),
     )
 
@@ -139,8 +153,11 @@ def _campaign(conn: sqlite3.Connection, campaign_id: int) -> dict[str, Any] | No
 
 
 def _payload(
-    event_type: str, timestamp: str, contact: dict[str, Any] | None,
-    campaign: dict[str, Any] | None, fields: dict[str, Any],
+    event_type: str,
+    timestamp: str,
+    contact: dict[str, Any] | None,
+    campaign: dict[str, Any] | None,
+    fields: dict[str, Any],
 ) -> dict[str, Any]:
     return {
         "eventType": event_type,
@@ -160,8 +177,13 @@ class Payloads:
         self._campaigns: dict[int, dict[str, Any] | None] = {}
 
     def event(
-        self, custom_fields: list[str], event_type: str, timestamp: str, contact_id: int,
-        campaign_id: int, fields: dict[str, Any],
+        self,
+        custom_fields: list[str],
+        event_type: str,
+        timestamp: str,
+        contact_id: int,
+        campaign_id: int,
+        fields: dict[str, Any],
     ) -> dict[str, Any]:
         """The delivery body of one event about `contact_id` in `campaign_id`."""
         if contact_id not in self._contacts:
@@ -208,9 +230,13 @@ async def sample_payload(store: Store, sub: Subscription, timestamp: str) -> dic
                 break
         if campaign_id is None:
             campaign_id = conn.execute("SELECT MIN(id) FROM campaigns").fetchone()[0]
-        member = None if campaign_id is None else conn.execute(
-            "SELECT MIN(contactId) FROM campaign_members WHERE campaignId = ?", (campaign_id,)
-        ).fetchone()[0]
+        member = (
+            None
+            if campaign_id is None
+            else conn.execute(
+                "SELECT MIN(contactId) FROM campaign_members WHERE campaignId = ?", (campaign_id,)
+            ).fetchone()[0]
+        )
         contact_id = member or conn.execute("SELECT MIN(id) FROM contacts").fetchone()[0]
         contact = None if contact_id is None else _contact(conn, contact_id, sub.customFields)
         if contact is None:
@@ -245,13 +271,25 @@ INSERT_ATTEMPT = (
 
 
 def attempt_row(
-    webhook_id: int, event_type: str, body: bytes, outcome: Outcome, attempt: int,
-    created: str, retry_at: str | None,
+    webhook_id: int,
+    event_type: str,
+    body: bytes,
+    outcome: Outcome,
+    attempt: int,
+    created: str,
+    retry_at: str | None,
 ) -> tuple[Any, ...]:
     """The parameters of INSERT_ATTEMPT for one attempt (`retry_at` only kept on failure)."""
     return (
-        webhook_id, event_type, body.decode(), outcome.statusCode, outcome.errorMessage,
-        attempt, outcome.durationMs, created, None if outcome.ok else retry_at,
+        webhook_id,
+        event_type,
+        body.decode(),
+        outcome.statusCode,
+        outcome.errorMessage,
+        attempt,
+        outcome.durationMs,
+        created,
+        None if outcome.ok else retry_at,
     )
 
 
@@ -280,7 +318,13 @@ async def deliver_once(
         attempt_row(sub.id, event_type, body, outcome, attempt, created, next_attempt_at),
     )
     return DeliveryAttempt(
-        id=delivery_id, webhookId=sub.id, eventType=event_type, attemptNumber=attempt,
-        success=outcome.ok, statusCode=outcome.statusCode, errorMessage=outcome.errorMessage,
-        durationMs=outcome.durationMs, createdAt=created,
+        id=delivery_id,
+        webhookId=sub.id,
+        eventType=event_type,
+        attemptNumber=attempt,
+        success=outcome.ok,
+        statusCode=outcome.statusCode,
+        errorMessage=outcome.errorMessage,
+        durationMs=outcome.durationMs,
+        createdAt=created,
     )

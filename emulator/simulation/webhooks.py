@@ -62,8 +62,9 @@ def _enqueue_chunk(conn: sqlite3.Connection, horizon: str) -> bool:
             payload = payloads.event(
                 sub.customFields, kind, occurred, contact_id, campaign_id, fields
             )
-            queued.append((occurred, WEBHOOK, event_id, sub.id, 1, kind, None,
-                           encode(payload).decode()))
+            queued.append(
+                (occurred, WEBHOOK, event_id, sub.id, 1, kind, None, encode(payload).decode())
+            )
     conn.executemany(QUEUE_INSERT, queued)
     if last != cursor:
         write_meta(conn, CURSOR, str(last))

@@ -69,8 +69,14 @@ def write_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
 
 
 def select_page(
-    conn: sqlite3.Connection, table: str, columns: str, clauses: Sequence[str],
-    params: Sequence[Any], page: int, size: int, order: str = "id",
+    conn: sqlite3.Connection,
+    table: str,
+    columns: str,
+    clauses: Sequence[str],
+    params: Sequence[Any],
+    page: int,
+    size: int,
+    order: str = "id",
 ) -> tuple[int, list[tuple[Any, ...]]]:
     """(total, rows of one page) of `table` where every clause holds, read in one go."""
     where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
@@ -119,7 +125,9 @@ class Store:
     @classmethod
     async def open(cls, path: str | Path | None = None) -> Store:
         """Open (and create) the database: in memory by default, a WAL file with `path`."""
-        db = await aiosqlite.connect(":memory:" if path is None else str(path), isolation_level=None)
+        db = await aiosqlite.connect(
+            ":memory:" if path is None else str(path), isolation_level=None
+        )
         store = cls(db, None if path is None else str(path))
         try:
             await store.read(lambda conn: configure(conn, on_disk=path is not None))
@@ -166,8 +174,13 @@ class Store:
             self.version += 1
 
     async def page(
-        self, table: str, columns: str, clauses: Sequence[str], params: Sequence[Any],
-        page: int, size: int,
+        self,
+        table: str,
+        columns: str,
+        clauses: Sequence[str],
+        params: Sequence[Any],
+        page: int,
+        size: int,
     ) -> tuple[int, list[tuple[Any, ...]]]:
         """`select_page` in one db-thread hop (count and rows agree: no write comes between)."""
         return await self.read(

@@ -37,7 +37,7 @@ class Check:
 
 
 def slug(endpoint: str) -> str:
-    """"PATCH /tasks/:taskId" -> "patch-task"; "POST /tasks/batch" -> "post-tasks-batch"."""
+    """ "PATCH /tasks/:taskId" -> "patch-task"; "POST /tasks/batch" -> "post-tasks-batch"."""
     method, path = endpoint.split(" ")
     if path == "/tasks/:taskId":
         return f"{method.lower()}-task"
@@ -48,66 +48,114 @@ def _record_checks(kind: str) -> list[Check]:
     create, sync, update = f"POST /{kind}", f"POST /{kind}/sync", f"PUT /{kind}"
     status = "status 201 with" if kind == "companies" else "answer"
     return [
-        Check(f"{slug(create)}/create", create,
-              f"POST /{kind}: {status} {{results: [{{externalId, crmId}}]}}, crmId a string for each item"),
-        Check(f"{slug(create)}/batch-100", create,
-              "Limits: up to 100 items per request; one result with its own crmId for each"),
-        Check(f"{slug(sync)}/finds-created", sync,
-              f"POST /{kind}/sync: matched records come back as {{externalId, crmId, properties?}}; "
-              "records created before are matched"),
-        Check(f"{slug(sync)}/omits-unmatched", sync,
-              f"POST /{kind}/sync: the response contains only records that exist in the CRM; "
-              "unmatched ones are omitted"),
+        Check(
+            f"{slug(create)}/create",
+            create,
+            f"POST /{kind}: {status} {{results: [{{externalId, crmId}}]}}, crmId a string for each item",
+        ),
+        Check(
+            f"{slug(create)}/batch-100",
+            create,
+            "Limits: up to 100 items per request; one result with its own crmId for each",
+        ),
+        Check(
+            f"{slug(sync)}/finds-created",
+            sync,
+            f"POST /{kind}/sync: matched records come back as {{externalId, crmId, properties?}}; "
+            "records created before are matched",
+        ),
+        Check(
+            f"{slug(sync)}/omits-unmatched",
+            sync,
+            f"POST /{kind}/sync: the response contains only records that exist in the CRM; "
+            "unmatched ones are omitted",
+        ),
         Check(f"{slug(sync)}/empty-results", sync, RULE_4),
         Check(f"{slug(sync)}/errors-shape", sync, RULE_1),
-        Check(f"{slug(update)}/update", update,
-              f"PUT /{kind}: {{results: [update result items]}}, one per item, `success` a boolean"),
-        Check(f"{slug(update)}/any-field-names", update,
-              "Engagement fields: the CRM must accept and store any field name (unknown fields "
-              "must be stored, not ignored)"),
+        Check(
+            f"{slug(update)}/update",
+            update,
+            f"PUT /{kind}: {{results: [update result items]}}, one per item, `success` a boolean",
+        ),
+        Check(
+            f"{slug(update)}/any-field-names",
+            update,
+            "Engagement fields: the CRM must accept and store any field name (unknown fields "
+            "must be stored, not ignored)",
+        ),
         Check(f"{slug(update)}/unknown-crm-id", update, RULE_2),
-        Check(f"{slug(update)}/keeps-fields", update,
-              "PUT updates the fields sent and keeps the others (sync properties: an absent "
-              "property clears the platform's value)"),
+        Check(
+            f"{slug(update)}/keeps-fields",
+            update,
+            "PUT updates the fields sent and keeps the others (sync properties: an absent "
+            "property clears the platform's value)",
+        ),
     ]
 
 
 def _catalogue() -> tuple[Check, ...]:
     checks = [
-        Check("get-health/status", "GET /health",
-              "GET /health: any 2xx status means healthy; a body of the form {status: string}"),
-        Check("get-users/list", "GET /users",
-              "GET /users: a list of users, or 404, 405 or 501 when the CRM lists none"),
+        Check(
+            "get-health/status",
+            "GET /health",
+            "GET /health: any 2xx status means healthy; a body of the form {status: string}",
+        ),
+        Check(
+            "get-users/list",
+            "GET /users",
+            "GET /users: a list of users, or 404, 405 or 501 when the CRM lists none",
+        ),
     ]
     for endpoint in ENDPOINTS:
         for probe in ("missing-key", "wrong-key"):
             checks.append(Check(f"{slug(endpoint)}/auth-{probe}", endpoint, AUTH_RULE))
     checks += _record_checks("companies") + _record_checks("contacts")
-    checks.append(Check("post-associations/link", "POST /associations",
-                        "POST /associations links contacts to companies by the crmIds the CRM "
-                        "issued: {success: true, created?, errors?}"))
+    checks.append(
+        Check(
+            "post-associations/link",
+            "POST /associations",
+            "POST /associations links contacts to companies by the crmIds the CRM "
+            "issued: {success: true, created?, errors?}",
+        )
+    )
     for type_, direction in ACTIVITY_KINDS:
-        checks.append(Check(
-            f"post-activities/{type_.lower().replace('_', '-')}-{direction.lower()}",
-            "POST /activities",
-            f"POST /activities accepts type {type_} direction {direction} and answers the "
-            "activity with at least `id`",
-        ))
+        checks.append(
+            Check(
+                f"post-activities/{type_.lower().replace('_', '-')}-{direction.lower()}",
+                "POST /activities",
+                f"POST /activities accepts type {type_} direction {direction} and answers the "
+                "activity with at least `id`",
+            )
+        )
     checks += [
-        Check("post-tasks/create", "POST /tasks",
-              "POST /tasks: the created task with at least `id`, `completed` false"),
-        Check("get-task/read", "GET /tasks/:taskId",
-              "GET /tasks/:taskId: the task object including `completedAt`"),
-        Check("get-task/unknown-id", "GET /tasks/:taskId",
-              "Errors: 404 resource not found"),
-        Check("patch-task/complete", "PATCH /tasks/:taskId",
-              "PATCH /tasks/:taskId with completed=true: `completed` true and `completedAt` set "
-              "to the completion time"),
-        Check("post-tasks-batch/known-ids", "POST /tasks/batch",
-              "POST /tasks/batch {ids}: an array of the task objects"),
+        Check(
+            "post-tasks/create",
+            "POST /tasks",
+            "POST /tasks: the created task with at least `id`, `completed` false",
+        ),
+        Check(
+            "get-task/read",
+            "GET /tasks/:taskId",
+            "GET /tasks/:taskId: the task object including `completedAt`",
+        ),
+        Check("get-task/unknown-id", "GET /tasks/:taskId", "Errors: 404 resource not found"),
+        Check(
+            "patch-task/complete",
+            "PATCH /tasks/:taskId",
+            "PATCH /tasks/:taskId with completed=true: `completed` true and `completedAt` set "
+            "to the completion time",
+        ),
+        Check(
+            "post-tasks-batch/known-ids",
+            "POST /tasks/batch",
+            "POST /tasks/batch {ids}: an array of the task objects",
+        ),
         Check("post-tasks-batch/unknown-ids", "POST /tasks/batch", RULE_3),
-        Check("patch-tasks-batch/complete", "PATCH /tasks/batch",
-              "PATCH /tasks/batch {ids, completed: true}: the updated tasks, each with `completedAt`"),
+        Check(
+            "patch-tasks-batch/complete",
+            "PATCH /tasks/batch",
+            "PATCH /tasks/batch {ids, completed: true}: the updated tasks, each with `completedAt`",
+        ),
     ]
     return tuple(checks)
 

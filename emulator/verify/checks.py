@@ -75,8 +75,9 @@ def ok(answer: Answer, what: str) -> Any:
     try:
         return decode(answer.body)
     except (msgspec.DecodeError, UnicodeDecodeError):
-        raise Broken(f"{what} answered {answer.status} with a body that is not JSON: "
-                     f"{answer.body[:120]!r}") from None
+        raise Broken(
+            f"{what} answered {answer.status} with a body that is not JSON: {answer.body[:120]!r}"
+        ) from None
 
 
 def obj(value: Any, what: str) -> dict[str, Any]:
@@ -130,7 +131,9 @@ def users(answer: Answer) -> Verdict:
     body = ok(answer, "GET /users")
     listed = body
     if isinstance(body, dict):  # tolerated wrappers (decisions.md §3)
-        listed = next((body[k] for k in ("users", "results", "data") if isinstance(body.get(k), list)), body)
+        listed = next(
+            (body[k] for k in ("users", "results", "data") if isinstance(body.get(k), list)), body
+        )
     if not isinstance(listed, list):
         raise Broken(f"GET /users answered neither a list of users nor 404/405/501: {short(body)}")
     for i, user in enumerate(listed):
@@ -148,10 +151,15 @@ def auth(endpoint: str, answer: Answer, users_absent: int | None) -> Verdict:
     if answer.status == 0:
         raise Broken(f"no answer ({answer.error})")
     if endpoint == "GET /health" and 200 <= answer.status < 300:
-        return Verdict("warn", f"{answer.status}: /health is open without a valid key "
-                               "(the spec asks 401; fine if deliberate)")
+        return Verdict(
+            "warn",
+            f"{answer.status}: /health is open without a valid key "
+            "(the spec asks 401; fine if deliberate)",
+        )
     if endpoint == "GET /users" and users_absent is not None and answer.status == users_absent:
-        return Verdict("pass", f"{answer.status}: GET /users is absent (answered so with the key too)")
+        return Verdict(
+            "pass", f"{answer.status}: GET /users is absent (answered so with the key too)"
+        )
     raise Broken(f"answered {answer.describe()}; expected 401")
 
 
@@ -167,8 +175,11 @@ def associations(answer: Answer) -> Verdict:
     except (msgspec.DecodeError, UnicodeDecodeError):
         body = None
     if not isinstance(body, dict):
-        return Verdict("warn", f"{answer.status}, but the body is not the JSON object "
-                               "{success, created?, errors?} the platform reads")
+        return Verdict(
+            "warn",
+            f"{answer.status}, but the body is not the JSON object "
+            "{success, created?, errors?} the platform reads",
+        )
     if body.get("success") is False or body.get("errors"):
         raise Broken(f"linking ids the CRM issued failed: {short(body)}")
     if "created" in body and not isinstance(body["created"], int):
@@ -184,8 +195,10 @@ def activity(answer: Answer, learned: Learned) -> Verdict:
     if not text(activity_id):
         raise Broken(f"the answer has no string `id`: {short(body)}")
     if activity_id in learned.ids.values():
-        raise Broken(f"id {activity_id!r} was already given to another activity "
-                     "(the platform would take it as logged)")
+        raise Broken(
+            f"id {activity_id!r} was already given to another activity "
+            "(the platform would take it as logged)"
+        )
     learned.ids[str(len(learned.ids))] = str(activity_id)
     return Verdict("pass", f"{answer.status} id {activity_id!r}")
 
@@ -201,7 +214,9 @@ def completed(found: dict[str, Any], what: str) -> None:
     if found.get("completed") is not True:
         raise Broken(f"{what}: `completed` is {short(found.get('completed'))}, not true")
     if not iso(found.get("completedAt")):
-        raise Broken(f"{what}: `completedAt` is {short(found.get('completedAt'))}, not an ISO 8601 time")
+        raise Broken(
+            f"{what}: `completedAt` is {short(found.get('completedAt'))}, not an ISO 8601 time"
+        )
 
 
 @verdict
@@ -210,7 +225,9 @@ def task_created(answers: list[Answer], learned: Learned) -> Verdict:
     for n, answer in enumerate(answers):
         found = task(ok(answer, "POST /tasks"), "the created task")
         if found.get("completed") is not False:
-            raise Broken(f"the created task has `completed` {short(found.get('completed'))}, not false")
+            raise Broken(
+                f"the created task has `completed` {short(found.get('completed'))}, not false"
+            )
         learned.ids[str(n)] = found["id"]
     if len(set(learned.ids.values())) < len(answers):
         raise Broken("two tasks were given the same id")
@@ -234,7 +251,9 @@ def task_unknown(answer: Answer) -> Verdict:
     if answer.status == 404:
         return Verdict("pass", "404")
     if 400 <= answer.status < 500:
-        return Verdict("warn", f"answered {answer.status} for an unknown task id; the spec's code is 404")
+        return Verdict(
+            "warn", f"answered {answer.status} for an unknown task id; the spec's code is 404"
+        )
     raise Broken(f"an unknown task id answered {answer.describe()}")
 
 

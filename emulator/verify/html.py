@@ -27,8 +27,10 @@ max-height:20em;overflow:auto;font-size:12px}summary{cursor:pointer}
 
 def _exchange(x: Exchange) -> str:
     answer = f"{x.status}" if x.status else f"no answer: {x.error}"
-    head = (f"<p><code>{escape(x.method)} {escape(x.path)}</code> (key: {escape(x.key)}) "
-            f"&rarr; <b>{escape(answer)}</b> in {x.durationMs:.0f} ms</p>")
+    head = (
+        f"<p><code>{escape(x.method)} {escape(x.path)}</code> (key: {escape(x.key)}) "
+        f"&rarr; <b>{escape(answer)}</b> in {x.durationMs:.0f} ms</p>"
+    )
     parts = [head]
     if x.request is not None:
         parts.append(f"<pre>request: {escape(x.request)}</pre>")
@@ -50,7 +52,10 @@ def html_report(report: Report) -> bytes:
     sections = []
     for endpoint in ENDPOINTS:
         rows = [c for c in report.checks if c.endpoint == endpoint]
-        worst = next((o for o in ("fail", "warn", "skip", "pass") if any(c.outcome == o for c in rows)), "pass")
+        worst = next(
+            (o for o in ("fail", "warn", "skip", "pass") if any(c.outcome == o for c in rows)),
+            "pass",
+        )
         sections.append(
             f'<h2 id="{escape(endpoint)}"><span class="{worst}">{escape(endpoint)}</span></h2>'
             "<table><tr><th>Outcome</th><th>Check</th><th>What was seen (open for the rule and "
@@ -58,7 +63,7 @@ def html_report(report: Report) -> bytes:
         )
     message = f"<p>{escape(report.message)}</p>" if report.message else ""
     page = (
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f"<title>emulator verify: {escape(report.status)} {escape(report.crmUrl)}</title>"
         f"<style>{STYLE}</style></head><body>"
         f"<h1>CRM conformance: <code>{escape(report.crmUrl)}</code></h1>"

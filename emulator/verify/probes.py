@@ -78,9 +78,12 @@ class Probes:
             f"verifyUnknownField_{self.run_id}": "any field name must be stored",
         }
 
-    def activity(self, type_: str, direction: str, contact: str | None, company: str | None) -> dict[str, Any]:
+    def activity(
+        self, type_: str, direction: str, contact: str | None, company: str | None
+    ) -> dict[str, Any]:
         subject = (
-            f"[1/3] [FROM Verify Probe Ltd] Verify Probe {self.run_id}" if direction == "OUTBOUND"
+            f"[1/3] [FROM Verify Probe Ltd] Verify Probe {self.run_id}"
+            if direction == "OUTBOUND"
             else f"[{MARKER} {self.run_id}] Verify Probe {self.run_id}"
         )
         body: dict[str, Any] = {
@@ -89,7 +92,11 @@ class Probes:
             "subject": subject,
             "body": f"<p>{self.label(self.external_id())}</p>",
             "occurredAt": "2026-01-05T10:00:00.000Z",
-            "metadata": {"messageId": f"verify-{self.run_id}", "sequenceIndex": 1, "sequenceMessageCount": 3},
+            "metadata": {
+                "messageId": f"verify-{self.run_id}",
+                "sequenceIndex": 1,
+                "sequenceMessageCount": 3,
+            },
         }
         if contact:
             body["contactId"] = contact
@@ -118,10 +125,20 @@ class Probes:
             case "POST /companies" | "POST /companies/sync":
                 return {"companies": [self.company()]}
             case "PUT /contacts" | "PUT /companies":
-                return {endpoint.split("/")[1]: [{"crmId": self.absent_id("record"), "verifyField": "x"}]}
+                return {
+                    endpoint.split("/")[1]: [
+                        {"crmId": self.absent_id("record"), "verifyField": "x"}
+                    ]
+                }
             case "POST /associations":
-                return {"associations": [{"contactCRMId": self.absent_id("contact"),
-                                          "companyCRMId": self.absent_id("company")}]}
+                return {
+                    "associations": [
+                        {
+                            "contactCRMId": self.absent_id("contact"),
+                            "companyCRMId": self.absent_id("company"),
+                        }
+                    ]
+                }
             case "POST /activities":
                 return self.activity("EMAIL", "OUTBOUND", None, None)
             case "POST /tasks":

@@ -36,8 +36,10 @@ def create(kind: str, answer: Answer, sent: list[str], learned: Learned) -> Verd
     if problems:
         raise Broken("; ".join(problems[:5]))
     if kind == "companies" and answer.status != 201:
-        return Verdict("warn", f"{len(seen)} created, but answered {answer.status} where the spec "
-                               "documents 201")
+        return Verdict(
+            "warn",
+            f"{len(seen)} created, but answered {answer.status} where the spec documents 201",
+        )
     return Verdict("pass", f"{answer.status}: {len(seen)} created, each with its crmId")
 
 
@@ -55,8 +57,9 @@ def sync_finds(kind: str, answer: Answer, created: dict[str, str]) -> Verdict:
         if result is None:
             problems.append(f"{ext} (created as {crm_id}) was not matched")
         elif result.get("crmId") != crm_id:
-            problems.append(f"{ext} matched crmId {short(result.get('crmId'))}, not {crm_id} "
-                            "issued at create")
+            problems.append(
+                f"{ext} matched crmId {short(result.get('crmId'))}, not {crm_id} issued at create"
+            )
         elif "properties" in result and not isinstance(result["properties"], dict | None):
             problems.append(f"{ext}: `properties` is not an object: {short(result['properties'])}")
     if problems:
@@ -108,18 +111,26 @@ def sync_errors(kind: str, answers: Iterable[tuple[Answer, list[str]]]) -> Verdi
             raise Broken(f"`errors` is not an array: {short(errors)}")
         matched = {r.get("externalId") for r in body.get("results") or [] if isinstance(r, dict)}
         for i, entry in enumerate(errors):
-            if not isinstance(entry, dict) or not text(entry.get("externalId")) or not text(entry.get("error")):
+            if (
+                not isinstance(entry, dict)
+                or not text(entry.get("externalId"))
+                or not text(entry.get("error"))
+            ):
                 raise Broken(f"errors[{i}] is not {{externalId, error}} with texts: {short(entry)}")
             if entry["externalId"] not in asked:
                 raise Broken(f"errors[{i}] names externalId {entry['externalId']!r}, not asked")
             if entry["externalId"] in matched:
-                raise Broken(f"{entry['externalId']} is both matched in results and failed in errors")
+                raise Broken(
+                    f"{entry['externalId']} is both matched in results and failed in errors"
+                )
         seen += len(errors)
         checked += 1
     if not checked:
         raise Broken("no sync answer could be checked (see the other sync checks)")
-    return Verdict("pass", f"{checked} sync answers well formed; {seen} `errors` entries, all "
-                           "{externalId, error}")
+    return Verdict(
+        "pass",
+        f"{checked} sync answers well formed; {seen} `errors` entries, all {{externalId, error}}",
+    )
 
 
 def update_results(kind: str, answer: Answer, sent: list[str]) -> dict[str, dict[str, Any]]:
@@ -137,7 +148,9 @@ def update_results(kind: str, answer: Answer, sent: list[str]) -> dict[str, dict
         by_id[crm_id] = result
     missing = [c for c in sent if c not in by_id]
     if missing:
-        raise Broken(f"no result for {', '.join(missing)} ({len(results)} results for {len(sent)} items)")
+        raise Broken(
+            f"no result for {', '.join(missing)} ({len(results)} results for {len(sent)} items)"
+        )
     return by_id
 
 
@@ -156,7 +169,9 @@ def update_unknown(kind: str, answer: Answer, known: str, unknown: str) -> Verdi
         raise Broken(f"one unknown crmId failed the whole batch: {answer.describe()}")
     by_id = update_results(kind, answer, [known, unknown])
     if by_id[known]["success"] is not True:
-        raise Broken(f"the known record {known} failed beside the unknown one: {by_id[known].get('error')}")
+        raise Broken(
+            f"the known record {known} failed beside the unknown one: {by_id[known].get('error')}"
+        )
     if by_id[unknown]["success"] is not False:
         raise Broken(f"the unknown crmId {unknown} was answered success: true")
     return Verdict("pass", f"only the unknown crmId failed: {by_id[unknown]['error']!r}")
@@ -180,14 +195,18 @@ def keeps_fields(
     if before is None and props is None:
         return Verdict("skip", "sync answers carry no `properties`: stored fields cannot be seen")
     if props is None:
-        raise Broken("sync carried `properties` before the PUTs and none after: every synced "
-                     "field would be cleared on the platform")
+        raise Broken(
+            "sync carried `properties` before the PUTs and none after: every synced "
+            "field would be cleared on the platform"
+        )
     lost = [k for k, v in (before or {}).items() if v is not None and props.get(k) is None]
     if second in props and first not in props:
         lost.append(first)
     if lost:
-        raise Broken(f"fields lost after PUTs of other fields (PUT replaced the stored record?): "
-                     f"{', '.join(lost[:8])}")
+        raise Broken(
+            f"fields lost after PUTs of other fields (PUT replaced the stored record?): "
+            f"{', '.join(lost[:8])}"
+        )
     shown = len([k for k, v in (before or {}).items() if v is not None])
     echoed = " (PUT fields echoed)" if first in props else ""
     return Verdict("pass", f"{shown} synced properties kept after two PUTs{echoed}")

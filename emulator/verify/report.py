@@ -53,8 +53,13 @@ class Report(Wire):
 
 
 def build(
-    results: dict[str, CheckResult], *, crm_url: str, run_id: str, started_at: str,
-    duration_ms: float, unreachable: str | None = None,
+    results: dict[str, CheckResult],
+    *,
+    crm_url: str,
+    run_id: str,
+    started_at: str,
+    duration_ms: float,
+    unreachable: str | None = None,
 ) -> Report:
     """The report of every catalogued check, in catalogue order; those not run are skips."""
     checks = []
@@ -62,8 +67,9 @@ def build(
         result = results.get(check.id)
         if result is None:
             why = "not run: the CRM could not be reached" if unreachable else "not run"
-            result = CheckResult(id=check.id, endpoint=check.endpoint, outcome="skip",
-                                 rule=check.rule, message=why)
+            result = CheckResult(
+                id=check.id, endpoint=check.endpoint, outcome="skip", rule=check.rule, message=why
+            )
         checks.append(result)
     summary: dict[str, int] = {o: sum(1 for c in checks if c.outcome == o) for o in OUTCOMES}
     if unreachable:
@@ -72,8 +78,15 @@ def build(
     else:
         status, exit_code = ("fail", 1) if summary["fail"] else ("pass", 0)
     return Report(
-        status=status, exitCode=exit_code, crmUrl=crm_url, runId=run_id, startedAt=started_at,
-        durationMs=round(duration_ms, 1), summary=summary, checks=checks, message=unreachable,
+        status=status,
+        exitCode=exit_code,
+        crmUrl=crm_url,
+        runId=run_id,
+        startedAt=started_at,
+        durationMs=round(duration_ms, 1),
+        summary=summary,
+        checks=checks,
+        message=unreachable,
     )
 
 
@@ -93,7 +106,9 @@ def summary(report: Report) -> str:
             if c.outcome == outcome:
                 lines.append(f"  {outcome.upper()} {c.endpoint} {c.id}: {c.message}")
     verdict = {"pass": "PASS", "fail": "FAIL", "error": "ERROR (CRM unreachable)"}[report.status]
-    marked = "" if report.status == "error" else f"; probe records are marked verify-{report.runId}-*"
+    marked = (
+        "" if report.status == "error" else f"; probe records are marked verify-{report.runId}-*"
+    )
     lines.append(f"verdict: {verdict} (exit {report.exitCode}){marked}")
     return "\n".join(lines)
 
@@ -109,14 +124,22 @@ def junit_xml(report: Report) -> bytes:
     when the exit code is not 0.
     """
     fails = report.summary["fail"] + (1 if report.status == "error" else 0)
-    suite = ET.Element("testsuite", {
-        "name": "emulator verify", "tests": str(len(report.checks) + (report.status == "error")),
-        "failures": str(fails), "errors": "0", "skipped": str(report.summary["skip"]),
-        "time": f"{report.durationMs / 1000:.3f}",
-    })
+    suite = ET.Element(
+        "testsuite",
+        {
+            "name": "emulator verify",
+            "tests": str(len(report.checks) + (report.status == "error")),
+            "failures": str(fails),
+            "errors": "0",
+            "skipped": str(report.summary["skip"]),
+            "time": f"{report.durationMs / 1000:.3f}",
+        },
+    )
     if report.status == "error":
         case = ET.SubElement(suite, "testcase", {"classname": "GET /health", "name": "reachable"})
-        ET.SubElement(case, "failure", {"message": report.message or "unreachable"}).text = report.message
+        ET.SubElement(
+            case, "failure", {"message": report.message or "unreachable"}
+        ).text = report.message
     for c in report.checks:
         case = ET.SubElement(suite, "testcase", {"classname": c.endpoint, "name": c.id})
         detail = f"{c.message}\nrule: {c.rule}\n" + "\n".join(

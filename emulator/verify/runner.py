@@ -38,15 +38,25 @@ class Call:
 
 
 def clip(text: str) -> str:
-    return text if len(text) <= BODY_LIMIT else f"{text[:BODY_LIMIT]}... ({len(text) - BODY_LIMIT} more characters)"
+    return (
+        text
+        if len(text) <= BODY_LIMIT
+        else f"{text[:BODY_LIMIT]}... ({len(text) - BODY_LIMIT} more characters)"
+    )
 
 
 class Prober:
     """One httpx client of the CRM; each call with the valid key, no key, or a wrong one."""
 
     def __init__(
-        self, base_url: str, api_key: str, api_key_header: str = "X-API-Key", *,
-        verify: bool = True, ca_file: str | None = None, timeout: float = 10.0,
+        self,
+        base_url: str,
+        api_key: str,
+        api_key_header: str = "X-API-Key",
+        *,
+        verify: bool = True,
+        ca_file: str | None = None,
+        timeout: float = 10.0,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
@@ -56,7 +66,9 @@ class Prober:
         self._http = httpx.AsyncClient(
             base_url=self.base_url,
             headers={"Content-Type": "application/json", "Accept": "application/json"},
-            verify=tls_verify(verify, ca_file), timeout=timeout, transport=transport,
+            verify=tls_verify(verify, ca_file),
+            timeout=timeout,
+            transport=transport,
         )
 
     async def aclose(self) -> None:
@@ -67,7 +79,11 @@ class Prober:
 
     async def call(self, method: str, path: str, body: Any = None, key: Key = "valid") -> Call:
         content = None if body is None else encode(body)
-        headers = {"valid": {self.header: self.api_key}, "missing": {}, "wrong": {self.header: self.wrong_key}}[key]
+        headers = {
+            "valid": {self.header: self.api_key},
+            "missing": {},
+            "wrong": {self.header: self.wrong_key},
+        }[key]
         started = time.perf_counter()
         for attempt in range(RETRIES + 1):
             status, data, error, retry_after = 0, b"", None, None
@@ -79,12 +95,18 @@ class Prober:
                 error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             if status not in (429, 502, 503, 504) or attempt == RETRIES:
                 break
-            await asyncio.sleep(min(retry_after if retry_after is not None else 0.5 * 2**attempt, 10.0))
+            await asyncio.sleep(
+                min(retry_after if retry_after is not None else 0.5 * 2**attempt, 10.0)
+            )
         exchange = Exchange(
-            method=method, path=path, key=key, status=status,
+            method=method,
+            path=path,
+            key=key,
+            status=status,
             durationMs=round((time.perf_counter() - started) * 1000, 1),
             request=None if content is None else clip(self._redact(content.decode())),
-            response=clip(self._redact(data.decode("utf-8", "replace"))), error=error,
+            response=clip(self._redact(data.decode("utf-8", "replace"))),
+            error=error,
         )
         return Call(v.Answer(status, data, error), exchange)
 
@@ -93,7 +115,10 @@ class Verifier:
     """Runs every check of the catalogue against one CRM and builds the report."""
 
     def __init__(
-        self, prober: Prober, *, run_id: str | None = None,
+        self,
+        prober: Prober,
+        *,
+        run_id: str | None = None,
         on_result: Callable[[CheckResult], None] | None = None,
     ) -> None:
         self.prober = prober
@@ -105,8 +130,12 @@ class Verifier:
     def record(self, check_id: str, verdict: v.Verdict, *calls: Call) -> None:
         check = BY_ID[check_id]
         result = CheckResult(
-            id=check.id, endpoint=check.endpoint, outcome=verdict.outcome, rule=check.rule,
-            message=verdict.message, exchanges=[c.exchange for c in calls],
+            id=check.id,
+            endpoint=check.endpoint,
+            outcome=verdict.outcome,
+            rule=check.rule,
+            message=verdict.message,
+            exchanges=[c.exchange for c in calls],
         )
         self.results[check_id] = result
         if self.on_result is not None:
@@ -116,7 +145,9 @@ class Verifier:
         for check_id in check_ids:
             self.record(check_id, v.Verdict("skip", reason))
 
-    async def call(self, endpoint: str, body: Any = None, key: Key = "valid", task_id: str | None = None) -> Call:
+    async def call(
+        self, endpoint: str, body: Any = None, key: Key = "valid", task_id: str | None = None
+    ) -> Call:
         method, path = endpoint.split(" ")
         if task_id is not None:
             path = path.replace(":taskId", urllib.parse.quote(task_id, safe=""))
@@ -127,17 +158,22 @@ class Verifier:
         health = await self.call("GET /health")
         unreachable = None
         if health.answer.status == 0:
-            unreachable = f"the CRM at {self.prober.base_url} cannot be reached: {health.answer.error}"
+            unreachable = (
+                f"the CRM at {self.prober.base_url} cannot be reached: {health.answer.error}"
+            )
         else:
             self.record("get-health/status", v.health(health.answer), health)
             if health.answer.status == 401:
-                self.results["get-health/status"].message += (
-                    f" (the API key was rejected: check --api-key and --api-key-header {self.prober.header})"
-                )
+                self.results[
+                    "get-health/status"
+                ].message += f" (the API key was rejected: check --api-key and --api-key-header {self.prober.header})"
             await self.everything()
         return build(
-            self.results, crm_url=self.prober.base_url, run_id=self.probes.run_id,
-            started_at=started_at, duration_ms=(time.perf_counter() - t0) * 1000,
+            self.results,
+            crm_url=self.prober.base_url,
+            run_id=self.probes.run_id,
+            started_at=started_at,
+            duration_ms=(time.perf_counter() - t0) * 1000,
             unreachable=unreachable,
         )
 
@@ -168,10 +204,18 @@ class Verifier:
         sent = self.probes.records(kind, 3)
         learned = v.Learned()
         made = await self.call(create, {kind: sent})
-        self.record(f"{c}/create", rc.create(kind, made.answer, [r["externalId"] for r in sent], learned), made)
+        self.record(
+            f"{c}/create",
+            rc.create(kind, made.answer, [r["externalId"] for r in sent], learned),
+            made,
+        )
         batch = self.probes.records(kind, 100)
         many = await self.call(create, {kind: batch})
-        self.record(f"{c}/batch-100", rc.create(kind, many.answer, [r["externalId"] for r in batch], v.Learned()), many)
+        self.record(
+            f"{c}/batch-100",
+            rc.create(kind, many.answer, [r["externalId"] for r in batch], v.Learned()),
+            many,
+        )
 
         unmatched = self.probes.records(kind, 2)
         created = [r for r in sent if r["externalId"] in learned.ids]
@@ -185,44 +229,85 @@ class Verifier:
         self.created[kind] = ids
         if not ids:
             reason = f"needs a created record, and {c}/create created none"
-            self.skip(reason, f"{s}/finds-created", f"{s}/omits-unmatched", f"{u}/update",
-                      f"{u}/any-field-names", f"{u}/unknown-crm-id", f"{u}/keeps-fields")
+            self.skip(
+                reason,
+                f"{s}/finds-created",
+                f"{s}/omits-unmatched",
+                f"{u}/update",
+                f"{u}/any-field-names",
+                f"{u}/unknown-crm-id",
+                f"{u}/keeps-fields",
+            )
             self.record(f"{s}/errors-shape", rc.sync_errors(kind, syncs), found, empty)
             return
         self.record(f"{s}/finds-created", rc.sync_finds(kind, found.answer, learned.ids), found)
-        self.record(f"{s}/omits-unmatched", rc.sync_omits(kind, found.answer, asked, [r["externalId"] for r in unmatched]), found)
+        self.record(
+            f"{s}/omits-unmatched",
+            rc.sync_omits(kind, found.answer, asked, [r["externalId"] for r in unmatched]),
+            found,
+        )
 
         field = "description" if kind == "companies" else "title"
         one, two = ids[1 % len(ids)], ids[2 % len(ids)]
-        plain = await self.call(put, {kind: [{"crmId": one, field: f"updated by verify {self.probes.run_id}"}]})
+        plain = await self.call(
+            put, {kind: [{"crmId": one, field: f"updated by verify {self.probes.run_id}"}]}
+        )
         self.record(f"{u}/update", rc.update(kind, plain.answer, [one], f"field {field}"), plain)
         fields = await self.call(put, {kind: [{"crmId": one, **self.probes.engagement()}]})
-        self.record(f"{u}/any-field-names", rc.update(kind, fields.answer, [one], "engagement and unknown field names"), fields)
+        self.record(
+            f"{u}/any-field-names",
+            rc.update(kind, fields.answer, [one], "engagement and unknown field names"),
+            fields,
+        )
         unknown = self.probes.absent_id("record")
         note = {"verifyNote": f"updated by verify {self.probes.run_id}"}
         mixed = await self.call(put, {kind: [{"crmId": two, **note}, {"crmId": unknown, **note}]})
-        self.record(f"{u}/unknown-crm-id", rc.update_unknown(kind, mixed.answer, two, unknown), mixed)
+        self.record(
+            f"{u}/unknown-crm-id", rc.update_unknown(kind, mixed.answer, two, unknown), mixed
+        )
 
         kept = await self.keeps_fields(kind, created[0], ids[0], found)
         if kept is not None:
             syncs.append((kept.answer, [created[0]["externalId"]]))
-        self.record(f"{s}/errors-shape", rc.sync_errors(kind, syncs), found, empty, *([kept] if kept else []))
+        self.record(
+            f"{s}/errors-shape",
+            rc.sync_errors(kind, syncs),
+            found,
+            empty,
+            *([kept] if kept else []),
+        )
 
-    async def keeps_fields(self, kind: str, record: dict[str, Any], crm_id: str, before: Call) -> Call | None:
+    async def keeps_fields(
+        self, kind: str, record: dict[str, Any], crm_id: str, before: Call
+    ) -> Call | None:
         """Two PUTs of two different fields, then a sync: the answer after, or None."""
         check, ext = f"{slug(f'PUT /{kind}')}/keeps-fields", record["externalId"]
         try:
             props = rc.properties_of(before.answer, kind, ext)
         except v.Broken:
             props = None
-        first, second = f"verifyKeepFirst_{self.probes.run_id}", f"verifyKeepSecond_{self.probes.run_id}"
-        puts = [await self.call(f"PUT /{kind}", {kind: [{"crmId": crm_id, name: "kept?"}]}) for name in (first, second)]
+        first, second = (
+            f"verifyKeepFirst_{self.probes.run_id}",
+            f"verifyKeepSecond_{self.probes.run_id}",
+        )
+        puts = [
+            await self.call(f"PUT /{kind}", {kind: [{"crmId": crm_id, name: "kept?"}]})
+            for name in (first, second)
+        ]
         for put in puts:
             if not 200 <= put.answer.status < 300:
-                self.record(check, v.Verdict("fail", f"PUT /{kind} answered {put.answer.describe()}"), *puts)
+                self.record(
+                    check, v.Verdict("fail", f"PUT /{kind} answered {put.answer.describe()}"), *puts
+                )
                 return None
         after = await self.call(f"POST /{kind}/sync", {kind: [record]})
-        self.record(check, rc.keeps_fields(kind, props, after.answer, ext, first, second), before, *puts, after)
+        self.record(
+            check,
+            rc.keeps_fields(kind, props, after.answer, ext, first, second),
+            before,
+            *puts,
+            after,
+        )
         return after
 
     def first(self, kind: str) -> str | None:
@@ -233,7 +318,10 @@ class Verifier:
     async def associations(self) -> None:
         contacts, companies = self.created.get("contacts"), self.created.get("companies")
         if not contacts or not companies:
-            self.skip("needs a created contact and company (see the create checks)", "post-associations/link")
+            self.skip(
+                "needs a created contact and company (see the create checks)",
+                "post-associations/link",
+            )
             return
         pair = {"contactCRMId": contacts[0], "companyCRMId": companies[0]}
         call = await self.call("POST /associations", {"associations": [pair]})
@@ -251,7 +339,9 @@ class Verifier:
     async def tasks(self) -> None:
         contact, company = self.first("contacts"), self.first("companies")
         learned = v.Learned()
-        made = [await self.call("POST /tasks", self.probes.task(contact, company)) for _ in range(3)]
+        made = [
+            await self.call("POST /tasks", self.probes.task(contact, company)) for _ in range(3)
+        ]
         self.record("post-tasks/create", v.task_created([m.answer for m in made], learned), *made)
         t = [learned.ids.get(str(i)) for i in range(3)]
         absent = self.probes.absent_id("task")
@@ -266,17 +356,26 @@ class Verifier:
         if t[0] is not None:
             patched = await self.call("PATCH /tasks/:taskId", {"completed": True}, task_id=t[0])
             back = await self.call("GET /tasks/:taskId", task_id=t[0])
-            self.record("patch-task/complete", v.task_completed(patched.answer, back.answer, t[0]), patched, back)
+            self.record(
+                "patch-task/complete",
+                v.task_completed(patched.answer, back.answer, t[0]),
+                patched,
+                back,
+            )
             if t[1] is not None:
                 both = await self.call("POST /tasks/batch", {"ids": [t[0], t[1]]})
-                self.record("post-tasks-batch/known-ids", v.tasks_batch(both.answer, [t[0], t[1]], []), both)
+                self.record(
+                    "post-tasks-batch/known-ids", v.tasks_batch(both.answer, [t[0], t[1]], []), both
+                )
             else:
                 self.skip(need, "post-tasks-batch/known-ids")
         if t[1] is None:
             self.skip(need, "post-tasks-batch/unknown-ids", "patch-tasks-batch/complete")
             return
         some = await self.call("POST /tasks/batch", {"ids": [t[1], absent]})
-        self.record("post-tasks-batch/unknown-ids", v.tasks_batch(some.answer, [t[1]], [absent]), some)
+        self.record(
+            "post-tasks-batch/unknown-ids", v.tasks_batch(some.answer, [t[1]], [absent]), some
+        )
         rest = [i for i in t[1:] if i is not None]
         done = await self.call("PATCH /tasks/batch", {"ids": rest, "completed": True})
         self.record("patch-tasks-batch/complete", v.tasks_completed(done.answer, rest), done)
@@ -288,4 +387,3 @@ async def verify(prober: Prober, **kwargs: Any) -> Report:
         return await Verifier(prober, **kwargs).run()
     finally:
         await prober.aclose()
-

@@ -29,9 +29,13 @@ async def test_clock_is_frozen_at_the_fixture_start(client: httpx.AsyncClient) -
     await anyio.sleep(0.01)
     assert (await client.get("/_emulator/clock")).json()["now"] == START
     # what the emulator writes carries the clock's time
-    made = await client.post("/v1/contact", headers=ALL, json={"firstName": "Clock", "lastName": "Test"})
+    made = await client.post(
+        "/v1/contact", headers=ALL, json={"firstName": "Clock", "lastName": "Test"}
+    )
     assert made.status_code == 201, made.text
-    created = (await client.get(f"/v1/contact/{made.json()['data']['id']}", headers=ALL)).json()["data"]
+    created = (await client.get(f"/v1/contact/{made.json()['data']['id']}", headers=ALL)).json()[
+        "data"
+    ]
     assert created["createdAt"] == START == created["updatedAt"]
     assert (await client.get("/_emulator/health")).json()["now"] == START
 
@@ -39,7 +43,9 @@ async def test_clock_is_frozen_at_the_fixture_start(client: httpx.AsyncClient) -
 async def test_advance_by_seconds_and_until(client: httpx.AsyncClient) -> None:
     r = (await client.post("/_emulator/clock/advance", json={"seconds": 90.5})).json()
     assert r["previous"] == START and r["now"] == "2026-11-02T09:01:30.500Z"
-    r = (await client.post("/_emulator/clock/advance", json={"until": "2026-11-03T00:00:00+02:00"})).json()
+    r = (
+        await client.post("/_emulator/clock/advance", json={"until": "2026-11-03T00:00:00+02:00"})
+    ).json()
     assert r["now"] == "2026-11-02T22:00:00.000Z"
     # "until" equal to now is allowed (runs what is due now), earlier is not
     same = await client.post("/_emulator/clock/advance", json={"until": r["now"]})
@@ -50,9 +56,19 @@ async def test_advance_by_seconds_and_until(client: httpx.AsyncClient) -> None:
 
 
 BAD_ADVANCE: list[Any] = [
-    {}, {"seconds": -1}, {"seconds": 1, "until": "2030-01-01T00:00:00Z"}, {"until": "yesterday"},
-    {"until": "2020-01-01T00:00:00Z"}, {"seconds": "10"}, {"seconds": 1e300}, {"until": 5},
-    [], "x", None, {"seconds": True}, {"until": "2999-01-01T00:00:00Z"},
+    {},
+    {"seconds": -1},
+    {"seconds": 1, "until": "2030-01-01T00:00:00Z"},
+    {"until": "yesterday"},
+    {"until": "2020-01-01T00:00:00Z"},
+    {"seconds": "10"},
+    {"seconds": 1e300},
+    {"until": 5},
+    [],
+    "x",
+    None,
+    {"seconds": True},
+    {"until": "2999-01-01T00:00:00Z"},
 ]
 
 
@@ -72,9 +88,14 @@ async def test_malformed_json_is_400(client: httpx.AsyncClient) -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=30),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 event_bodies = st.fixed_dictionaries(
@@ -82,17 +103,25 @@ event_bodies = st.fixed_dictionaries(
     optional={
         "campaignId": st.integers(min_value=-2, max_value=10) | json_values,
         "contactId": st.integers(min_value=-2, max_value=300) | json_values,
-        "type": st.sampled_from(["EMAIL_SENT", "MESSAGE_REPLIED", "TASK_CREATED", "nope"]) | json_values,
-        "content": json_values, "subject": json_values,
+        "type": st.sampled_from(["EMAIL_SENT", "MESSAGE_REPLIED", "TASK_CREATED", "nope"])
+        | json_values,
+        "content": json_values,
+        "subject": json_values,
         "channel": st.sampled_from(["EMAIL", "SMS"]) | json_values,
         "time": st.sampled_from(["2020-01-01T00:00:00Z", "garbage", START]) | json_values,
     },
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(body=event_bodies | json_values, advance_body=st.dictionaries(
-    st.sampled_from(["seconds", "until", "x"]), json_values, max_size=2))
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    body=event_bodies | json_values,
+    advance_body=st.dictionaries(
+        st.sampled_from(["seconds", "until", "x"]), json_values, max_size=2
+    ),
+)
 async def test_hostile_bodies_never_500(
     shared_client: httpx.AsyncClient, body: Any, advance_body: dict[str, Any]
 ) -> None:
@@ -107,12 +136,21 @@ async def test_injected_event_and_its_listing(client: httpx.AsyncClient) -> None
     db_member = (await client.get("/_emulator/events")).json()
     assert db_member == {"data": [], "nextAfterId": None}
     camp = (await client.get("/v1/campaigns", headers=ALL)).json()["data"][0]["id"]
-    contacts = (await client.get("/v1/contacts", headers=ALL, params={"pageSize": 100})).json()["data"]
+    contacts = (await client.get("/v1/contacts", headers=ALL, params={"pageSize": 100})).json()[
+        "data"
+    ]
     member = None
     for c in contacts:  # a member of campaign `camp` (contacts.json campaignIds)
-        r = await client.post("/_emulator/events", json={
-            "campaignId": camp, "contactId": c["id"], "type": "EMAIL_SENT", "subject": "Hi",
-            "content": "Hello there"})
+        r = await client.post(
+            "/_emulator/events",
+            json={
+                "campaignId": camp,
+                "contactId": c["id"],
+                "type": "EMAIL_SENT",
+                "subject": "Hi",
+                "content": "Hello there",
+            },
+        )
         if r.status_code == 201:
             member = c["id"]
             break
@@ -121,21 +159,41 @@ async def test_injected_event_and_its_listing(client: httpx.AsyncClient) -> None
     sent = r.json()
     assert sent["type"] == "EMAIL_SENT" and sent["occurredAt"] == START and sent["messageId"]
     later = "2026-11-03T10:00:00.000Z"
-    reply = await client.post("/_emulator/events", json={
-        "campaignId": camp, "contactId": member, "type": "MESSAGE_REPLIED", "content": "Sure",
-        "time": later})
+    reply = await client.post(
+        "/_emulator/events",
+        json={
+            "campaignId": camp,
+            "contactId": member,
+            "type": "MESSAGE_REPLIED",
+            "content": "Sure",
+            "time": later,
+        },
+    )
     assert reply.status_code == 201 and reply.json()["occurredAt"] == later
     assert (await client.get("/_emulator/clock")).json()["now"] == later  # moved to `time`
-    far = await client.post("/_emulator/events", json={
-        "campaignId": camp, "contactId": member, "type": "PROFILE_VISITED", "time": "2999-01-01"})
+    far = await client.post(
+        "/_emulator/events",
+        json={
+            "campaignId": camp,
+            "contactId": member,
+            "type": "PROFILE_VISITED",
+            "time": "2999-01-01",
+        },
+    )
     assert far.status_code == 400 and far.json()["errors"][0]["field"] == "time"
-    early = await client.post("/_emulator/events", json={
-        "campaignId": camp, "contactId": member, "type": "PROFILE_VISITED", "time": START})
+    early = await client.post(
+        "/_emulator/events",
+        json={"campaignId": camp, "contactId": member, "type": "PROFILE_VISITED", "time": START},
+    )
     assert early.status_code == 400
-    listed = (await client.get("/_emulator/events", params={"contactId": member, "campaignId": camp})).json()
+    listed = (
+        await client.get("/_emulator/events", params={"contactId": member, "campaignId": camp})
+    ).json()
     mine = [e for e in listed["data"] if e["id"] in (sent["id"], reply.json()["id"])]
     assert [e["type"] for e in mine] == ["EMAIL_SENT", "MESSAGE_REPLIED"]
-    assert mine[1]["data"]["content"] == "Sure" and mine[1]["data"]["inReplyTo"] == sent["messageId"]
+    assert (
+        mine[1]["data"]["content"] == "Sure" and mine[1]["data"]["inReplyTo"] == sent["messageId"]
+    )
     assert mine[1]["data"]["channel"] == "EMAIL" and mine[1]["data"]["subject"] == "Re: your note"
     contact = (await client.get(f"/v1/contact/{member}", headers=ALL)).json()["data"]
     assert contact["updatedAt"] == later
@@ -145,14 +203,18 @@ async def test_injected_event_and_its_listing(client: httpx.AsyncClient) -> None
 
 
 async def test_open_without_an_email_is_409(app: Starlette, client: httpx.AsyncClient) -> None:
-    r = await client.post("/_emulator/events", json={"campaignId": 999, "contactId": 1, "type": "EMAIL_OPENED"})
+    r = await client.post(
+        "/_emulator/events", json={"campaignId": 999, "contactId": 1, "type": "EMAIL_OPENED"}
+    )
     assert r.status_code == 404
     campaign, contact = await app.state.services.emulator.db.fetchone(
         "SELECT campaignId, contactId FROM campaign_members m WHERE NOT EXISTS (SELECT 1 FROM"
-        " conversations c WHERE c.contactId = m.contactId AND c.campaignId = m.campaignId)")
+        " conversations c WHERE c.contactId = m.contactId AND c.campaignId = m.campaignId)"
+    )
     for kind in ("EMAIL_OPENED", "LINK_CLICKED"):
-        r = await client.post("/_emulator/events", json={
-            "campaignId": campaign, "contactId": contact, "type": kind})
+        r = await client.post(
+            "/_emulator/events", json={"campaignId": campaign, "contactId": contact, "type": kind}
+        )
         assert r.status_code == 409 and r.json()["status"] == "error"
     assert (await client.get("/_emulator/events")).json()["data"] == []
 
@@ -173,10 +235,16 @@ async def test_realtime_clock_moves_and_runs_the_simulation() -> None:
 async def test_a_kept_database_keeps_its_time(tmp_path: Path) -> None:
     settings_ = make_settings(db=str(tmp_path / "state.db"))
     async for client in open_client(create_app(settings_)):
-        moved = (await client.post("/_emulator/clock/advance", json={"seconds": 3600})).json()["now"]
+        moved = (await client.post("/_emulator/clock/advance", json={"seconds": 3600})).json()[
+            "now"
+        ]
     async for client in open_client(create_app(settings_)):
         assert (await client.get("/_emulator/clock")).json() == {
-            "now": moved, "mode": "frozen", "speed": None, "start": START}
+            "now": moved,
+            "mode": "frozen",
+            "speed": None,
+            "start": START,
+        }
         await client.post("/_emulator/reset")
         assert (await client.get("/_emulator/clock")).json()["now"] == START
 

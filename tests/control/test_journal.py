@@ -24,8 +24,18 @@ PATHS = ("/health", "/contacts/sync", "/contacts", "/companies/sync")
 async def fill_journal(app: Starlette, n: int) -> None:
     """n exchanges of two exports, as the exporter's Journal stores them."""
     rows = [
-        (f"exp{i % 2}", f"2026-01-01T00:00:{i % 60:02d}.000Z", "POST" if i % 4 else "GET",
-         PATHS[i % 4], 200 if i % 5 else 500, 1.5, 1, '{"a":1}', '{"b":"é"}', None)
+        (
+            f"exp{i % 2}",
+            f"2026-01-01T00:00:{i % 60:02d}.000Z",
+            "POST" if i % 4 else "GET",
+            PATHS[i % 4],
+            200 if i % 5 else 500,
+            1.5,
+            1,
+            '{"a":1}',
+            '{"b":"é"}',
+            None,
+        )
         for i in range(n)
     ]
     await app.state.services.emulator.db.executemany(
@@ -42,7 +52,9 @@ def lines(r: httpx.Response) -> list[dict[str, Any]]:
     return [json.loads(line) for line in r.text.splitlines()]
 
 
-async def test_jsonl_streams_every_entry_in_chunks(client: httpx.AsyncClient, app: Starlette) -> None:
+async def test_jsonl_streams_every_entry_in_chunks(
+    client: httpx.AsyncClient, app: Starlette
+) -> None:
     n = JSONL_CHUNK * 2 + 7
     await fill_journal(app, n)
     entries = lines(await client.get("/_emulator/journal.jsonl"))
@@ -54,8 +66,13 @@ async def test_jsonl_streams_every_entry_in_chunks(client: httpx.AsyncClient, ap
 
 @pytest.mark.parametrize(
     "filters",
-    [{"method": "get"}, {"path": "/contacts"}, {"exportId": "exp1"},
-     {"method": "POST", "path": "/companies", "exportId": "exp1"}, {"path": "/nothing"}],
+    [
+        {"method": "get"},
+        {"path": "/contacts"},
+        {"exportId": "exp1"},
+        {"method": "POST", "path": "/companies", "exportId": "exp1"},
+        {"path": "/nothing"},
+    ],
 )
 async def test_jsonl_applies_the_json_filters(
     client: httpx.AsyncClient, app: Starlette, filters: dict[str, str]

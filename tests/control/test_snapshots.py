@@ -25,8 +25,10 @@ async def platform_contacts(client: httpx.AsyncClient) -> int:
 
 
 async def take(client: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
-    r = await client.post("/_emulator/snapshots", json=body) if body else await client.post(
-        "/_emulator/snapshots"
+    r = (
+        await client.post("/_emulator/snapshots", json=body)
+        if body
+        else await client.post("/_emulator/snapshots")
     )
     assert r.status_code == 201, r.text
     return r.json()  # type: ignore[no-any-return]
@@ -46,7 +48,9 @@ async def test_restore_puts_back_platform_crm_clock_and_events(client: httpx.Asy
 
     # Change every part: a CRM record, a platform record, the clock and what the simulation did.
     made = await client.post(
-        "/crm/contacts", headers=CRM_KEY, json={"contacts": [{"externalId": "x", "email": "n@x.test"}]}
+        "/crm/contacts",
+        headers=CRM_KEY,
+        json={"contacts": [{"externalId": "x", "email": "n@x.test"}]},
     )
     assert made.status_code < 300, made.text
     created = await client.post("/v1/contact", headers=ALL, json={"firstName": "New"})
@@ -121,7 +125,9 @@ async def test_list_delete_and_the_bound(client: httpx.AsyncClient) -> None:
         ("put", "/_emulator/snapshots", None),
     ],
 )
-async def test_bad_requests(client: httpx.AsyncClient, request_args: tuple[str, str, bytes | None]) -> None:
+async def test_bad_requests(
+    client: httpx.AsyncClient, request_args: tuple[str, str, bytes | None]
+) -> None:
     method, path, body = request_args
     r = await client.request(method, path, content=body)
     assert r.status_code in (400, 404, 405), r.text
@@ -160,7 +166,9 @@ async def test_the_byte_budget_drops_the_oldest_but_never_the_newest(
     assert kept == ids[-2:]
     app.state.services.snapshots = Shelf(limit=10, max_bytes=1)  # smaller than any image
     newest = await take(client)
-    assert [s["id"] for s in (await client.get("/_emulator/snapshots")).json()["data"]] == [newest["id"]]
+    assert [s["id"] for s in (await client.get("/_emulator/snapshots")).json()["data"]] == [
+        newest["id"]
+    ]
     assert (await client.post(f"/_emulator/snapshots/{newest['id']}/restore")).status_code == 200
 
 

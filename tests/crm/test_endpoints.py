@@ -12,7 +12,6 @@ from tests.conftest import CRM_KEY
 pytestmark = pytest.mark.anyio
 
 
-
 async def post(client: httpx.AsyncClient, path: str, body: Any) -> httpx.Response:
     return await client.post(f"/crm{path}", json=body, headers=CRM_KEY)
 
@@ -60,10 +59,16 @@ async def test_company_sync_matches_by_normalised_domain_and_omits_unmatched(
     client: httpx.AsyncClient, company: dict[str, Any]
 ) -> None:
     domain = company["fields"]["domain"]
-    r = await post(client, "/companies/sync", {"companies": [
-        {"externalId": "a", "domain": f"HTTPS://www.{domain.upper()}/about?x=1"},
-        {"externalId": "b", "domain": "nowhere.example", "name": "No Such Company"},
-    ]})
+    r = await post(
+        client,
+        "/companies/sync",
+        {
+            "companies": [
+                {"externalId": "a", "domain": f"HTTPS://www.{domain.upper()}/about?x=1"},
+                {"externalId": "b", "domain": "nowhere.example", "name": "No Such Company"},
+            ]
+        },
+    )
     assert r.status_code == 200
     results = r.json()["results"]
     assert [(x["externalId"], x["crmId"]) for x in results] == [("a", company["crmId"])]
@@ -74,13 +79,27 @@ async def test_company_sync_falls_back_to_website_page_url_and_name(
     client: httpx.AsyncClient, company: dict[str, Any]
 ) -> None:
     fields = company["fields"]
-    r = await post(client, "/companies/sync", {"companies": [
-        {"externalId": "w", "website": f"http://{fields['domain']}"},
-        {"externalId": "u", "companyNetworkUrl": respell_url(fields["companyNetworkUrl"])},
-        {"externalId": "n", "domain": "other.example", "name": f"  {fields['name'].upper()} "},
-    ]})
+    r = await post(
+        client,
+        "/companies/sync",
+        {
+            "companies": [
+                {"externalId": "w", "website": f"http://{fields['domain']}"},
+                {"externalId": "u", "companyNetworkUrl": respell_url(fields["companyNetworkUrl"])},
+                {
+                    "externalId": "n",
+                    "domain": "other.example",
+                    "name": f"  {fields['name'].upper()} ",
+                },
+            ]
+        },
+    )
     crm_id = company["crmId"]
-    assert {x["externalId"]: x["crmId"] for x in r.json()["results"]} == {"w": crm_id, "u": crm_id, "n": crm_id}
+    assert {x["externalId"]: x["crmId"] for x in r.json()["results"]} == {
+        "w": crm_id,
+        "u": crm_id,
+        "n": crm_id,
+    }
 
 
 async def test_contact_sync_matches_by_email_profile_url_or_phone(
@@ -88,21 +107,34 @@ async def test_contact_sync_matches_by_email_profile_url_or_phone(
 ) -> None:
     fields = contact["fields"]
     digits = "".join(ch for ch in fields["phone"] if ch.isdigit())
-    r = await post(client, "/contacts/sync", {"contacts": [
-        {"externalId": "e", "email": fields["email"].upper()},
-        {"externalId": "u", "networkUrl": respell_url(fields["networkUrl"])},
-        {"externalId": "p", "mobilePhone": f"({digits[:2]}) {digits[2:5]}-{digits[5:]}"},
-        {"externalId": "x", "email": "nobody@nowhere.example"},
-    ]})
+    r = await post(
+        client,
+        "/contacts/sync",
+        {
+            "contacts": [
+                {"externalId": "e", "email": fields["email"].upper()},
+                {"externalId": "u", "networkUrl": respell_url(fields["networkUrl"])},
+                {"externalId": "p", "mobilePhone": f"({digits[:2]}) {digits[2:5]}-{digits[5:]}"},
+                {"externalId": "x", "email": "nobody@nowhere.example"},
+            ]
+        },
+    )
     crm_id = contact["crmId"]
-    assert {x["externalId"]: x["crmId"] for x in r.json()["results"]} == {"e": crm_id, "u": crm_id, "p": crm_id}
+    assert {x["externalId"]: x["crmId"] for x in r.json()["results"]} == {
+        "e": crm_id,
+        "u": crm_id,
+        "p": crm_id,
+    }
 
 
 async def test_sync_with_no_match_answers_empty_results(client: httpx.AsyncClient) -> None:
     """Errors rule 4: no match is an empty `results`, not an error."""
     for kind in ("contacts", "companies"):
-        r = await post(client, f"/{kind}/sync", {kind: [{"externalId": "1", "email": "z@z.example",
-                                                         "domain": "z.example"}]})
+        r = await post(
+            client,
+            f"/{kind}/sync",
+            {kind: [{"externalId": "1", "email": "z@z.example", "domain": "z.example"}]},
+        )
         assert (r.status_code, r.json()) == (200, {"results": []})
     r = await post(client, "/contacts/sync", {"contacts": []})
     assert r.json() == {"results": []}
@@ -111,11 +143,19 @@ async def test_sync_with_no_match_answers_empty_results(client: httpx.AsyncClien
 async def test_sync_properties_are_the_stored_owned_fields_by_default(
     client: httpx.AsyncClient, company: dict[str, Any], contact: dict[str, Any]
 ) -> None:
-    r = await post(client, "/companies/sync", {"companies": [{"externalId": "a", "domain": company["fields"]["domain"]}]})
+    r = await post(
+        client,
+        "/companies/sync",
+        {"companies": [{"externalId": "a", "domain": company["fields"]["domain"]}]},
+    )
     props = r.json()["results"][0]["properties"]
     owned = ("accountTier", "totalDeals", "lifetimeValue", "accountOwner")
     assert props == {f: company["fields"][f] for f in owned}
-    r = await post(client, "/contacts/sync", {"contacts": [{"externalId": "c", "email": contact["fields"]["email"]}]})
+    r = await post(
+        client,
+        "/contacts/sync",
+        {"contacts": [{"externalId": "c", "email": contact["fields"]["email"]}]},
+    )
     props = r.json()["results"][0]["properties"]
     owned = ("leadScore", "lifecycleStage", "owner", "dealValue")
     assert props == {f: contact["fields"][f] for f in owned}
@@ -125,8 +165,16 @@ async def test_sync_properties_are_the_stored_owned_fields_by_default(
 
 
 async def test_create_companies_answers_201_with_a_crm_id_each(client: httpx.AsyncClient) -> None:
-    items = [{"externalId": f"e{i}", "name": f"Fresh {i}", "domain": f"fresh{i}.example",
-              "numberOfEmployees": 12, "somethingUnknown": {"deep": [1, 2]}} for i in range(3)]
+    items = [
+        {
+            "externalId": f"e{i}",
+            "name": f"Fresh {i}",
+            "domain": f"fresh{i}.example",
+            "numberOfEmployees": 12,
+            "somethingUnknown": {"deep": [1, 2]},
+        }
+        for i in range(3)
+    ]
     r = await post(client, "/companies", {"companies": items})
     assert r.status_code == 201
     results = r.json()["results"]
@@ -138,22 +186,39 @@ async def test_create_companies_answers_201_with_a_crm_id_each(client: httpx.Asy
     assert record["fields"]["somethingUnknown"] == {"deep": [1, 2]}
     assert record["fields"]["numberOfEmployees"] == 12
     # A created record is found again by its domain, with the CRM's own values synced back.
-    r = await post(client, "/companies/sync", {"companies": [{"externalId": "again", "domain": "www.fresh1.example"}]})
+    r = await post(
+        client,
+        "/companies/sync",
+        {"companies": [{"externalId": "again", "domain": "www.fresh1.example"}]},
+    )
     (hit,) = r.json()["results"]
     assert hit["crmId"] == results[1]["crmId"]
     assert set(hit["properties"]) == {"accountTier", "totalDeals", "lifetimeValue", "accountOwner"}
 
 
 async def test_create_contacts_stores_owner_and_keys(client: httpx.AsyncClient) -> None:
-    r = await post(client, "/contacts", {"contacts": [
-        {"externalId": "9001", "email": "New.Person@Example.org", "ownerId": "crm-user-3", "phone": "+1 555 0100"},
-    ]})
+    r = await post(
+        client,
+        "/contacts",
+        {
+            "contacts": [
+                {
+                    "externalId": "9001",
+                    "email": "New.Person@Example.org",
+                    "ownerId": "crm-user-3",
+                    "phone": "+1 555 0100",
+                },
+            ]
+        },
+    )
     assert r.status_code == 201
     crm_id = r.json()["results"][0]["crmId"]
     assert crm_id.startswith("crm-ct-")
     fields = (await stored(client, "contacts", crm_id))["fields"]
     assert fields["owner"] == "crm-user-3"  # the owner the platform picked
-    r = await post(client, "/contacts/sync", {"contacts": [{"externalId": "9001", "phone": "15550100"}]})
+    r = await post(
+        client, "/contacts/sync", {"contacts": [{"externalId": "9001", "phone": "15550100"}]}
+    )
     assert r.json()["results"][0]["crmId"] == crm_id
 
 
@@ -162,16 +227,29 @@ async def test_update_stores_every_field_and_reports_each_item(
 ) -> None:
     """Errors rule 2: failure per item, success true for the others."""
     crm_id = company["crmId"]
-    r = await client.put("/crm/companies", headers=CRM_KEY, json={"companies": [
-        {"crmId": crm_id, "campaignEngagementStatus": "Message Sent (1/3) - EMAIL",
-         "My Custom Opens": "4", "domain": None, "website": None},
-        {"crmId": "crm-co-999999", "campaignOpens": "1"},
-    ]})
+    r = await client.put(
+        "/crm/companies",
+        headers=CRM_KEY,
+        json={
+            "companies": [
+                {
+                    "crmId": crm_id,
+                    "campaignEngagementStatus": "Message Sent (1/3) - EMAIL",
+                    "My Custom Opens": "4",
+                    "domain": None,
+                    "website": None,
+                },
+                {"crmId": "crm-co-999999", "campaignOpens": "1"},
+            ]
+        },
+    )
     assert r.status_code == 200
-    assert r.json() == {"results": [
-        {"crmId": crm_id, "success": True},
-        {"crmId": "crm-co-999999", "success": False, "error": "Unknown crmId crm-co-999999"},
-    ]}
+    assert r.json() == {
+        "results": [
+            {"crmId": crm_id, "success": True},
+            {"crmId": "crm-co-999999", "success": False, "error": "Unknown crmId crm-co-999999"},
+        ]
+    }
     record = await stored(client, "companies", crm_id)
     fields = record["fields"]
     assert fields["campaignEngagementStatus"] == "Message Sent (1/3) - EMAIL"
@@ -179,7 +257,11 @@ async def test_update_stores_every_field_and_reports_each_item(
     assert fields["domain"] is None and fields["name"] == company["fields"]["name"]  # merged
     assert record["updatedAt"] >= record["createdAt"]
     # With domain and website cleared, the domain no longer matches.
-    r = await post(client, "/companies/sync", {"companies": [{"externalId": "a", "domain": company["fields"]["domain"]}]})
+    r = await post(
+        client,
+        "/companies/sync",
+        {"companies": [{"externalId": "a", "domain": company["fields"]["domain"]}]},
+    )
     assert r.json() == {"results": []}
 
 
@@ -187,11 +269,25 @@ async def test_update_contacts_rekeys_a_changed_email(
     client: httpx.AsyncClient, contact: dict[str, Any]
 ) -> None:
     crm_id = contact["crmId"]
-    r = await client.put("/crm/contacts", headers=CRM_KEY, json={"contacts": [
-        {"crmId": crm_id, "email": "someone@new.example", "campaignReplyAnalysis": "Yes (1)"},
-    ]})
+    r = await client.put(
+        "/crm/contacts",
+        headers=CRM_KEY,
+        json={
+            "contacts": [
+                {
+                    "crmId": crm_id,
+                    "email": "someone@new.example",
+                    "campaignReplyAnalysis": "Yes (1)",
+                },
+            ]
+        },
+    )
     assert r.json()["results"] == [{"crmId": crm_id, "success": True}]
-    r = await post(client, "/contacts/sync", {"contacts": [{"externalId": "4", "email": "SOMEONE@new.example"}]})
+    r = await post(
+        client,
+        "/contacts/sync",
+        {"contacts": [{"externalId": "4", "email": "SOMEONE@new.example"}]},
+    )
     assert r.json()["results"][0]["crmId"] == crm_id
 
 
@@ -202,18 +298,32 @@ async def test_associations_link_known_records_and_report_unknown_ids(
     client: httpx.AsyncClient, contact: dict[str, Any], company: dict[str, Any]
 ) -> None:
     ct, co = contact["crmId"], company["crmId"]
-    body = {"associations": [
-        {"contactCRMId": ct, "companyCRMId": co},
-        {"contactCRMId": "ct_nope", "companyCRMId": co},
-        {"contactCRMId": ct, "companyCRMId": "co_nope"},
-    ]}
+    body = {
+        "associations": [
+            {"contactCRMId": ct, "companyCRMId": co},
+            {"contactCRMId": "ct_nope", "companyCRMId": co},
+            {"contactCRMId": ct, "companyCRMId": "co_nope"},
+        ]
+    }
     already = co in contact["companyCRMIds"]
     r = await post(client, "/associations", body)
     assert r.status_code == 200
-    assert r.json() == {"success": True, "created": 0 if already else 1, "errors": [
-        {"contactCRMId": "ct_nope", "companyCRMId": co, "error": "Unknown contact crmId ct_nope"},
-        {"contactCRMId": ct, "companyCRMId": "co_nope", "error": "Unknown company crmId co_nope"},
-    ]}
+    assert r.json() == {
+        "success": True,
+        "created": 0 if already else 1,
+        "errors": [
+            {
+                "contactCRMId": "ct_nope",
+                "companyCRMId": co,
+                "error": "Unknown contact crmId ct_nope",
+            },
+            {
+                "contactCRMId": ct,
+                "companyCRMId": "co_nope",
+                "error": "Unknown company crmId co_nope",
+            },
+        ],
+    }
     r = await post(client, "/associations", {"associations": body["associations"][:1]})
     assert r.json() == {"success": True, "created": 0}  # already linked: idempotent
     assert co in (await stored(client, "contacts", ct))["companyCRMIds"]
@@ -225,9 +335,16 @@ async def test_associations_link_known_records_and_report_unknown_ids(
 
 
 async def test_activity_is_created_with_an_id_and_echoed_fields(client: httpx.AsyncClient) -> None:
-    body = {"type": "NETWORK_INMAIL", "direction": "INBOUND", "subject": "[Acme] Ada Lovelace",
-            "body": "<p>Hi</p>", "occurredAt": "2026-01-02T03:04:05Z", "contactId": "crm-ct-1",
-            "metadata": {"messageId": 17, "sequenceIndex": 1}, "extra": True}
+    body = {
+        "type": "NETWORK_INMAIL",
+        "direction": "INBOUND",
+        "subject": "[Acme] Ada Lovelace",
+        "body": "<p>Hi</p>",
+        "occurredAt": "2026-01-02T03:04:05Z",
+        "contactId": "crm-ct-1",
+        "metadata": {"messageId": 17, "sequenceIndex": 1},
+        "extra": True,
+    }
     r = await post(client, "/activities", body)
     assert r.status_code == 201
     answer = r.json()
@@ -249,21 +366,38 @@ async def test_users_are_a_bare_array(client: httpx.AsyncClient) -> None:
 
 
 async def test_task_lifecycle(client: httpx.AsyncClient) -> None:
-    r = await post(client, "/tasks", {"subject": "Call Olivia", "type": "call", "dueDate": "2026-02-01",
-                                      "contactId": "crm-ct-1", "priority": "high"})
+    r = await post(
+        client,
+        "/tasks",
+        {
+            "subject": "Call Olivia",
+            "type": "call",
+            "dueDate": "2026-02-01",
+            "contactId": "crm-ct-1",
+            "priority": "high",
+        },
+    )
     assert r.status_code == 201
     task = r.json()
     assert task["completed"] is False and task["completedAt"] is None
-    assert task["subject"] == "Call Olivia" and task["priority"] == "high" and task["description"] is None
+    assert (
+        task["subject"] == "Call Olivia"
+        and task["priority"] == "high"
+        and task["description"] is None
+    )
     task_id = task["id"]
     assert (await client.get(f"/crm/tasks/{task_id}", headers=CRM_KEY)).json() == task
 
     r = await client.patch(f"/crm/tasks/{task_id}", headers=CRM_KEY, json={"completed": True})
     done = r.json()
     assert done["completed"] is True and done["completedAt"]
-    again = (await client.patch(f"/crm/tasks/{task_id}", headers=CRM_KEY, json={"completed": True})).json()
+    again = (
+        await client.patch(f"/crm/tasks/{task_id}", headers=CRM_KEY, json={"completed": True})
+    ).json()
     assert again["completedAt"] == done["completedAt"]  # completing twice keeps the first time
-    reopened = (await client.patch(f"/crm/tasks/{task_id}", headers=CRM_KEY, json={"completed": False})).json()
+    reopened = (
+        await client.patch(f"/crm/tasks/{task_id}", headers=CRM_KEY, json={"completed": False})
+    ).json()
     assert reopened["completed"] is False and reopened["completedAt"] is None
 
 
@@ -280,7 +414,9 @@ async def test_task_batches_omit_unknown_ids(client: httpx.AsyncClient) -> None:
     r = await post(client, "/tasks/batch", {"ids": [ids[2], "missing", ids[0], ids[2]]})
     assert r.status_code == 200
     assert [t["id"] for t in r.json()] == [ids[2], ids[0]]
-    r = await client.patch("/crm/tasks/batch", headers=CRM_KEY, json={"ids": [ids[1], "missing"], "completed": True})
+    r = await client.patch(
+        "/crm/tasks/batch", headers=CRM_KEY, json={"ids": [ids[1], "missing"], "completed": True}
+    )
     assert r.status_code == 200
     (done,) = r.json()
     assert done["id"] == ids[1] and done["completed"] is True and done["completedAt"]
@@ -291,10 +427,17 @@ async def test_task_batches_omit_unknown_ids(client: httpx.AsyncClient) -> None:
 # --- auth and validation ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("method,path", [
-    ("GET", "/health"), ("POST", "/contacts/sync"), ("PUT", "/companies"), ("GET", "/users"),
-    ("GET", "/tasks/x"), ("PATCH", "/tasks/batch"),
-])
+@pytest.mark.parametrize(
+    "method,path",
+    [
+        ("GET", "/health"),
+        ("POST", "/contacts/sync"),
+        ("PUT", "/companies"),
+        ("GET", "/users"),
+        ("GET", "/tasks/x"),
+        ("PATCH", "/tasks/batch"),
+    ],
+)
 @pytest.mark.parametrize("headers", [{}, {"X-API-Key": "wrong"}, {"Authorization": "crm-demo-key"}])
 async def test_missing_or_wrong_key_is_401(
     client: httpx.AsyncClient, method: str, path: str, headers: dict[str, str]
@@ -315,7 +458,12 @@ BAD_BODIES = [
     ("POST", "/contacts/sync", {"contacts": [{"email": "a@b.c"}]}, "externalId"),
     ("POST", "/contacts/sync", {"contacts": [{"externalId": 7}]}, "contacts[0].externalId"),
     ("POST", "/companies", {"companies": [{"externalId": str(i)} for i in range(101)]}, "100"),
-    ("POST", "/companies", {"companies": [{"externalId": "1", "domain": ["x"]}]}, "companies[0].domain"),
+    (
+        "POST",
+        "/companies",
+        {"companies": [{"externalId": "1", "domain": ["x"]}]},
+        "companies[0].domain",
+    ),
     ("POST", "/contacts", {"contacts": [{"externalId": ""}]}, "externalId"),
     ("PUT", "/companies", {"companies": [{"name": "no id"}]}, "crmId"),
     ("PUT", "/contacts", {"companies": []}, "contacts"),

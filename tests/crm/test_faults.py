@@ -35,7 +35,9 @@ async def health(client: httpx.AsyncClient) -> int:
 
 
 async def test_settings_round_trip_and_defaults(client: httpx.AsyncClient) -> None:
-    shown = await configure(client, syncBack="none", faults=[{"endpoint": "GET /users", "status": 500}])
+    shown = await configure(
+        client, syncBack="none", faults=[{"endpoint": "GET /users", "status": 500}]
+    )
     assert (await client.get("/_emulator/crm/settings")).json() == shown
     # the key is redacted (no control token) and a redacted key sent back keeps the key
     assert shown["apiKey"] == "***" and shown["faults"][0]["times"] is None
@@ -43,16 +45,21 @@ async def test_settings_round_trip_and_defaults(client: httpx.AsyncClient) -> No
     assert await health(client) == 200  # the round trip kept the key, not set it to ***
 
 
-@pytest.mark.parametrize("body,named", [
-    ({"faults": [{"endpoint": "GET /nowhere", "status": 500}]}, "faults[0].endpoint"),
-    ({"faults": [{"status": 200}]}, "faults[0].status"),
-    ({"faults": [{"rate": 1.5}]}, "faults[0].rate"),
-    ({"faults": [{"times": -1}]}, "faults[0].times"),
-    ({"usersStatus": 418}, "usersStatus"),
-    ({"syncBack": "some"}, "syncBack"),
-    ({"apiKey": ""}, "apiKey"),
-])
-async def test_bad_settings_are_400(client: httpx.AsyncClient, body: dict[str, Any], named: str) -> None:
+@pytest.mark.parametrize(
+    "body,named",
+    [
+        ({"faults": [{"endpoint": "GET /nowhere", "status": 500}]}, "faults[0].endpoint"),
+        ({"faults": [{"status": 200}]}, "faults[0].status"),
+        ({"faults": [{"rate": 1.5}]}, "faults[0].rate"),
+        ({"faults": [{"times": -1}]}, "faults[0].times"),
+        ({"usersStatus": 418}, "usersStatus"),
+        ({"syncBack": "some"}, "syncBack"),
+        ({"apiKey": ""}, "apiKey"),
+    ],
+)
+async def test_bad_settings_are_400(
+    client: httpx.AsyncClient, body: dict[str, Any], named: str
+) -> None:
     r = await client.put("/_emulator/crm/settings", json=body)
     assert r.status_code == 400
     assert named in r.json()["message"]
@@ -82,8 +89,11 @@ async def first_company(client: httpx.AsyncClient) -> dict[str, Any]:
 
 
 async def synced(client: httpx.AsyncClient, domain: str) -> dict[str, Any]:
-    r = await client.post("/crm/companies/sync", headers=CRM_KEY,
-                          json={"companies": [{"externalId": "x", "domain": domain}]})
+    r = await client.post(
+        "/crm/companies/sync",
+        headers=CRM_KEY,
+        json={"companies": [{"externalId": "x", "domain": domain}]},
+    )
     (result,) = r.json()["results"]
     return result  # type: ignore[no-any-return]
 
@@ -98,8 +108,10 @@ async def test_sync_back_none_all_and_nulls(client: httpx.AsyncClient) -> None:
     await configure(client, syncBack="nulls")
     props = (await synced(client, domain))["properties"]
     assert props == {
-        "accountTier": company["fields"]["accountTier"], "totalDeals": None,
-        "lifetimeValue": company["fields"]["lifetimeValue"], "accountOwner": None,
+        "accountTier": company["fields"]["accountTier"],
+        "totalDeals": None,
+        "lifetimeValue": company["fields"]["lifetimeValue"],
+        "accountOwner": None,
     }
 
 
@@ -110,11 +122,17 @@ async def test_sync_errors_land_in_errors_not_results(client: httpx.AsyncClient)
     """Errors rule 1: partial failure, matched items in results and failed ones in errors."""
     company = await first_company(client)
     await configure(client, syncErrors=["bad-1", "bad-2"])
-    r = await client.post("/crm/companies/sync", headers=CRM_KEY, json={"companies": [
-        {"externalId": "good", "domain": company["fields"]["domain"]},
-        {"externalId": "bad-1", "domain": company["fields"]["domain"]},
-        {"externalId": "bad-2", "domain": "unknown.example"},
-    ]})
+    r = await client.post(
+        "/crm/companies/sync",
+        headers=CRM_KEY,
+        json={
+            "companies": [
+                {"externalId": "good", "domain": company["fields"]["domain"]},
+                {"externalId": "bad-1", "domain": company["fields"]["domain"]},
+                {"externalId": "bad-2", "domain": "unknown.example"},
+            ]
+        },
+    )
     assert r.status_code == 200
     body = r.json()
     assert [x["externalId"] for x in body["results"]] == ["good"]
@@ -125,12 +143,20 @@ async def test_sync_errors_land_in_errors_not_results(client: httpx.AsyncClient)
 async def test_update_failures_fail_only_their_items(client: httpx.AsyncClient) -> None:
     company = await first_company(client)
     await configure(client, updateFailures=[company["crmId"]])
-    created = await client.post("/crm/companies", headers=CRM_KEY,
-                                json={"companies": [{"externalId": "n", "name": "New"}]})
+    created = await client.post(
+        "/crm/companies", headers=CRM_KEY, json={"companies": [{"externalId": "n", "name": "New"}]}
+    )
     new_id = created.json()["results"][0]["crmId"]
-    r = await client.put("/crm/companies", headers=CRM_KEY, json={"companies": [
-        {"crmId": company["crmId"], "campaignOpens": "2"}, {"crmId": new_id, "campaignOpens": "3"},
-    ]})
+    r = await client.put(
+        "/crm/companies",
+        headers=CRM_KEY,
+        json={
+            "companies": [
+                {"crmId": company["crmId"], "campaignOpens": "2"},
+                {"crmId": new_id, "campaignOpens": "3"},
+            ]
+        },
+    )
     first, second = r.json()["results"]
     assert first["crmId"] == company["crmId"] and first["success"] is False and first["error"]
     assert second == {"crmId": new_id, "success": True}
@@ -141,20 +167,28 @@ async def test_update_failures_fail_only_their_items(client: httpx.AsyncClient) 
 # --- faults per call --------------------------------------------------------------------
 
 
-async def test_status_fault_answers_the_status_in_the_crm_error_shape(client: httpx.AsyncClient) -> None:
+async def test_status_fault_answers_the_status_in_the_crm_error_shape(
+    client: httpx.AsyncClient,
+) -> None:
     await configure(client, faults=[{"endpoint": "POST /companies", "status": 503}])
-    r = await client.post("/crm/companies", headers=CRM_KEY, json={"companies": [{"externalId": "1"}]})
+    r = await client.post(
+        "/crm/companies", headers=CRM_KEY, json={"companies": [{"externalId": "1"}]}
+    )
     assert r.status_code == 503
     assert r.json() == {"error": "service_unavailable", "message": "Injected fault: status 503"}
     assert "retry-after" not in r.headers
     total = (await client.get("/_emulator/crm/companies")).json()["meta"]["total"]
     await configure(client)
-    assert (await client.get("/_emulator/crm/companies")).json()["meta"]["total"] == total  # nothing created
+    assert (await client.get("/_emulator/crm/companies")).json()["meta"][
+        "total"
+    ] == total  # nothing created
     assert await health(client) == 200
 
 
 async def test_429_carries_retry_after(client: httpx.AsyncClient) -> None:
-    await configure(client, faults=[{"endpoint": "GET /health", "status": 429, "retryAfterSeconds": 7}])
+    await configure(
+        client, faults=[{"endpoint": "GET /health", "status": 429, "retryAfterSeconds": 7}]
+    )
     r = await client.get("/crm/health", headers=CRM_KEY)
     assert (r.status_code, r.headers["retry-after"]) == (429, "7")
     await configure(client, faults=[{"endpoint": "GET /health", "status": 429}])
@@ -167,15 +201,20 @@ async def test_faults_come_before_the_key_check(client: httpx.AsyncClient) -> No
 
 
 async def test_times_limits_a_rule_and_rules_chain(client: httpx.AsyncClient) -> None:
-    await configure(client, faults=[
-        {"endpoint": "GET /health", "status": 503, "times": 2},
-        {"endpoint": "GET /health", "status": 429, "times": 1},
-    ])
+    await configure(
+        client,
+        faults=[
+            {"endpoint": "GET /health", "status": 503, "times": 2},
+            {"endpoint": "GET /health", "status": 429, "times": 1},
+        ],
+    )
     assert [await health(client) for _ in range(5)] == [503, 503, 429, 200, 200]
     assert (await client.get("/crm/users", headers=CRM_KEY)).status_code == 200  # other endpoint
 
 
-async def test_counters_restart_on_settings_replacement_and_reset(client: httpx.AsyncClient) -> None:
+async def test_counters_restart_on_settings_replacement_and_reset(
+    client: httpx.AsyncClient,
+) -> None:
     rule = {"endpoint": "GET /tasks/:taskId", "status": 500, "times": 1}
     await configure(client, faults=[rule])
     statuses = [(await client.get("/crm/tasks/x", headers=CRM_KEY)).status_code for _ in range(2)]
@@ -229,7 +268,9 @@ async def test_reset_clears_what_the_crm_was_sent(client: httpx.AsyncClient) -> 
         assert (await client.get(f"/_emulator/crm/{kind}")).json()["meta"]["total"] == 0
     assert (await client.get("/_emulator/crm/settings")).json()["syncBack"] == "owned"
     # Ids count from the start again, and the fixtures' records are back as they were.
-    r = await client.post("/crm/contacts", headers=CRM_KEY, json={"contacts": [{"externalId": "r2"}]})
+    r = await client.post(
+        "/crm/contacts", headers=CRM_KEY, json={"contacts": [{"externalId": "r2"}]}
+    )
     again = r.json()["results"][0]["crmId"]
     listed = (await client.get("/_emulator/crm/contacts", params={"externalId": "r2"})).json()
     assert listed["meta"]["total"] == 1 and listed["data"][0]["crmId"] == again
@@ -253,8 +294,10 @@ def test_endpoint_keys_accept_either_path_notation() -> None:
 
 
 def test_counter_only_counts_calls_a_rule_sees() -> None:
-    rules = [FaultRule(endpoint="GET /users", status=500, times=1),
-             FaultRule(endpoint="*", status=503, times=1)]
+    rules = [
+        FaultRule(endpoint="GET /users", status=500, times=1),
+        FaultRule(endpoint="*", status=503, times=1),
+    ]
     counter = FaultCounter()
     taken = [counter.next(rules, "GET /users") for _ in range(3)]
     assert [r.status if r else None for r in taken] == [500, 503, None]

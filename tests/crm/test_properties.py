@@ -22,7 +22,9 @@ LABEL = st.text("abcdefghijklmnopqrstuvxyz0123456789-", min_size=1, max_size=12)
     lambda s: s[0] != "-" and s[-1] != "-"
 )
 # Reserved test TLDs: never one of the fixture records' domains.
-DOMAIN = st.builds(lambda label, tld: f"{label}.{tld}", LABEL, st.sampled_from(["test", "example", "co.test"]))
+DOMAIN = st.builds(
+    lambda label, tld: f"{label}.{tld}", LABEL, st.sampled_from(["test", "example", "co.test"])
+)
 
 
 @st.composite
@@ -61,18 +63,26 @@ def spellings(draw: st.DrawFn, values: st.SearchStrategy[str], spell: Any) -> tu
     return draw(spell(mine)), draw(spell(mine)), draw(spell(other))
 
 
-async def sync_ids(client: httpx.AsyncClient, kind: str, items: list[dict[str, Any]]) -> dict[str, str]:
+async def sync_ids(
+    client: httpx.AsyncClient, kind: str, items: list[dict[str, Any]]
+) -> dict[str, str]:
     r = await client.post(f"/crm/{kind}/sync", headers=CRM_KEY, json={kind: items})
     assert r.status_code == 200, r.text
     return {x["externalId"]: x["crmId"] for x in r.json()["results"]}
 
 
 async def matched_after_create(
-    client: httpx.AsyncClient, kind: str, created: dict[str, Any], same: dict[str, Any], other: dict[str, Any]
+    client: httpx.AsyncClient,
+    kind: str,
+    created: dict[str, Any],
+    same: dict[str, Any],
+    other: dict[str, Any],
 ) -> tuple[str, dict[str, str]]:
     """On a fresh CRM: create one record, then sync one item spelled like it and one not."""
     await client.post("/_emulator/reset")
-    r = await client.post(f"/crm/{kind}", headers=CRM_KEY, json={kind: [{"externalId": "new", **created}]})
+    r = await client.post(
+        f"/crm/{kind}", headers=CRM_KEY, json={kind: [{"externalId": "new", **created}]}
+    )
     assert r.status_code == 201, r.text
     crm_id = r.json()["results"][0]["crmId"]
     items = [{"externalId": "same", **same}, {"externalId": "other", **other}]
@@ -105,7 +115,8 @@ async def test_any_spelling_of_a_page_or_profile_url_matches_its_record_and_no_o
     client: httpx.AsyncClient, page: tuple[str, str, str], profile: tuple[str, str, str]
 ) -> None:
     for kind, field, (first, second, other) in (
-        ("companies", "companyNetworkUrl", page), ("contacts", "networkUrl", profile),
+        ("companies", "companyNetworkUrl", page),
+        ("contacts", "networkUrl", profile),
     ):
         crm_id, found = await matched_after_create(
             client, kind, {field: first}, {field: second}, {field: other}
@@ -169,7 +180,9 @@ async def test_task_state_stays_consistent_under_any_operations(
     for op in operations:
         match op:
             case ("create", completed):
-                r = await client.post("/crm/tasks", headers=CRM_KEY, json={"subject": "s", "completed": completed})
+                r = await client.post(
+                    "/crm/tasks", headers=CRM_KEY, json={"subject": "s", "completed": completed}
+                )
                 assert r.status_code == 201
                 task = r.json()
                 ids.append(task["id"])
@@ -181,14 +194,20 @@ async def test_task_state_stays_consistent_under_any_operations(
                 if r.status_code == 200:
                     check(r.json())
             case ("patch", index, completed):
-                r = await client.patch(f"/crm/tasks/{task_id(index)}", headers=CRM_KEY, json={"completed": completed})
+                r = await client.patch(
+                    f"/crm/tasks/{task_id(index)}", headers=CRM_KEY, json={"completed": completed}
+                )
                 assert r.status_code == (200 if index < len(ids) else 404)
                 if r.status_code == 200:
                     complete(r.json(), completed)
                     check(r.json())
             case ("batch_get", indexes):
-                r = await client.post("/crm/tasks/batch", headers=CRM_KEY, json={"ids": [task_id(i) for i in indexes]})
-                assert [t["id"] for t in r.json()] == list(dict.fromkeys(task_id(i) for i in indexes if i < len(ids)))
+                r = await client.post(
+                    "/crm/tasks/batch", headers=CRM_KEY, json={"ids": [task_id(i) for i in indexes]}
+                )
+                assert [t["id"] for t in r.json()] == list(
+                    dict.fromkeys(task_id(i) for i in indexes if i < len(ids))
+                )
                 for task in r.json():
                     check(task)
             case ("batch_patch", indexes, completed):
@@ -208,22 +227,55 @@ async def test_task_state_stays_consistent_under_any_operations(
 # --- robustness -------------------------------------------------------------------------
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
     max_leaves=8,
 )
-FIELDS = ["companies", "contacts", "associations", "ids", "completed", "externalId", "crmId",
-          "type", "subject", "domain", "email", "contactCRMId", "companyCRMId", "direction"]
+FIELDS = [
+    "companies",
+    "contacts",
+    "associations",
+    "ids",
+    "completed",
+    "externalId",
+    "crmId",
+    "type",
+    "subject",
+    "domain",
+    "email",
+    "contactCRMId",
+    "companyCRMId",
+    "direction",
+]
 BODY = st.one_of(
     JSON,
     st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=3),
-    st.builds(lambda key, items: {key: items}, st.sampled_from(["companies", "contacts", "associations"]),
-              st.lists(st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=4), max_size=3)),
+    st.builds(
+        lambda key, items: {key: items},
+        st.sampled_from(["companies", "contacts", "associations"]),
+        st.lists(st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=4), max_size=3),
+    ),
 )
-ROUTES = [("POST", "/contacts/sync"), ("POST", "/companies/sync"), ("POST", "/contacts"),
-          ("POST", "/companies"), ("PUT", "/contacts"), ("PUT", "/companies"),
-          ("POST", "/associations"), ("POST", "/activities"), ("POST", "/tasks"),
-          ("PATCH", "/tasks/crm-task-000001"), ("POST", "/tasks/batch"), ("PATCH", "/tasks/batch")]
+ROUTES = [
+    ("POST", "/contacts/sync"),
+    ("POST", "/companies/sync"),
+    ("POST", "/contacts"),
+    ("POST", "/companies"),
+    ("PUT", "/contacts"),
+    ("PUT", "/companies"),
+    ("POST", "/associations"),
+    ("POST", "/activities"),
+    ("POST", "/tasks"),
+    ("PATCH", "/tasks/crm-task-000001"),
+    ("POST", "/tasks/batch"),
+    ("PATCH", "/tasks/batch"),
+]
 
 
 @PROPERTY

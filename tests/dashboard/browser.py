@@ -19,13 +19,21 @@ from urllib.parse import urlsplit
 import pytest
 
 LAUNCH_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
 def chromium_path() -> str | None:
-    return os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    return (
+        os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    )
 
 
 def browser_or_skip() -> str:
@@ -37,7 +45,9 @@ def browser_or_skip() -> str:
         reason = "playwright is not installed (pip install -e '.[test]')"
     path = chromium_path()
     if reason is None and path is None:
-        reason = "no Chromium on this machine: `apt-get install chromium` (make test does it as root)"
+        reason = (
+            "no Chromium on this machine: `apt-get install chromium` (make test does it as root)"
+        )
     if reason is not None:
         if os.environ.get("EMULATOR_REQUIRE_BROWSER"):
             pytest.fail(f"browser tests required but {reason}")
@@ -68,7 +78,8 @@ class Watched:
         self.page.wait_for_url(re.compile(r"/runs/(exports|verify)/[^/]+$"))
         self.page.wait_for_function(
             "id => !['running', '…', undefined].includes(document.getElementById(id)?.textContent)",
-            arg=f"{kind}-status", timeout=timeout,
+            arg=f"{kind}-status",
+            timeout=timeout,
         )
         return str(self.page.inner_text(f"#{kind}-status"))
 

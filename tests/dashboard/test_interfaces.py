@@ -42,7 +42,9 @@ def stand_in_routes() -> dict[tuple[str, str], Route]:
 
     return {
         ("POST", "/_emulator/verify"): Route("/_emulator/verify", start_verify, methods=["POST"]),
-        ("GET", "/_emulator/verify/x"): Route("/_emulator/verify/{id}", get_verify, methods=["GET"]),
+        ("GET", "/_emulator/verify/x"): Route(
+            "/_emulator/verify/{id}", get_verify, methods=["GET"]
+        ),
         ("GET", "/_emulator/verify/x/report.html"): Route(
             "/_emulator/verify/{id}/report.html", report_html, methods=["GET"]
         ),
@@ -57,7 +59,8 @@ def server() -> Iterator[str]:
     browser_or_skip()
     app = create_app(make_settings())
     missing = [
-        route for (method, path), route in stand_in_routes().items()
+        route
+        for (method, path), route in stand_in_routes().items()
         if not route_exists(app.routes, method, path)  # a build that has it serves its own
     ]
     app.router.routes[:0] = missing  # before the /_emulator mount

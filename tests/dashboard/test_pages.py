@@ -26,14 +26,32 @@ WRONG_LINK = {
     "fixtures": {"directory": str(SMALL)},
     "connection": {"contactLinkTemplate": "https://crm.example/people/{{crmId}}"},
     "steps": [{"step": "export"}],
-    "expect": {"platform": [{"path": "/v1/contact/1",
-                             "fields": {"contactCRMUrl": "https://crm.example/WRONG/crm-ct-000001"}}]},
+    "expect": {
+        "platform": [
+            {
+                "path": "/v1/contact/1",
+                "fields": {"contactCRMUrl": "https://crm.example/WRONG/crm-ct-000001"},
+            }
+        ]
+    },
 }
 
 PAGES = [
-    "/", "/contacts", "/contacts?search=a&page=2", "/contacts/1", "/companies", "/companies/1",
-    "/crm-ui", "/crm-ui/contacts", "/crm-ui/tasks", "/journal", "/runs", "/webhooks",
-    "/webhooks/1", "/scenarios", "/events",
+    "/",
+    "/contacts",
+    "/contacts?search=a&page=2",
+    "/contacts/1",
+    "/companies",
+    "/companies/1",
+    "/crm-ui",
+    "/crm-ui/contacts",
+    "/crm-ui/tasks",
+    "/journal",
+    "/runs",
+    "/webhooks",
+    "/webhooks/1",
+    "/scenarios",
+    "/events",
 ]
 
 
@@ -58,13 +76,17 @@ def test_every_page_loads_without_errors_or_foreign_requests(page: Watched) -> N
         assert response.status == 200, path
         assert page.page.locator("h1").first.inner_text(), path
         # a look at each page for humans (build/ is ignored by git: never committed)
-        page.page.screenshot(path=SHOTS / f"{re.sub(r'[^a-z0-9]+', '-', path).strip('-') or 'overview'}.png")
+        page.page.screenshot(
+            path=SHOTS / f"{re.sub(r'[^a-z0-9]+', '-', path).strip('-') or 'overview'}.png"
+        )
     assert page.goto("/contacts/999999").status == 404
     assert "Contact 999999 not found" in page.page.inner_text("main")
     page.errors.clear()  # the 404 document itself is logged by Chromium as a failed load
 
 
-def test_advance_a_day_moves_the_clock_and_the_counts_and_webhooks_redeliver(page: Watched, server: str) -> None:
+def test_advance_a_day_moves_the_clock_and_the_counts_and_webhooks_redeliver(
+    page: Watched, server: str
+) -> None:
     page.goto("/")
     before = page.page.inner_text("#clock-now")
     events = int(page.page.inner_text("[data-count=events]"))
@@ -107,12 +129,19 @@ def test_a_contact_links_to_its_crm_record_and_back(page: Watched, server: str) 
     # the defaults point at the dashboard of the default port; this server has another one
     assert connection["contactLinkTemplate"] == "http://127.0.0.1:8400/crm-ui/contacts/{{crmId}}"
     assert connection["companyLinkTemplate"] == "http://127.0.0.1:8400/crm-ui/companies/{{crmId}}"
-    ours = {**connection, "apiKey": "crm-demo-key",
-            "contactLinkTemplate": f"{server}/crm-ui/contacts/{{{{crmId}}}}"}
+    ours = {
+        **connection,
+        "apiKey": "crm-demo-key",
+        "contactLinkTemplate": f"{server}/crm-ui/contacts/{{{{crmId}}}}",
+    }
     httpx.put(f"{server}/_emulator/connection", json=ours).raise_for_status()
-    if not httpx.get(f"{server}/v1/contact/1", headers={"x-api-key": "demo-all"}).json()["data"]["contactCRMId"]:
+    if not httpx.get(f"{server}/v1/contact/1", headers={"x-api-key": "demo-all"}).json()["data"][
+        "contactCRMId"
+    ]:
         started = httpx.post(f"{server}/_emulator/exports").json()
-        while httpx.get(f"{server}/_emulator/exports/{started['id']}").json()["status"] == "running":
+        while (
+            httpx.get(f"{server}/_emulator/exports/{started['id']}").json()["status"] == "running"
+        ):
             time.sleep(0.1)
     page.goto("/contacts")
     page.page.click("table.list tbody tr:first-child td:nth-child(2) a")
@@ -135,7 +164,9 @@ def test_a_bundled_scenario_passes_and_a_wrong_one_shows_the_difference(page: Wa
     page.page.click("text=Run this path")
     page.page.wait_for_selector("#scenario-summary", timeout=60_000)
     results = page.page.inner_text("#scenario-results")
-    assert "FAIL" in results and "WRONG" in results and "crm.example/people/crm-ct-000001" in results
+    assert (
+        "FAIL" in results and "WRONG" in results and "crm.example/people/crm-ct-000001" in results
+    )
     page.page.fill("input[name=path]", "/etc/passwd")
     page.page.click("text=Run this path")
     assert "no such file or directory under the roots" in page.page.inner_text("#scenario-error")
@@ -145,7 +176,10 @@ def test_a_bundled_scenario_passes_and_a_wrong_one_shows_the_difference(page: Wa
 def test_crm_settings_are_editable_and_a_bad_one_is_refused(page: Watched, server: str) -> None:
     page.goto("/crm-ui")
     settings = json.loads(page.page.input_value("textarea[name=json]"))
-    faulty = {**settings, "faults": [{"endpoint": "POST /contacts/sync", "status": 503, "times": 2}]}
+    faulty = {
+        **settings,
+        "faults": [{"endpoint": "POST /contacts/sync", "status": 503, "times": 2}],
+    }
     page.page.fill("textarea[name=json]", json.dumps(faulty))
     page.page.click("#crm-settings button")
     page.page.wait_for_selector("text=POST /contacts/sync")
@@ -173,10 +207,15 @@ def test_api_docs_render_the_openapi_document_and_try_it_calls_the_emulator(page
     health.click()
     page.page.click(".opblock.is-open button.try-out__btn")
     page.page.click(".opblock.is-open button.execute")
-    status = page.page.locator(".opblock.is-open .live-responses-table tbody .response-col_status").first
+    status = page.page.locator(
+        ".opblock.is-open .live-responses-table tbody .response-col_status"
+    ).first
     status.wait_for()
     assert status.inner_text().strip().startswith("200")
-    assert '"counts"' in page.page.locator(".opblock.is-open .live-responses-table pre").first.inner_text()
+    assert (
+        '"counts"'
+        in page.page.locator(".opblock.is-open .live-responses-table pre").first.inner_text()
+    )
 
 
 def test_screenshots_are_not_committed() -> None:

@@ -16,10 +16,24 @@ from tests.servers import serve_app
 pytestmark = pytest.mark.anyio
 
 PAGES = [
-    "/", "/contacts", "/contacts/1", "/companies", "/companies/1", "/crm-ui", "/crm-ui/contacts",
-    "/crm-ui/activities", "/crm-ui/tasks", "/crm-ui/associations", "/journal", "/events",
-    "/events?type=MESSAGE_REPLIED&campaignId=1", "/webhooks", "/webhooks/1", "/runs",
-    "/scenarios", "/docs",
+    "/",
+    "/contacts",
+    "/contacts/1",
+    "/companies",
+    "/companies/1",
+    "/crm-ui",
+    "/crm-ui/contacts",
+    "/crm-ui/activities",
+    "/crm-ui/tasks",
+    "/crm-ui/associations",
+    "/journal",
+    "/events",
+    "/events?type=MESSAGE_REPLIED&campaignId=1",
+    "/webhooks",
+    "/webhooks/1",
+    "/runs",
+    "/scenarios",
+    "/docs",
 ]
 
 
@@ -55,7 +69,8 @@ async def test_bad_addresses_answer_a_page_saying_why(
 
 async def test_a_scenario_path_outside_the_roots_is_refused(client: httpx.AsyncClient) -> None:
     response = await client.post(
-        "/scenarios", content="path=/etc/passwd",
+        "/scenarios",
+        content="path=/etc/passwd",
         headers={"content-type": "application/x-www-form-urlencoded"},
     )
     assert response.status_code == 400
@@ -100,7 +115,11 @@ async def test_record_links_are_links_only_for_http_urls(client: httpx.AsyncClie
     connection = (await client.get("/_emulator/connection")).json()
     page = (await client.get("/contacts/4")).text
     assert 'id="crm-link" href="http://127.0.0.1:8400/crm-ui/contacts/' in page
-    odd = {**connection, "apiKey": "crm-demo-key", "contactLinkTemplate": "javascript:alert('{{crmId}}')"}
+    odd = {
+        **connection,
+        "apiKey": "crm-demo-key",
+        "contactLinkTemplate": "javascript:alert('{{crmId}}')",
+    }
     assert (await client.put("/_emulator/connection", json=odd)).status_code == 200
     page = (await client.get("/contacts/4")).text
     assert 'id="crm-link"' not in page and "javascript:alert(&#39;" in page

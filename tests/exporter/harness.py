@@ -25,42 +25,102 @@ CRM_URL = "http://crm.test/crm"
 
 def small_fixtures(companies: int = 3, contacts: int = 6, url: str = CRM_URL) -> m.FixtureSet:
     """A campaign with message sync, a TASK step, conversations, and a connection to `url`."""
-    steps = [m.SequenceStep(type="CONNECTION_REQUEST"), m.SequenceStep(type="TASK", taskSubject="Call them"),
-             m.SequenceStep(type="NETWORK_MESSAGE"), m.SequenceStep(type="EMAIL", subject="Hi")]
+    steps = [
+        m.SequenceStep(type="CONNECTION_REQUEST"),
+        m.SequenceStep(type="TASK", taskSubject="Call them"),
+        m.SequenceStep(type="NETWORK_MESSAGE"),
+        m.SequenceStep(type="EMAIL", subject="Hi"),
+    ]
     msg_ids = itertools.count(1)
     return m.FixtureSet(
         users=[m.User(id=1, name="Owner")],
         identities=[m.Identity(id=1, name="Ann Lee", companyName="Acme", createdAt=TS)],
         campaigns=[
-            m.Campaign(id=1, name="Alpha", status="ACTIVE", createdBy=1, senderIdentityId=1,
-                       messageSync=True, createdAt=TS, sequence=steps),
-            m.Campaign(id=2, name="Quiet", status="ACTIVE", createdBy=1, senderIdentityId=1,
-                       messageSync=False, createdAt=TS, sequence=steps),
+            m.Campaign(
+                id=1,
+                name="Alpha",
+                status="ACTIVE",
+                createdBy=1,
+                senderIdentityId=1,
+                messageSync=True,
+                createdAt=TS,
+                sequence=steps,
+            ),
+            m.Campaign(
+                id=2,
+                name="Quiet",
+                status="ACTIVE",
+                createdBy=1,
+                senderIdentityId=1,
+                messageSync=False,
+                createdAt=TS,
+                sequence=steps,
+            ),
         ],
         companies=[
-            m.Company(id=i, name=f"Co {i}", domain=f"co{i}.com", phoneNumber="+1 555 0100",
-                      industry="Software", createdAt=TS, updatedAt=TS)
+            m.Company(
+                id=i,
+                name=f"Co {i}",
+                domain=f"co{i}.com",
+                phoneNumber="+1 555 0100",
+                industry="Software",
+                createdAt=TS,
+                updatedAt=TS,
+            )
             for i in range(1, companies + 1)
         ],
         contacts=[
-            m.Contact(id=i, firstName=f"F{i}", lastName=f"L{i}", professionalEmail=f"p{i}@x.com",
-                      phones="+1 555 0199", companyId=(i % companies) + 1 if i % 4 else None,
-                      campaignIds=[1] if i % 2 else [2], createdAt=TS, updatedAt=TS)
+            m.Contact(
+                id=i,
+                firstName=f"F{i}",
+                lastName=f"L{i}",
+                professionalEmail=f"p{i}@x.com",
+                phones="+1 555 0199",
+                companyId=(i % companies) + 1 if i % 4 else None,
+                campaignIds=[1] if i % 2 else [2],
+                createdAt=TS,
+                updatedAt=TS,
+            )
             for i in range(1, contacts + 1)
         ],
         conversations=[
-            m.Conversation(id=i, contactId=i, campaignId=1 if i % 2 else 2, identityId=1, messages=[
-                m.Message(id=next(msg_ids), type="CONNECTION_REQUEST", sequenceIndex=1, content="hello",
-                          createdAt=TS, updatedAt=TS),
-                m.Message(id=next(msg_ids), type="NETWORK_MESSAGE", isContactSender=True,
-                          content="hi back", createdAt=TS, updatedAt=TS),
-                m.Message(id=next(msg_ids), type="EMAIL", subject="Hi", sequenceIndex=3,
-                          createdAt=TS, updatedAt=TS),
-            ])
+            m.Conversation(
+                id=i,
+                contactId=i,
+                campaignId=1 if i % 2 else 2,
+                identityId=1,
+                messages=[
+                    m.Message(
+                        id=next(msg_ids),
+                        type="CONNECTION_REQUEST",
+                        sequenceIndex=1,
+                        content="hello",
+                        createdAt=TS,
+                        updatedAt=TS,
+                    ),
+                    m.Message(
+                        id=next(msg_ids),
+                        type="NETWORK_MESSAGE",
+                        isContactSender=True,
+                        content="hi back",
+                        createdAt=TS,
+                        updatedAt=TS,
+                    ),
+                    m.Message(
+                        id=next(msg_ids),
+                        type="EMAIL",
+                        subject="Hi",
+                        sequenceIndex=3,
+                        createdAt=TS,
+                        updatedAt=TS,
+                    ),
+                ],
+            )
             for i in range(1, contacts + 1)
         ],
         connection=m.CrmConnection(
-            crmUrl=url, apiKey="secret-key",
+            crmUrl=url,
+            apiKey="secret-key",
             engagementFields=m.EngagementFields(
                 contacts={"campaignOpens": "opens__c", "campaignEngagementStatus": "status__c"},
                 companies={"campaigns": "campaigns__c"},
@@ -84,7 +144,9 @@ class FakeCrm:
 
     faults: list[Fault] = field(default_factory=list)
     sync_answer: Callable[[str, list[dict[str, Any]]], dict[str, Any]] | None = None
-    ids: dict[str, dict[str, str]] = field(default_factory=lambda: {"companies": {}, "contacts": {}})
+    ids: dict[str, dict[str, str]] = field(
+        default_factory=lambda: {"companies": {}, "contacts": {}}
+    )
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
     activities: list[dict[str, Any]] = field(default_factory=list)
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -118,10 +180,16 @@ class FakeCrm:
                 items = body[kind]
                 if self.sync_answer is not None:
                     return httpx.Response(200, json=self.sync_answer(kind, items))
-                return httpx.Response(200, json={"results": [
-                    {"externalId": i["externalId"], "crmId": known[i["externalId"]]}
-                    for i in items if i["externalId"] in known
-                ]})
+                return httpx.Response(
+                    200,
+                    json={
+                        "results": [
+                            {"externalId": i["externalId"], "crmId": known[i["externalId"]]}
+                            for i in items
+                            if i["externalId"] in known
+                        ]
+                    },
+                )
             if method_path == ("POST", f"/{kind}"):
                 results = []
                 for item in body[kind]:

@@ -21,14 +21,30 @@ ROOT = Path(__file__).resolve().parents[2]
 def export(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "emulator", "export", *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
 def test_export_to_the_embedded_crm_exits_0_and_writes_reports(tmp_path: Path) -> None:
-    report_file, junit_file, html_file = tmp_path / "r.json", tmp_path / "j.xml", tmp_path / "r.html"
-    done = export("--report", str(report_file), "--junit", str(junit_file), "--html", str(html_file),
-                  "--batch-size", "50")
+    report_file, junit_file, html_file = (
+        tmp_path / "r.json",
+        tmp_path / "j.xml",
+        tmp_path / "r.html",
+    )
+    done = export(
+        "--report",
+        str(report_file),
+        "--junit",
+        str(junit_file),
+        "--html",
+        str(html_file),
+        "--batch-size",
+        "50",
+    )
     assert done.returncode == 0, done.stderr + done.stdout
     assert "ok (exit 0)" in done.stdout and "contacts" in done.stdout
     report = json.loads(report_file.read_text())
@@ -77,12 +93,14 @@ def broken_crm() -> Starlette:
     async def ok(request: Request) -> Response:
         return JSONResponse({"success": True, "results": []})
 
-    return Starlette(routes=[
-        Route("/health", health),
-        Route("/companies/sync", sync, methods=["POST"]),
-        Route("/contacts/sync", sync, methods=["POST"]),
-        Route("/{path:path}", ok, methods=["POST", "PUT", "PATCH"]),
-    ])
+    return Starlette(
+        routes=[
+            Route("/health", health),
+            Route("/companies/sync", sync, methods=["POST"]),
+            Route("/contacts/sync", sync, methods=["POST"]),
+            Route("/{path:path}", ok, methods=["POST", "PUT", "PATCH"]),
+        ]
+    )
 
 
 def test_a_crm_that_breaks_the_contract_exits_1(tmp_path: Path) -> None:
@@ -94,9 +112,16 @@ def test_a_crm_that_breaks_the_contract_exits_1(tmp_path: Path) -> None:
     assert report["ownerSelection"] is False
     # No sync answered, so the run learnt no CRM id: the ids the fixtures store (from some
     # earlier CRM) go nowhere, and every activity, link and engagement value waits.
-    assert {v["check"] for v in report["violations"]} == {"POST /companies/sync", "POST /contacts/sync"}
+    assert {v["check"] for v in report["violations"]} == {
+        "POST /companies/sync",
+        "POST /contacts/sync",
+    }
     assert report["phases"]["contacts"]["failed"] == 200
-    assert report["phases"]["activities"]["requests"] == report["phases"]["engagement"]["requests"] == 0
+    assert (
+        report["phases"]["activities"]["requests"]
+        == report["phases"]["engagement"]["requests"]
+        == 0
+    )
     assert report["phases"]["activities"]["skipped"] > 0
     assert sum(f["heldBackTotal"] for f in report["failed"]) > 0
     suite = ET.parse(junit_file).getroot()

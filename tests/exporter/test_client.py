@@ -22,16 +22,23 @@ async def test_a_429_with_retry_after_pauses_concurrent_calls_too() -> None:
         arrivals.append((request.url.path, time.monotonic()))
         if request.url.path == "/first" and not limited.is_set():
             limited.set()
-            return httpx.Response(429, headers={"Retry-After": str(PAUSE)}, json={"error": "slow down"})
+            return httpx.Response(
+                429, headers={"Retry-After": str(PAUSE)}, json={"error": "slow down"}
+            )
         return httpx.Response(200, json={"ok": True})
 
     policy = RetryPolicy(retries=2, base=0.001, cap=0.01, retry_after_cap=5.0)
-    async with CrmClient("http://crm.test", "k", transport=httpx.MockTransport(handle), policy=policy) as client:
+    async with CrmClient(
+        "http://crm.test", "k", transport=httpx.MockTransport(handle), policy=policy
+    ) as client:
+
         async def later(path: str) -> int:
             await limited.wait()  # these start while the first call is paused
             return (await client.call("GET", path)).status
 
-        results = await asyncio.gather(client.call("GET", "/first"), later("/a"), later("/b"), later("/c"))
+        results = await asyncio.gather(
+            client.call("GET", "/first"), later("/a"), later("/b"), later("/c")
+        )
     assert [r if isinstance(r, int) else r.status for r in results] == [200, 200, 200, 200]
     limited_at = arrivals[0][1]
     others = [(p, t - limited_at) for p, t in arrivals[1:]]
@@ -49,7 +56,9 @@ async def test_a_429_without_retry_after_backs_off_only_the_call_retried() -> No
         return httpx.Response(200, json={})
 
     policy = RetryPolicy(retries=1, base=0.001, cap=0.01)
-    async with CrmClient("http://crm.test", "k", transport=httpx.MockTransport(handle), policy=policy) as client:
+    async with CrmClient(
+        "http://crm.test", "k", transport=httpx.MockTransport(handle), policy=policy
+    ) as client:
         t0 = time.monotonic()
         await client.call("GET", "/first")
         await client.call("GET", "/second")

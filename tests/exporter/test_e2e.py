@@ -50,7 +50,9 @@ async def connection(platform: Emulator, url: str, **changes: Any) -> Any:
     return msgspec.structs.replace(conn, crmUrl=url, **changes)
 
 
-async def test_export_to_the_reference_crm_twice(default_platform: Emulator, default_fixtures: Any) -> None:
+async def test_export_to_the_reference_crm_twice(
+    default_platform: Emulator, default_fixtures: Any
+) -> None:
     with serve_app(create_app(make_settings(), default_fixtures)) as base:
         conn = await connection(default_platform, f"{base}/crm")
         first = await run_export(default_platform, connection=conn)
@@ -59,7 +61,9 @@ async def test_export_to_the_reference_crm_twice(default_platform: Emulator, def
         assert first.phases["companies"].created + first.phases["companies"].updated == n_companies
         assert first.phases["contacts"].created + first.phases["contacts"].updated == n_contacts
         assert first.phases["activities"].created > 0
-        missing = await default_platform.db.fetchall("SELECT count(*) FROM contacts WHERE contactCRMId IS NULL")
+        missing = await default_platform.db.fetchall(
+            "SELECT count(*) FROM contacts WHERE contactCRMId IS NULL"
+        )
         assert missing == [(0,)]
 
         second = await run_export(default_platform, connection=conn)
@@ -69,7 +73,7 @@ async def test_export_to_the_reference_crm_twice(default_platform: Emulator, def
         assert second.phases["activities"].sent == 0
 
         # The CRM stored the engagement fields under the configured names.
-        crm_id, = await default_platform.db.fetchone(
+        (crm_id,) = await default_platform.db.fetchone(
             "SELECT c.contactCRMId FROM contacts c JOIN campaign_members m ON m.contactId = c.id LIMIT 1"
         ) or (None,)
         async with httpx.AsyncClient() as client:
@@ -77,7 +81,9 @@ async def test_export_to_the_reference_crm_twice(default_platform: Emulator, def
         assert "platform_engagement_status" in str(record)
 
 
-async def test_reference_crm_faults_are_retried_or_reported(default_platform: Emulator, default_fixtures: Any) -> None:
+async def test_reference_crm_faults_are_retried_or_reported(
+    default_platform: Emulator, default_fixtures: Any
+) -> None:
     with serve_app(create_app(make_settings(), default_fixtures)) as base:
         client = httpx.AsyncClient()
         settings = (await client.get(f"{base}/_emulator/crm/settings")).json()
@@ -87,7 +93,9 @@ async def test_reference_crm_faults_are_retried_or_reported(default_platform: Em
             {"endpoint": "PUT /companies", "dropConnection": True, "times": 1},
             {"endpoint": "POST /contacts", "malformedBody": True, "times": 1},
         ]
-        assert (await client.put(f"{base}/_emulator/crm/settings", json=settings)).status_code == 200
+        assert (
+            await client.put(f"{base}/_emulator/crm/settings", json=settings)
+        ).status_code == 200
         await client.aclose()
         conn = await connection(default_platform, f"{base}/crm")
         report = await run_export(default_platform, connection=conn)
@@ -103,12 +111,20 @@ async def test_reference_crm_faults_are_retried_or_reported(default_platform: Em
         assert ("/companies", None, 1) in statuses
 
 
-async def test_wrong_key_and_unreachable_crm_stop_the_run(default_platform: Emulator, default_fixtures: Any) -> None:
+async def test_wrong_key_and_unreachable_crm_stop_the_run(
+    default_platform: Emulator, default_fixtures: Any
+) -> None:
     with serve_app(create_app(make_settings(), default_fixtures)) as base:
-        report = await run_export(default_platform, connection=await connection(default_platform, f"{base}/crm", apiKey="nope"))
+        report = await run_export(
+            default_platform,
+            connection=await connection(default_platform, f"{base}/crm", apiKey="nope"),
+        )
         assert report.exitCode == 2 and "API key rejected by CRM" in (report.message or "")
-    report = await run_export(default_platform, connection=await connection(default_platform, unused_url()),
-                              policy=RetryPolicy(retries=1, base=0.001))
+    report = await run_export(
+        default_platform,
+        connection=await connection(default_platform, unused_url()),
+        policy=RetryPolicy(retries=1, base=0.001),
+    )
     assert report.exitCode == 2 and "unreachable" in (report.message or "")
 
 
@@ -123,8 +139,9 @@ def serve_https(app: Any, tmp: Path) -> Iterator[tuple[str, str]]:
     ca.cert_pem.write_to_path(ca_file)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(app, log_level="warning", ws="none", ssl_certfile=str(cert_file),
-                            ssl_keyfile=str(key_file))
+    config = uvicorn.Config(
+        app, log_level="warning", ws="none", ssl_certfile=str(cert_file), ssl_keyfile=str(key_file)
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -140,14 +157,19 @@ def serve_https(app: Any, tmp: Path) -> Iterator[tuple[str, str]]:
         sock.close()
 
 
-async def test_export_over_https_with_a_ca_file(default_platform: Emulator, default_fixtures: Any, tmp_path: Path) -> None:
+async def test_export_over_https_with_a_ca_file(
+    default_platform: Emulator, default_fixtures: Any, tmp_path: Path
+) -> None:
     with serve_https(create_app(make_settings(), default_fixtures), tmp_path) as (base, ca_file):
         conn = await connection(default_platform, f"{base}/crm", caFile=ca_file)
         report = await run_export(default_platform, connection=conn)
         assert report.exitCode == 0 and report.crmUrl.startswith("https://")
         # Without the CA the certificate is not trusted: no run.
-        untrusted = await run_export(default_platform, connection=await connection(
-            default_platform, f"{base}/crm"), policy=RetryPolicy(retries=0))
+        untrusted = await run_export(
+            default_platform,
+            connection=await connection(default_platform, f"{base}/crm"),
+            policy=RetryPolicy(retries=0),
+        )
         assert untrusted.exitCode == 2 and "CERTIFICATE_VERIFY_FAILED" in (untrusted.message or "")
     assert isinstance(ssl.OPENSSL_VERSION, str)
 
@@ -157,11 +179,15 @@ async def test_control_api_connection_exports_and_journal(default_fixtures: Any)
         async with httpx.AsyncClient(base_url=f"{base}/_emulator") as client:
             shown = (await client.get("/connection")).json()
             assert shown["apiKey"] == "***" and shown["crmUrl"] == "/crm"
-            bad = await client.put("/connection", json={**shown, "batchSize": 500, "crmUrl": "ftp://x"})
+            bad = await client.put(
+                "/connection", json={**shown, "batchSize": 500, "crmUrl": "ftp://x"}
+            )
             assert bad.status_code == 400
             assert {e["field"] for e in bad.json()["errors"]} == {"batchSize", "crmUrl"}
             assert (await client.put("/connection", json={"crmUrl": 3})).status_code == 400
-            ok = await client.put("/connection", json={**shown, "apiKey": "crm-demo-key", "batchSize": 40})
+            ok = await client.put(
+                "/connection", json={**shown, "apiKey": "crm-demo-key", "batchSize": 40}
+            )
             assert ok.status_code == 200 and ok.json()["apiKey"] == "***"
 
             started = await client.post("/exports")
@@ -179,10 +205,17 @@ async def test_control_api_connection_exports_and_journal(default_fixtures: Any)
             page_html = await client.get(f"/exports/{export_id}/report.html")
             assert page_html.status_code == 200
             assert page_html.headers["content-type"].startswith("text/html")
-            assert f"Export <code>{export_id}</code>" in page_html.text and "<script" not in page_html.text
+            assert (
+                f"Export <code>{export_id}</code>" in page_html.text
+                and "<script" not in page_html.text
+            )
             assert (await client.get("/exports/nope/report.html")).status_code == 404
 
-            page = (await client.get("/journal", params={"method": "post", "path": "/contacts/sync", "pageSize": "3"})).json()
+            page = (
+                await client.get(
+                    "/journal", params={"method": "post", "path": "/contacts/sync", "pageSize": "3"}
+                )
+            ).json()
             assert page["total"] == 5 and len(page["data"]) == 3
             assert all(e["path"] == "/contacts/sync" for e in page["data"])
             ids = [e["id"] for e in page["data"]]

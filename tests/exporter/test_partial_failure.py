@@ -66,11 +66,19 @@ class FatedCrm(FakeCrm):
                     results.append({"externalId": ext, "crmId": f"{kind}-new-{ext}"})
             return httpx.Response(201, json={"results": results, "errors": errors})
         by_crm = {v: k for k, v in self.ids[kind].items()}
-        return httpx.Response(200, json={"results": [
-            {"crmId": i["crmId"], "success": self.fate(kind, by_crm[i["crmId"]]) != "update_fail",
-             "error": "validation failed"}
-            for i in items
-        ]})
+        return httpx.Response(
+            200,
+            json={
+                "results": [
+                    {
+                        "crmId": i["crmId"],
+                        "success": self.fate(kind, by_crm[i["crmId"]]) != "update_fail",
+                        "error": "validation failed",
+                    }
+                    for i in items
+                ]
+            },
+        )
 
 
 def check_rule(report: Report, crm: FatedCrm) -> None:
@@ -80,7 +88,12 @@ def check_rule(report: Report, crm: FatedCrm) -> None:
         assert outcomes(report, kind) == total
         failed = [f for f in report.failed if f.kind == kind]
         assert len({f.id for f in failed}) == len(failed)  # listed once
-        written = {i.get("externalId") for m in ("POST", "PUT") for b in crm.bodies(m, f"/{kind}") for i in b[kind]}
+        written = {
+            i.get("externalId")
+            for m in ("POST", "PUT")
+            for b in crm.bodies(m, f"/{kind}")
+            for i in b[kind]
+        }
         for i, fate in enumerate(crm.fates[kind], start=1):
             mine = [f for f in failed if f.id == str(i)]
             if fate == "error":
@@ -92,14 +105,19 @@ def check_rule(report: Report, crm: FatedCrm) -> None:
                 assert not mine
     s = report.phases
     assert s["companies"].created + s["contacts"].created == sum(
-        f in ("new",) for fs in crm.fates.values() for f in fs)
-    assert (report.exitCode == 0) == all(f in ("match", "new") for fs in crm.fates.values() for f in fs)
+        f in ("new",) for fs in crm.fates.values() for f in fs
+    )
+    assert (report.exitCode == 0) == all(
+        f in ("match", "new") for fs in crm.fates.values() for f in fs
+    )
 
 
 fates = st.sampled_from(["match", "new", "error", "update_fail", "create_fail"])
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(fates, min_size=3, max_size=3), st.lists(fates, min_size=6, max_size=6))
 async def test_every_record_ends_in_one_outcome_and_no_request_carries_an_unlearnt_id(
     company_fates: list[str], contact_fates: list[str]
@@ -113,7 +131,9 @@ async def test_every_record_ends_in_one_outcome_and_no_request_carries_an_unlear
         await emulator.close()
 
 
-async def test_a_failed_company_holds_back_its_links_activities_tasks_and_engagement(platform: Emulator) -> None:
+async def test_a_failed_company_holds_back_its_links_activities_tasks_and_engagement(
+    platform: Emulator,
+) -> None:
     await with_stale_ids(platform)
     crm = FatedCrm({"companies": ["new", "error", "new"], "contacts": ["new"] * 6})
     report = await run_export(platform, crm)
@@ -122,7 +142,11 @@ async def test_a_failed_company_holds_back_its_links_activities_tasks_and_engage
     # Contact 1 (campaign 1, message sync on) belongs to company 2.
     assert failed.id == "2" and failed.reason == "CRM sync error: record 2 is locked"
     assert set(failed.heldBack) == {
-        "association of contact 1", "activity 1", "activity 2", "activity 3", "task 1",
+        "association of contact 1",
+        "activity 1",
+        "activity 2",
+        "activity 3",
+        "task 1",
         "engagement of companies 2",
     }
     assert failed.heldBackTotal == 6

@@ -15,14 +15,28 @@ from emulator.exporter import shapes
 FAST = settings(max_examples=80, deadline=None)
 
 ids = st.lists(st.integers(1, 10_000).map(str), min_size=1, max_size=12, unique=True)
-values = st.one_of(st.none(), st.text(max_size=5), st.integers(-5, 5), st.lists(st.text(max_size=3), max_size=2))
+values = st.one_of(
+    st.none(), st.text(max_size=5), st.integers(-5, 5), st.lists(st.text(max_size=3), max_size=2)
+)
 # What the CRM does with one asked record in its sync answer.
 fates = st.sampled_from(
     ["match", "match_props", "error", "omit", "dup_same", "dup_other", "both", "no_crm_id"]
 )
 prop_names = st.sampled_from(
-    ["domain", "phone", "email", "industry", "mobilePhone", "tags", "leadScore", "accountTier",
-     "customField_a", "customField_b", "zeta", "externalId"]
+    [
+        "domain",
+        "phone",
+        "email",
+        "industry",
+        "mobilePhone",
+        "tags",
+        "leadScore",
+        "accountTier",
+        "customField_a",
+        "customField_b",
+        "zeta",
+        "externalId",
+    ]
 )
 properties = st.dictionaries(prop_names, values, max_size=6)
 
@@ -53,7 +67,9 @@ def sync_answers(draw: st.DrawFn) -> tuple[list[str], dict[str, Any], dict[str, 
             results.append({"externalId": ext})
     foreign = draw(st.lists(st.integers(20_000, 30_000).map(str), max_size=2))
     results += [{"externalId": f, "crmId": "x"} for f in foreign]
-    errors += [{"externalId": f, "error": "e"} for f in draw(st.lists(st.just("99999"), max_size=1))]
+    errors += [
+        {"externalId": f, "error": "e"} for f in draw(st.lists(st.just("99999"), max_size=1))
+    ]
     results = draw(st.permutations(results))
     body: dict[str, Any] = {"results": results}
     if errors or draw(st.booleans()):
@@ -155,14 +171,18 @@ def test_update_answer_maps_each_record_once(asked_ids: list[str], data: st.Data
 
 columns_of = {
     "companies": st.fixed_dictionaries(
-        {"domain": st.one_of(st.none(), st.just("a.com")),
-         "phoneNumber": st.one_of(st.none(), st.just("123")),
-         "industry": st.one_of(st.none(), st.just("Software"))}
+        {
+            "domain": st.one_of(st.none(), st.just("a.com")),
+            "phoneNumber": st.one_of(st.none(), st.just("123")),
+            "industry": st.one_of(st.none(), st.just("Software")),
+        }
     ),
     "contacts": st.fixed_dictionaries(
-        {"professionalEmail": st.one_of(st.none(), st.just("a@b.c")),
-         "phones": st.one_of(st.none(), st.just("555")),
-         "mobilePhone": st.one_of(st.none(), st.just("777"))}
+        {
+            "professionalEmail": st.one_of(st.none(), st.just("a@b.c")),
+            "phones": st.one_of(st.none(), st.just("555")),
+            "mobilePhone": st.one_of(st.none(), st.just("777")),
+        }
     ),
 }
 customs = st.dictionaries(
@@ -197,7 +217,8 @@ def test_clearing_follows_the_rule_to_the_field(kind: p.Kind, data: st.DataObjec
             assert change.custom[name] == value
     cleared = {c.name for c in change.cleared}
     expected_cleared = {
-        n for n in syncable | real.keys()
+        n
+        for n in syncable | real.keys()
         if real.get(n) is None
         and (columns.get(core[n]) if n in core else custom.get(n)) is not None
     }
@@ -214,7 +235,11 @@ def test_item_properties_absent_keeps_record() -> None:
 
 
 def test_whole_record_as_properties_is_a_warning() -> None:
-    body = {"results": [{"externalId": "1", "crmId": "c", "properties": {"externalId": "1", "name": "X"}}]}
+    body = {
+        "results": [
+            {"externalId": "1", "crmId": "c", "properties": {"externalId": "1", "name": "X"}}
+        ]
+    }
     plan = p.plan_sync("companies", ["1"], body)
     assert [f.severity for f in plan.findings] == ["warning"]
     change = rule.apply_properties("companies", {}, {}, (), plan.matched["1"].properties or {})
@@ -223,18 +248,29 @@ def test_whole_record_as_properties_is_a_warning() -> None:
 
 def test_subjects_follow_the_spec_formats() -> None:
     base: dict[str, Any] = {
-        "id": 1, "content": "hi", "sequence_index": 2, "sequence_count": 3,
-        "sender_name": "Ann Lee", "sender_company": "Acme", "contact_first": "Bo",
-        "contact_last": "Ng", "contact_company": "Zen",
-        "occurred_at": "2026-01-01T00:00:00.000Z", "subject": None,
+        "id": 1,
+        "content": "hi",
+        "sequence_index": 2,
+        "sequence_count": 3,
+        "sender_name": "Ann Lee",
+        "sender_company": "Acme",
+        "contact_first": "Bo",
+        "contact_last": "Ng",
+        "contact_company": "Zen",
+        "occurred_at": "2026-01-01T00:00:00.000Z",
+        "subject": None,
     }
     out = shapes.MessageView(type="NETWORK_MESSAGE", is_contact_sender=False, **base)  # type: ignore[arg-type]
     assert shapes.activity_subject(out) == "[2/3] [FROM Acme] Ann Lee"
     inbound = shapes.MessageView(type="INMAIL", is_contact_sender=True, **base)  # type: ignore[arg-type]
     assert shapes.activity_subject(inbound) == "[Zen] Bo Ng"
-    mail = shapes.MessageView(**{**base, "subject": "Hello", "type": "EMAIL", "is_contact_sender": False})  # type: ignore[arg-type]
+    mail = shapes.MessageView(
+        **{**base, "subject": "Hello", "type": "EMAIL", "is_contact_sender": False}
+    )  # type: ignore[arg-type]
     assert shapes.activity_subject(mail) == "[2/3] Hello"
-    reply = shapes.MessageView(**{**base, "subject": "Re: Hello", "type": "EMAIL", "is_contact_sender": True})  # type: ignore[arg-type]
+    reply = shapes.MessageView(
+        **{**base, "subject": "Re: Hello", "type": "EMAIL", "is_contact_sender": True}
+    )  # type: ignore[arg-type]
     assert shapes.activity_subject(reply) == "[Zen] Bo Ng"
     body = shapes.activity_body(inbound, "k1", None, None)
     assert body["type"] == "NETWORK_INMAIL" and body["direction"] == "INBOUND"
@@ -243,10 +279,20 @@ def test_subjects_follow_the_spec_formats() -> None:
 
 
 def test_engagement_values_and_mapping() -> None:
-    m1 = eng.Membership("Alpha", "Ann", ("CONNECTION_REQUEST", "NETWORK_MESSAGE"), "Ongoing",
-                      "Connection Accepted", 2, 0, 1, "2026-01-01")
-    m2 = eng.Membership("Beta", "Bob", ("EMAIL",), "Finished", "Message Sent (1/1) - EMAIL",
-                      1, 0, 0, "2025-01-01")
+    m1 = eng.Membership(
+        "Alpha",
+        "Ann",
+        ("CONNECTION_REQUEST", "NETWORK_MESSAGE"),
+        "Ongoing",
+        "Connection Accepted",
+        2,
+        0,
+        1,
+        "2026-01-01",
+    )
+    m2 = eng.Membership(
+        "Beta", "Bob", ("EMAIL",), "Finished", "Message Sent (1/1) - EMAIL", 1, 0, 0, "2025-01-01"
+    )
     values = eng.engagement_values("contacts", [m1, m2], ["Message sent"])
     assert values["campaignEngagementStatus"] == "Message Sent (1/1) - EMAIL"
     assert values["campaignSequenceStatus"] == "Finished"
@@ -269,7 +315,11 @@ user_items = st.lists(st.sampled_from(["u1", "u2", "u3"]), unique=True).flatmap(
 
 
 @FAST
-@given(user_items, st.sampled_from([None, "u1", "nobody"]), st.sampled_from(["bare", "users", "data", "other"]))
+@given(
+    user_items,
+    st.sampled_from([None, "u1", "nobody"]),
+    st.sampled_from(["bare", "users", "data", "other"]),
+)
 def test_users_answer_turns_owner_selection_on_only_for_an_array(
     users: list[dict[str, str]], owner: str | None, wrap: str
 ) -> None:
@@ -292,7 +342,9 @@ def test_users_missing_or_failing_turns_owner_selection_off() -> None:
     assert not failing.owner_selection
     assert [f.message for f in failing.findings] == ["answered 500; owner selection off"]
     unreachable = p.plan_users(0, None, None, "refused")
-    assert [(f.message, f.about) for f in unreachable.findings] == [("no answer; owner selection off", "refused")]
+    assert [(f.message, f.about) for f in unreachable.findings] == [
+        ("no answer; owner selection off", "refused")
+    ]
     assert p.plan_users(200, None, None).findings[0].severity == "violation"  # not JSON
 
 

@@ -9,8 +9,15 @@ from emulator.exporter.phases.record_batches import as_sent, bookkeep
 
 
 def company(**overrides: Any) -> dict[str, Any]:
-    row: dict[str, Any] = {"id": 7, "name": "Acme", "domain": "acme.example", "phoneNumber": "+1 555",
-                           "industry": None, "customFields": {"tier": "gold"}, "synced": ["tier"]}
+    row: dict[str, Any] = {
+        "id": 7,
+        "name": "Acme",
+        "domain": "acme.example",
+        "phoneNumber": "+1 555",
+        "industry": None,
+        "customFields": {"tier": "gold"},
+        "synced": ["tier"],
+    }
     return {**row, **overrides}
 
 

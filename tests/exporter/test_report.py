@@ -29,17 +29,25 @@ SYNC = "POST /contacts/sync"
 
 
 def exchange(n: int) -> Exchange:
-    return Exchange("POST", "/contacts/sync", 200, 1.0, b'{"contacts": []}', f'{{"n": {n}}}'.encode(), 1)
+    return Exchange(
+        "POST", "/contacts/sync", 200, 1.0, b'{"contacts": []}', f'{{"n": {n}}}'.encode(), 1
+    )
 
 
 def crowded_report() -> Report:
     """250 whole-record warnings first, then one cleared core field `email` warning."""
     report = new_report("r1", "http://crm.test", "2026-01-01T00:00:00.000Z")
     for i in range(250):
-        add_finding(report, Finding("warning", SYNC, "`properties` carry a whole stored record",
-                                    f"externalId {i}"), exchange(i))
-    add_finding(report, Finding("warning", SYNC, "sync-back cleared core field `email`", "contacts 7"),
-                exchange(999))
+        add_finding(
+            report,
+            Finding("warning", SYNC, "`properties` carry a whole stored record", f"externalId {i}"),
+            exchange(i),
+        )
+    add_finding(
+        report,
+        Finding("warning", SYNC, "sync-back cleared core field `email`", "contacts 7"),
+        exchange(999),
+    )
     report.status, report.exitCode = "ok", exit_code(report)
     return report
 
@@ -51,7 +59,10 @@ def test_findings_are_grouped_per_kind_with_counts_and_a_few_examples() -> None:
     assert len(groups["`properties` carry a whole stored record"].examples) == EXAMPLES_PER_KIND
     email = groups["sync-back cleared core field `email`"]
     assert email.count == 1 and email.examples[0].about == "contacts 7"
-    assert email.examples[0].exchange is not None and email.examples[0].exchange.response == '{"n": 999}'
+    assert (
+        email.examples[0].exchange is not None
+        and email.examples[0].exchange.response == '{"n": 999}'
+    )
     assert report.checks[SYNC].warnings == 251
 
 
@@ -61,8 +72,11 @@ def test_a_rare_kind_is_in_the_summary_json_junit_and_html() -> None:
     assert "whole stored record (250x" in summary(report)
     data = msgspec.json.decode(msgspec.json.encode(report))
     assert {"sync-back cleared core field `email`", "`properties` carry a whole stored record"} == {
-        g["message"] for g in data["warnings"]}
-    case = next(c for c in ET.fromstring(junit_xml(report)).iter("testcase") if c.get("name") == SYNC)
+        g["message"] for g in data["warnings"]
+    }
+    case = next(
+        c for c in ET.fromstring(junit_xml(report)).iter("testcase") if c.get("name") == SYNC
+    )
     out = case.findtext("system-out") or ""
     assert "cleared core field `email` (1x)" in out and "whole stored record (250x)" in out
     page = html_report(report)
@@ -74,9 +88,16 @@ def test_a_rare_kind_is_in_the_summary_json_junit_and_html() -> None:
 def test_html_escapes_everything_and_references_nothing_outside() -> None:
     report = new_report("r<1>", "http://crm.test/<script>", "2026-01-01T00:00:00.000Z")
     evil = '<img src=x onerror="alert(1)">'
-    add_finding(report, Finding("violation", "POST /tasks", evil, evil),
-                Exchange("POST", "/tasks", 500, 1.0, evil.encode(), evil.encode(), 1))
-    report.failed.append(FailedRecord(kind="tasks", id=evil, reason=evil, phase="tasks", heldBack=[evil], heldBackTotal=1))
+    add_finding(
+        report,
+        Finding("violation", "POST /tasks", evil, evil),
+        Exchange("POST", "/tasks", 500, 1.0, evil.encode(), evil.encode(), 1),
+    )
+    report.failed.append(
+        FailedRecord(
+            kind="tasks", id=evil, reason=evil, phase="tasks", heldBack=[evil], heldBackTotal=1
+        )
+    )
     report.phases["tasks"].failed = 1
     page = html_report(report)
     assert "<img" not in page and "<script>" not in page and "&lt;img" in page
@@ -101,7 +122,12 @@ def test_junit_fails_on_failed_task_completions_alone() -> None:
     report = new_report("r2", "http://crm.test", "2026-01-01T00:00:00.000Z")
     report.phases["tasks"].failed = 2
     report.failed += [
-        FailedRecord(kind="task completion", id=str(i), reason="PATCH /tasks/batch answered 500: boom", phase="tasks")
+        FailedRecord(
+            kind="task completion",
+            id=str(i),
+            reason="PATCH /tasks/batch answered 500: boom",
+            phase="tasks",
+        )
         for i in (1, 2)
     ]
     report.status = "failed"
@@ -116,7 +142,9 @@ def test_junit_fails_on_failed_task_completions_alone() -> None:
 @settings(max_examples=60, deadline=None)
 @given(
     st.dictionaries(st.sampled_from(PHASES), st.integers(0, 3)),
-    st.lists(st.sampled_from(["GET /health", SYNC, "POST /tasks", "PATCH /tasks/batch"]), max_size=4),
+    st.lists(
+        st.sampled_from(["GET /health", SYNC, "POST /tasks", "PATCH /tasks/batch"]), max_size=4
+    ),
     st.lists(st.sampled_from(["GET /users", "POST /tasks/batch"]), max_size=3),
     st.booleans(),
 )

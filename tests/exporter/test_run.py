@@ -30,7 +30,9 @@ async def test_first_run_creates_then_second_run_creates_nothing_and_logs_nothin
     assert first.phases["tasks"].created == 6
     rows = await platform.db.fetchall("SELECT contactCRMId FROM contacts")
     assert all(r[0] for r in rows)
-    logged = await platform.db.fetchall("SELECT count(*) FROM messages WHERE crmActivityId IS NOT NULL")
+    logged = await platform.db.fetchall(
+        "SELECT count(*) FROM messages WHERE crmActivityId IS NOT NULL"
+    )
     assert logged == [(9,)]
 
     second = await run_export(platform, crm)
@@ -46,18 +48,34 @@ async def test_sequence_order_and_request_shapes(platform: Emulator) -> None:
     crm = FakeCrm()
     await run_export(platform, crm)
     paths = [f"{m} {p}" for m, p, _ in crm.sent]
-    firsts = [paths.index(x) for x in (
-        "GET /health", "GET /users", "POST /companies/sync", "POST /companies",
-        "POST /contacts/sync", "POST /contacts", "POST /associations", "POST /activities",
-        "PUT /contacts",
-    )]
+    firsts = [
+        paths.index(x)
+        for x in (
+            "GET /health",
+            "GET /users",
+            "POST /companies/sync",
+            "POST /companies",
+            "POST /contacts/sync",
+            "POST /contacts",
+            "POST /associations",
+            "POST /activities",
+            "PUT /contacts",
+        )
+    ]
     assert firsts == sorted(firsts)
     company = crm.bodies("POST", "/companies")[0]["companies"][0]
-    assert company["externalId"] == "1" and company["domain"] == "co1.com" and "ownerId" not in company
+    assert (
+        company["externalId"] == "1" and company["domain"] == "co1.com" and "ownerId" not in company
+    )
     contact = crm.bodies("POST", "/contacts/sync")[0]["contacts"][0]
     assert contact == {
-        "externalId": "1", "email": "p1@x.com", "firstName": "F1", "lastName": "L1",
-        "fullName": "F1 L1", "phone": "+1 555 0199", "company": "Co 2",
+        "externalId": "1",
+        "email": "p1@x.com",
+        "firstName": "F1",
+        "lastName": "L1",
+        "fullName": "F1 L1",
+        "phone": "+1 555 0199",
+        "company": "Co 2",
     }
     assoc = crm.bodies("POST", "/associations")[0]["associations"]
     assert {"contactCRMId", "companyCRMId"} == set(assoc[0])
@@ -88,7 +106,11 @@ async def test_owner_id_sent_only_when_users_endpoint_exists(platform: Emulator)
 
     for status in (404, 405, 501):
         other = await open_platform()
-        crm = FakeCrm(faults=[lambda r, s=status: httpx.Response(s) if r.url.path.endswith("/users") else None])
+        crm = FakeCrm(
+            faults=[
+                lambda r, s=status: httpx.Response(s) if r.url.path.endswith("/users") else None
+            ]
+        )
         report = await run_export(other, crm, connection=conn)
         assert report.ownerSelection is False and report.exitCode == 0
         assert "ownerId" not in json.dumps([b for _, _, b in crm.sent])
@@ -115,17 +137,23 @@ async def test_retries_429_503_and_dropped_connections_then_succeeds(platform: E
             dropped[0] -= 1
             raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
 
-    crm = FakeCrm(faults=[
-        _times(1, 429, "/companies/sync", {"Retry-After": "0.01"}),
-        _times(2, 503, "/health"),
-        drop,
-    ])
+    crm = FakeCrm(
+        faults=[
+            _times(1, 429, "/companies/sync", {"Retry-After": "0.01"}),
+            _times(2, 503, "/health"),
+            drop,
+        ]
+    )
     report = await run_export(platform, crm)
     assert report.exitCode == 0, report.failed
     journal = await platform.db.fetchall(
         "SELECT method, path, status, attempt FROM export_journal ORDER BY id LIMIT 8"
     )
-    assert journal[:3] == [("GET", "/health", 503, 1), ("GET", "/health", 503, 2), ("GET", "/health", 200, 3)]
+    assert journal[:3] == [
+        ("GET", "/health", 503, 1),
+        ("GET", "/health", 503, 2),
+        ("GET", "/health", 200, 3),
+    ]
     assert ("POST", "/companies/sync", 429, 1) in journal
     assert ("POST", "/contacts/sync", None, 1) in journal
 
@@ -184,10 +212,21 @@ async def test_health_failure_and_unreachable_crm_exit_2(platform: Emulator) -> 
 async def test_sync_back_applies_the_null_rule_to_platform_records(platform: Emulator) -> None:
     def answer(kind: str, items: list[dict[str, Any]]) -> dict[str, Any]:
         if kind == "contacts":
-            return {"results": [{"externalId": "1", "crmId": "k1",
-                                 "properties": {"leadScore": 7, "mobilePhone": "+44 1", "phone": None}}]}
-        return {"results": [{"externalId": "2", "crmId": "c2", "properties": {"domain": "new.io", "tier": "A"}},
-                            {"externalId": "3", "crmId": "c3"}]}
+            return {
+                "results": [
+                    {
+                        "externalId": "1",
+                        "crmId": "k1",
+                        "properties": {"leadScore": 7, "mobilePhone": "+44 1", "phone": None},
+                    }
+                ]
+            }
+        return {
+            "results": [
+                {"externalId": "2", "crmId": "c2", "properties": {"domain": "new.io", "tier": "A"}},
+                {"externalId": "3", "crmId": "c3"},
+            ]
+        }
 
     before = await platform.db.fetchone("SELECT updatedAt FROM contacts WHERE id = 1")
     platform.clock.advance(60)
@@ -199,25 +238,41 @@ async def test_sync_back_applies_the_null_rule_to_platform_records(platform: Emu
     assert row is not None and before is not None
     assert row[:4] == (None, None, None, "+44 1")  # email absent + phone null: cleared
     assert json.loads(row[4]) == {"leadScore": 7} and row[5] == "k1" and row[6] > before[0]
-    co2 = await platform.db.fetchone("SELECT domain, domainKey, phoneNumber, industry, customFields FROM companies WHERE id = 2")
+    co2 = await platform.db.fetchone(
+        "SELECT domain, domainKey, phoneNumber, industry, customFields FROM companies WHERE id = 2"
+    )
     assert co2 == ("new.io", "new.io", None, None, '{"tier":"A"}')
-    co3 = await platform.db.fetchone("SELECT domain, phoneNumber, companyCRMId FROM companies WHERE id = 3")
+    co3 = await platform.db.fetchone(
+        "SELECT domain, phoneNumber, companyCRMId FROM companies WHERE id = 3"
+    )
     assert co3 == ("co3.com", "+1 555 0100", "c3")  # no properties: only crmId changes
     cleared = {(c.kind, c.id, c.field) for c in report.cleared}
     assert ("contacts", 1, "email") in cleared and ("companies", 2, "phone") in cleared
     assert any("cleared core field `email`" in w.message for w in report.warnings)
     # The custom `tier` is syncable from now on: absent next time -> cleared.
-    report = await run_export(platform, FakeCrm(sync_answer=lambda k, i: {"results": [
-        {"externalId": "2", "crmId": "c2", "properties": {"domain": "new.io"}}] if k == "companies" else []}))
+    report = await run_export(
+        platform,
+        FakeCrm(
+            sync_answer=lambda k, i: {
+                "results": [{"externalId": "2", "crmId": "c2", "properties": {"domain": "new.io"}}]
+                if k == "companies"
+                else []
+            }
+        ),
+    )
     co2 = await platform.db.fetchone("SELECT customFields FROM companies WHERE id = 2")
     assert co2 == ("{}",)
     assert ("companies", 2, "tier") in {(c.kind, c.id, c.field) for c in report.cleared}
 
 
-fates = st.sampled_from(["match", "match_props", "error", "omit", "foreign", "update_fail", "no_crm_id"])
+fates = st.sampled_from(
+    ["match", "match_props", "error", "omit", "foreign", "update_fail", "no_crm_id"]
+)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(fates, min_size=6, max_size=6), st.lists(fates, min_size=3, max_size=3))
 async def test_every_record_ends_in_one_outcome_and_errors_are_never_written(
     contact_fates: list[str], company_fates: list[str]
@@ -233,7 +288,9 @@ async def test_every_record_ends_in_one_outcome_and_errors_are_never_written(
             if fate in ("match", "update_fail"):
                 results.append({"externalId": ext, "crmId": f"{kind}{ext}"})
             elif fate == "match_props":
-                results.append({"externalId": ext, "crmId": f"{kind}{ext}", "properties": {"tags": ["x"]}})
+                results.append(
+                    {"externalId": ext, "crmId": f"{kind}{ext}", "properties": {"tags": ["x"]}}
+                )
             elif fate == "error":
                 errors.append({"externalId": ext, "error": "locked"})
             elif fate == "foreign":
@@ -247,11 +304,22 @@ async def test_every_record_ends_in_one_outcome_and_errors_are_never_written(
             return None
         kind = request.url.path.rsplit("/", 1)[-1]
         items = json.loads(request.content)[kind]
-        return httpx.Response(200, json={"results": [
-            {"crmId": i["crmId"], "success": fate_of[kind][int(i["crmId"].removeprefix(kind)) - 1] != "update_fail",
-             "error": "nope"} if i["crmId"].startswith(kind) else {"crmId": i["crmId"], "success": True}
-            for i in items
-        ]})
+        return httpx.Response(
+            200,
+            json={
+                "results": [
+                    {
+                        "crmId": i["crmId"],
+                        "success": fate_of[kind][int(i["crmId"].removeprefix(kind)) - 1]
+                        != "update_fail",
+                        "error": "nope",
+                    }
+                    if i["crmId"].startswith(kind)
+                    else {"crmId": i["crmId"], "success": True}
+                    for i in items
+                ]
+            },
+        )
 
     emulator = await open_platform()
     try:
@@ -269,8 +337,12 @@ async def test_every_record_ends_in_one_outcome_and_errors_are_never_written(
                 if fate == "update_fail":
                     assert str(i) in failed_ids
         broken = any(f in ("foreign", "no_crm_id") for fs in fate_of.values() for f in fs)
-        assert (report.exitCode == 1) == (broken or any(
-            f in ("error", "update_fail", "no_crm_id") for fs in fate_of.values() for f in fs))
+        assert (report.exitCode == 1) == (
+            broken
+            or any(
+                f in ("error", "update_fail", "no_crm_id") for fs in fate_of.values() for f in fs
+            )
+        )
     finally:
         await emulator.close()
 
@@ -295,8 +367,19 @@ async def test_tolerated_deviations_are_warnings_not_violations(platform: Emulat
     def created_200(request: httpx.Request) -> httpx.Response | None:
         if request.method == "POST" and request.url.path.endswith("/companies"):
             items = json.loads(request.content)["companies"]
-            return httpx.Response(200, json={"results": [
-                {"externalId": i["externalId"], "crmId": f"x{i['externalId']}", "name": i["name"]} for i in items]})
+            return httpx.Response(
+                200,
+                json={
+                    "results": [
+                        {
+                            "externalId": i["externalId"],
+                            "crmId": f"x{i['externalId']}",
+                            "name": i["name"],
+                        }
+                        for i in items
+                    ]
+                },
+            )
         return None
 
     report = await run_export(platform, FakeCrm(faults=[created_200]))
@@ -308,27 +391,43 @@ async def test_journal_redacts_the_api_key_and_is_capped() -> None:
     fixtures = small_fixtures()
     emulator = await open_platform(fixtures)
     try:
+
         def echo_key(request: httpx.Request) -> httpx.Response | None:
             if request.url.path.endswith("/health"):
-                return httpx.Response(200, json={"status": "ok", "seen": request.headers["X-API-Key"]})
+                return httpx.Response(
+                    200, json={"status": "ok", "seen": request.headers["X-API-Key"]}
+                )
             return None
 
         await run_export(emulator, FakeCrm(faults=[echo_key]), journal_limit=10)
         rows = await emulator.db.fetchall("SELECT responseBody FROM export_journal")
         assert len(rows) == 10
-        everything = await emulator.db.fetchall("SELECT group_concat(coalesce(requestBody,'') || coalesce(responseBody,'')) FROM export_journal")
+        everything = await emulator.db.fetchall(
+            "SELECT group_concat(coalesce(requestBody,'') || coalesce(responseBody,'')) FROM export_journal"
+        )
         assert "secret-key" not in everything[0][0]
     finally:
         await emulator.close()
 
 
-@pytest.mark.parametrize(("answer", "created", "failed", "violations"), [
-    ({"success": True, "created": 1}, 1, 0, 0),  # the other links existed already
-    ({"success": True}, 5, 0, 0),
-    ({"success": True, "errors": [{"contactCRMId": "x", "companyCRMId": "y", "error": "no"}]}, 4, 1, 0),
-    ({"success": False}, 0, 5, 0),
-    ({"success": True, "created": "all"}, 0, 5, 1),
-])
+@pytest.mark.parametrize(
+    ("answer", "created", "failed", "violations"),
+    [
+        ({"success": True, "created": 1}, 1, 0, 0),  # the other links existed already
+        ({"success": True}, 5, 0, 0),
+        (
+            {
+                "success": True,
+                "errors": [{"contactCRMId": "x", "companyCRMId": "y", "error": "no"}],
+            },
+            4,
+            1,
+            0,
+        ),
+        ({"success": False}, 0, 5, 0),
+        ({"success": True, "created": "all"}, 0, 5, 1),
+    ],
+)
 async def test_associations_count_what_the_crm_answered(
     platform: Emulator, answer: dict[str, Any], created: int, failed: int, violations: int
 ) -> None:

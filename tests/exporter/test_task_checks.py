@@ -47,7 +47,10 @@ def test_batch_completion_not_an_array_fails_every_task() -> None:
 
 
 def test_single_completion_counts_done_and_flags_a_wrong_echo() -> None:
-    assert tc.plan_completion(tc.COMPLETE_ONE, ["t1"], {"id": "t1", "completed": True}) == tc.CompletionPlan()
+    assert (
+        tc.plan_completion(tc.COMPLETE_ONE, ["t1"], {"id": "t1", "completed": True})
+        == tc.CompletionPlan()
+    )
     wrong = tc.plan_completion(tc.COMPLETE_ONE, ["t1"], {"id": "t1"})
     assert wrong.failed == {}
     assert [f.message for f in wrong.findings] == ["answer is not the task with completed true"]
@@ -60,7 +63,10 @@ def test_read_back_answers() -> None:
     wrapped = tc.answered_tasks("POST /tasks/batch", 200, {"results": [{"id": "t1"}]})
     assert wrapped.tasks == [{"id": "t1"}] and [f.severity for f in wrapped.findings] == ["warning"]
     broken = tc.answered_tasks("POST /tasks/batch", 200, "nope")
-    assert broken.tasks is None and broken.failed == "POST /tasks/batch answer is not an array of tasks"
+    assert (
+        broken.tasks is None
+        and broken.failed == "POST /tasks/batch answer is not an array of tasks"
+    )
 
 
 @FAST
@@ -68,7 +74,9 @@ def test_read_back_answers() -> None:
 def test_read_back_sorts_every_asked_task_once(asked: list[str], data: st.DataObject) -> None:
     shown = data.draw(st.lists(st.sampled_from(asked), unique=True))
     state = {a: data.draw(st.booleans()) for a in shown}
-    tasks = [{"id": a, "completed": c, "completedAt": "2026-01-01T00:00:00Z"} for a, c in state.items()]
+    tasks = [
+        {"id": a, "completed": c, "completedAt": "2026-01-01T00:00:00Z"} for a, c in state.items()
+    ]
     plan = tc.plan_read_back(asked, tasks, "POST /tasks/batch")
     assert set(plan.completed) == {a for a, c in state.items() if c}
     assert plan.open == {a for a, c in state.items() if not c}

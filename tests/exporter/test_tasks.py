@@ -27,9 +27,13 @@ async def test_task_subject_and_description_are_rendered_for_the_contact() -> No
     fixtures = small_fixtures()
     subject = "Call {{firstName}} at {{companyName}}"
     campaigns = []
-    for campaign, content in zip(fixtures.campaigns, ("Ask {{firstName}} about the demo", None), strict=True):
+    for campaign, content in zip(
+        fixtures.campaigns, ("Ask {{firstName}} about the demo", None), strict=True
+    ):
         steps = list(campaign.sequence)
-        steps[1] = m.SequenceStep(type="TASK", taskType="CALL", taskSubject=subject, content=content)
+        steps[1] = m.SequenceStep(
+            type="TASK", taskType="CALL", taskSubject=subject, content=content
+        )
         campaigns.append(msgspec.structs.replace(campaign, sequence=steps))
     emulator = await open_platform(msgspec.structs.replace(fixtures, campaigns=campaigns))
     try:
@@ -42,7 +46,9 @@ async def test_task_subject_and_description_are_rendered_for_the_contact() -> No
         assert sent[contact_1]["description"] == "Ask F1 about the demo"
         contact_4 = crm.ids["contacts"]["4"]  # campaign 2, no company: the message bodies' fallback
         assert sent[contact_4]["subject"] == "Call F4 at your team"
-        stored = await emulator.db.fetchone("SELECT subject FROM platform_tasks WHERE contactId = 1 AND campaignId = 1")
+        stored = await emulator.db.fetchone(
+            "SELECT subject FROM platform_tasks WHERE contactId = 1 AND campaignId = 1"
+        )
         assert stored == ("Call F1 at Co 2",)
         # The other campaign's step has no content: the description names the campaign.
         assert "Sequence task of campaign Quiet" in {b.get("description") for b in sent.values()}
@@ -50,7 +56,9 @@ async def test_task_subject_and_description_are_rendered_for_the_contact() -> No
         await emulator.close()
 
 
-async def test_read_back_completes_platform_tasks_and_reports_an_unknown_task_once(platform: Emulator) -> None:
+async def test_read_back_completes_platform_tasks_and_reports_an_unknown_task_once(
+    platform: Emulator,
+) -> None:
     await past_the_task_step(platform)
     crm = FakeCrm()
     first = await run_export(platform, crm)
@@ -63,12 +71,20 @@ async def test_read_back_completes_platform_tasks_and_reports_an_unknown_task_on
     second = await run_export(platform, crm)
     assert second.exitCode == 0, second.failed
     rb = second.taskReadBack
-    assert (rb.asked, rb.completedOnCrm, rb.open, rb.unknown) == (6, 1, 4, 1) and rb.unknownIds == [gone_crm]
+    assert (rb.asked, rb.completedOnCrm, rb.open, rb.unknown) == (6, 1, 4, 1) and rb.unknownIds == [
+        gone_crm
+    ]
     task = await platform.db.fetchone(
-        "SELECT completed, completedAt, crmCompleted FROM platform_tasks WHERE id = ?", (rows[done_crm],))
+        "SELECT completed, completedAt, crmCompleted FROM platform_tasks WHERE id = ?",
+        (rows[done_crm],),
+    )
     assert task == (1, "2026-02-03T04:05:06.000Z", 1)
     group = next(g for g in second.warnings if g.message == UNKNOWN)
-    assert group.count == 1 and group.check == "POST /tasks/batch" and gone_crm in (group.examples[0].about or "")
+    assert (
+        group.count == 1
+        and group.check == "POST /tasks/batch"
+        and gone_crm in (group.examples[0].about or "")
+    )
     assert not crm.bodies("PATCH", "/tasks/batch")  # completed on the CRM: nothing to complete
 
     third = await run_export(platform, crm)
@@ -76,21 +92,29 @@ async def test_read_back_completes_platform_tasks_and_reports_an_unknown_task_on
     assert gone_crm not in asked and done_crm not in asked and len(asked) == 4
     assert third.taskReadBack.unknown == 0 and not any(g.message == UNKNOWN for g in third.warnings)
     # Completing the lost task on the platform sends nothing for it either.
-    await platform.db.execute("UPDATE platform_tasks SET completed = 1 WHERE crmTaskId = ?", (gone_crm,))
+    await platform.db.execute(
+        "UPDATE platform_tasks SET completed = 1 WHERE crmTaskId = ?", (gone_crm,)
+    )
     fourth = await run_export(platform, crm)
-    assert fourth.exitCode == 0 and not any(p.startswith("/tasks/" + gone_crm) for _, p, _ in crm.sent)
+    assert fourth.exitCode == 0 and not any(
+        p.startswith("/tasks/" + gone_crm) for _, p, _ in crm.sent
+    )
 
 
 async def test_a_single_open_task_is_read_back_with_get(platform: Emulator) -> None:
     crm = FakeCrm()
     await past_the_task_step(platform)
     await run_export(platform, crm)
-    await platform.db.execute("UPDATE platform_tasks SET crmCompleted = 1, completed = 1 WHERE id > 1")
+    await platform.db.execute(
+        "UPDATE platform_tasks SET crmCompleted = 1, completed = 1 WHERE id > 1"
+    )
     crm_id = (await platform.db.fetchone("SELECT crmTaskId FROM platform_tasks WHERE id = 1"))[0]  # type: ignore[index]
     crm.tasks[crm_id].update(completed=True, completedAt=TS)
     report = await run_export(platform, crm)
     assert ("GET", f"/tasks/{crm_id}", None) in crm.sent
-    assert report.taskReadBack.completedOnCrm == 1 and report.checks["GET /tasks/:taskId"].calls == 1
+    assert (
+        report.taskReadBack.completedOnCrm == 1 and report.checks["GET /tasks/:taskId"].calls == 1
+    )
     assert await platform.db.fetchone("SELECT completed FROM platform_tasks WHERE id = 1") == (1,)
 
 

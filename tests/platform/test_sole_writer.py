@@ -17,7 +17,9 @@ WRITE = re.compile(
     re.IGNORECASE,
 )
 # campaign_members' scheduling column belongs to the simulation's clock, not to engagement.
-SCHEDULING = re.compile(r"UPDATE\s+campaign_members\s+SET\s+nextActionAt\s*=\s*\?\s+WHERE", re.IGNORECASE)
+SCHEDULING = re.compile(
+    r"UPDATE\s+campaign_members\s+SET\s+nextActionAt\s*=\s*\?\s+WHERE", re.IGNORECASE
+)
 
 
 def writers_outside_platform(root: Path = PACKAGE) -> list[str]:
@@ -56,5 +58,6 @@ def test_the_check_finds_a_writer_outside_the_platform(tmp_path: Path) -> None:
     )
     found = writers_outside_platform(stray.parent)
     assert [f.split(": ", 1)[1] for f in found] == [
-        "UPDATE contacts", "insert or ignore into platform_tasks",
+        "UPDATE contacts",
+        "insert or ignore into platform_tasks",
     ]

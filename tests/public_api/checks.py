@@ -11,16 +11,27 @@ from starlette.applications import Starlette
 from tests.conftest import ALL, READONLY
 
 EVERY_SCOPE = [
-    "CONTACTS_READ", "CONTACTS_WRITE", "COMPANIES_READ", "COMPANIES_WRITE", "CAMPAIGNS_READ",
-    "IDENTITIES_READ", "LISTS_READ", "LISTS_WRITE", "CONVERSATIONS_READ", "ACTIONS_READ",
-    "SAVED_VIEWS_READ", "WEBHOOKS_READ", "WEBHOOKS_WRITE",
+    "CONTACTS_READ",
+    "CONTACTS_WRITE",
+    "COMPANIES_READ",
+    "COMPANIES_WRITE",
+    "CAMPAIGNS_READ",
+    "IDENTITIES_READ",
+    "LISTS_READ",
+    "LISTS_WRITE",
+    "CONVERSATIONS_READ",
+    "ACTIONS_READ",
+    "SAVED_VIEWS_READ",
+    "WEBHOOKS_READ",
+    "WEBHOOKS_WRITE",
 ]
 
 
 async def add_key(app: Starlette, key: str, scopes: list[str]) -> dict[str, str]:
     """Store one more API key; answers its request headers."""
     await app.state.services.emulator.db.execute(
-        "INSERT OR REPLACE INTO api_keys(key, name, scopes) VALUES (?, ?, ?)", (key, key, json.dumps(scopes))
+        "INSERT OR REPLACE INTO api_keys(key, name, scopes) VALUES (?, ?, ?)",
+        (key, key, json.dumps(scopes)),
     )
     return {"x-api-key": key}
 
@@ -77,8 +88,14 @@ async def assert_paging_errors(
 ) -> None:
     """Bad page and pageSize values are 400s naming the parameter, never clamped."""
     for name, value in [
-        ("page", "0"), ("page", "-1"), ("page", "abc"), ("page", "1.5"), ("page", "٣"),
-        ("pageSize", "0"), ("pageSize", "101"), ("pageSize", "x"),
+        ("page", "0"),
+        ("page", "-1"),
+        ("page", "abc"),
+        ("page", "1.5"),
+        ("page", "٣"),
+        ("pageSize", "0"),
+        ("pageSize", "101"),
+        ("pageSize", "x"),
     ]:
         response = await client.get(path, params={name: value}, headers=headers)
         assert_error(response, 400, name)

@@ -57,11 +57,15 @@ async def walk(
         ids += [item["id"] for item in data]
         if len(data) < page_size:
             empty = await (
-                client.get(url, params={**(params or {}), "page": str(page + 1),
-                                        "pageSize": str(page_size)}, headers=ALL)
+                client.get(
+                    url,
+                    params={**(params or {}), "page": str(page + 1), "pageSize": str(page_size)},
+                    headers=ALL,
+                )
                 if body is None
-                else client.post(url, json={**body, "page": page + 1, "pageSize": page_size},
-                                 headers=ALL)
+                else client.post(
+                    url, json={**body, "page": page + 1, "pageSize": page_size}, headers=ALL
+                )
             )
             assert empty.json()["data"] == []
             break

@@ -14,7 +14,10 @@ from tests.public_api.paging import fixtures
 
 pytestmark = pytest.mark.anyio
 
-RUN = {"actions": [{"type": "VERIFY_LEAD_EMAIL"}, {"type": "ENRICH_WITH_EMAIL"}], "contactIds": [1, 2, 3]}
+RUN = {
+    "actions": [{"type": "VERIFY_LEAD_EMAIL"}, {"type": "ENRICH_WITH_EMAIL"}],
+    "contactIds": [1, 2, 3],
+}
 
 
 async def status(client: httpx.AsyncClient, run_id: int) -> dict[str, Any]:
@@ -36,11 +39,20 @@ async def test_start_queues_every_action_for_every_contact(client: httpx.AsyncCl
     assert created["actionsId"] > max(r.id for r in fixtures().actionsRuns)
     run = await status(client, created["actionsId"])
     assert run == {
-        "actionsId": created["actionsId"], "entity": "CONTACT", "overallStatus": "QUEUED",
+        "actionsId": created["actionsId"],
+        "entity": "CONTACT",
+        "overallStatus": "QUEUED",
         "totalActions": 6,
-        "statusCounts": {"pending": 0, "processing": 0, "completed": 0, "failed": 0,
-                         "queued": 6, "cancelled": 0},
-        "progress": 0.0, "createdAt": created["createdAt"],
+        "statusCounts": {
+            "pending": 0,
+            "processing": 0,
+            "completed": 0,
+            "failed": 0,
+            "queued": 6,
+            "cancelled": 0,
+        },
+        "progress": 0.0,
+        "createdAt": created["createdAt"],
     }
 
 
@@ -60,11 +72,12 @@ async def test_status_of_fixture_runs(client: httpx.AsyncClient) -> None:
 async def test_progress_counts_finished_actions(client: httpx.AsyncClient, app: Starlette) -> None:
     run_id = (await client.post("/v1/actions", json=RUN, headers=ALL)).json()["data"]["actionsId"]
     # Unscheduled (like a fixture run): the stored counts are the answer.
-    await app.state.services.emulator.db.execute("DELETE FROM actions_schedule WHERE runId = ?", (run_id,))
+    await app.state.services.emulator.db.execute(
+        "DELETE FROM actions_schedule WHERE runId = ?", (run_id,)
+    )
     await app.state.services.emulator.db.execute(
         "UPDATE actions_runs SET overallStatus = 'PROCESSING', statusCounts = ? WHERE id = ?",
-        ('{"pending":1,"processing":1,"completed":2,"failed":1,"queued":0,"cancelled":1}',
-         run_id),
+        ('{"pending":1,"processing":1,"completed":2,"failed":1,"queued":0,"cancelled":1}', run_id),
     )
     got = await status(client, run_id)
     assert got["overallStatus"] == "PROCESSING" and got["progress"] == pytest.approx(66.67)
@@ -95,10 +108,16 @@ async def test_body_validation(client: httpx.AsyncClient) -> None:
         ({**RUN, "webhookUrl": "nowhere"}, "webhookUrl"),
     ]:
         assert_error(await client.post("/v1/actions", json=body, headers=ALL), 400, field)
-    await assert_bad_bodies(client, "POST", "/v1/actions", [
-        ("contactIds[0]", {**RUN, "contactIds": ["1"]}), ("actions[0]", {**RUN, "actions": ["X"]}),
-        ("contactIds", {**RUN, "contactIds": 1}),
-    ])
+    await assert_bad_bodies(
+        client,
+        "POST",
+        "/v1/actions",
+        [
+            ("contactIds[0]", {**RUN, "contactIds": ["1"]}),
+            ("actions[0]", {**RUN, "actions": ["X"]}),
+            ("contactIds", {**RUN, "contactIds": 1}),
+        ],
+    )
 
 
 async def test_malformed_and_unknown_ids(client: httpx.AsyncClient) -> None:

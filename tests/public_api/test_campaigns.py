@@ -25,7 +25,10 @@ async def test_lists_every_campaign_in_the_pagination_envelope(client: httpx.Asy
     assert body["status"] == "success"
     total = len(fx.campaigns)
     assert body["pagination"] == {
-        "page": 1, "pageSize": 3, "total": total, "totalPages": math.ceil(total / 3)
+        "page": 1,
+        "pageSize": 3,
+        "total": total,
+        "totalPages": math.ceil(total / 3),
     }
     seen = []
     for page in range(1, body["pagination"]["totalPages"] + 2):
@@ -41,7 +44,10 @@ async def test_campaign_fields_and_references(client: httpx.AsyncClient) -> None
     for item in (await get(client, pageSize="100"))["data"]:
         c = expected[item["id"]]
         assert item == {
-            "id": c.id, "name": c.name, "description": c.description, "status": c.status,
+            "id": c.id,
+            "name": c.name,
+            "description": c.description,
+            "status": c.status,
             "createdBy": {"id": c.createdBy, "name": users[c.createdBy]},
             "crmOwnerId": c.crmOwnerId,
             "senderIdentity": {"id": c.senderIdentityId, "name": identities[c.senderIdentityId]},
@@ -62,7 +68,9 @@ async def test_filters_by_identity_and_status(client: httpx.AsyncClient) -> None
     fx = fixtures()
     identity = fx.campaigns[0].senderIdentityId
     found = (await get(client, identitySenderId=str(identity)))["data"]
-    assert [c["id"] for c in found] == [c.id for c in fx.campaigns if c.senderIdentityId == identity]
+    assert [c["id"] for c in found] == [
+        c.id for c in fx.campaigns if c.senderIdentityId == identity
+    ]
     for status in ("DRAFT", "PENDING", "ACTIVE", "COMPLETED"):
         body = await get(client, status=status)
         assert [c["id"] for c in body["data"]] == [c.id for c in fx.campaigns if c.status == status]
@@ -78,7 +86,8 @@ async def test_empty_result_has_zero_pages(client: httpx.AsyncClient) -> None:
 async def test_bad_parameters_are_400(client: httpx.AsyncClient) -> None:
     await assert_paging_errors(client, "/v1/campaigns")
     for params, field in [
-        ({"status": "active"}, "status"), ({"status": "RUNNING"}, "status"),
+        ({"status": "active"}, "status"),
+        ({"status": "RUNNING"}, "status"),
         ({"identitySenderId": "one"}, "identitySenderId"),
     ]:
         assert_error(await client.get("/v1/campaigns", params=params, headers=ALL), 400, field)

@@ -27,8 +27,6 @@ def searched(term: str) -> Any:
     return keep
 
 
-
-
 FILTERS: list[tuple[dict[str, str], Any]] = [
     ({}, lambda c: True),
     ({"search": "co"}, searched("co")),
@@ -36,12 +34,16 @@ FILTERS: list[tuple[dict[str, str], Any]] = [
     ({"search": ".io"}, searched(".io")),
     ({"listId": "5"}, lambda c: c.id in list_members(5)),
     ({"updatedAtTo": "2026-07-01"}, lambda c: c.updatedAt <= "2026-07-01T23:59:59.999Z"),
-    ({"updatedAtFrom": "2026-07-01T00:00:00+02:00", "search": "a"},
-     lambda c: c.updatedAt >= "2026-06-30T22:00:00.000Z" and searched("a")(c)),
+    (
+        {"updatedAtFrom": "2026-07-01T00:00:00+02:00", "search": "a"},
+        lambda c: c.updatedAt >= "2026-06-30T22:00:00.000Z" and searched("a")(c),
+    ),
 ]
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(page_size=st.integers(1, 100), which=st.integers(0, len(FILTERS) - 1))
 async def test_walking_all_pages_yields_each_match_once_in_order(
     shared_client: httpx.AsyncClient, page_size: int, which: int
@@ -83,7 +85,9 @@ async def test_get_company_and_fields(shared_client: httpx.AsyncClient) -> None:
         f"/v1/company/{fx.id}?fields=domain&fields=isCompanyInCRM", headers=ALL
     )
     assert response.json()["data"] == {
-        "id": fx.id, "domain": fx.domain, "isCompanyInCRM": fx.companyCRMId is not None
+        "id": fx.id,
+        "domain": fx.domain,
+        "isCompanyInCRM": fx.companyCRMId is not None,
     }
 
 
@@ -98,10 +102,16 @@ async def test_get_company_bad_or_unknown_id(
 @pytest.mark.parametrize(
     ("query", "field"),
     [
-        ("page=0", "page"), ("page=abc", "page"), ("page=1e3", "page"),
-        ("page=99999999999999999999999", "page"), ("pageSize=0", "pageSize"),
-        ("pageSize=101", "pageSize"), ("pageSize=", "pageSize"), ("fields=nope", "fields"),
-        ("updatedAtFrom=2026-02-30", "updatedAtFrom"), ("updatedAtTo=now", "updatedAtTo"),
+        ("page=0", "page"),
+        ("page=abc", "page"),
+        ("page=1e3", "page"),
+        ("page=99999999999999999999999", "page"),
+        ("pageSize=0", "pageSize"),
+        ("pageSize=101", "pageSize"),
+        ("pageSize=", "pageSize"),
+        ("fields=nope", "fields"),
+        ("updatedAtFrom=2026-02-30", "updatedAtFrom"),
+        ("updatedAtTo=now", "updatedAtTo"),
         ("listId=1", "listId"),  # a CONTACTS list
     ],
 )
@@ -120,8 +130,12 @@ async def test_list_unknown_list_is_404(shared_client: httpx.AsyncClient) -> Non
 
 @pytest.mark.parametrize(
     ("method", "path"),
-    [("GET", "/v1/companies"), ("GET", "/v1/company/1"), ("POST", "/v1/company"),
-     ("POST", "/v1/companies/search")],
+    [
+        ("GET", "/v1/companies"),
+        ("GET", "/v1/company/1"),
+        ("POST", "/v1/company"),
+        ("POST", "/v1/companies/search"),
+    ],
 )
 async def test_missing_or_unknown_key_is_401(
     shared_client: httpx.AsyncClient, method: str, path: str
@@ -143,10 +157,14 @@ async def test_scopes(shared_client: httpx.AsyncClient) -> None:
 
 # ---- create and merge -------------------------------------------------------------------
 
+
 async def test_create_company_answers_201(client: httpx.AsyncClient) -> None:
-    body = {"name": "Fresh Works", "domain": "freshworks.example",
-            "website": "https://www.freshworks.example",
-            "companyNetworkUrl": "https://www.network.com/company/fresh-works"}
+    body = {
+        "name": "Fresh Works",
+        "domain": "freshworks.example",
+        "website": "https://www.freshworks.example",
+        "companyNetworkUrl": "https://www.network.com/company/fresh-works",
+    }
     response = await client.post("/v1/company", json=body, headers=ALL)
     assert response.status_code == 201, response.text
     doc = response.json()
@@ -168,8 +186,13 @@ async def test_merge_by_domain_website_network_url_and_name(client: httpx.AsyncC
     cases = [
         ({"domain": f"HTTP://www.{with_domain.domain.upper()}/about?x=1"}, with_domain),
         ({"website": f"{with_domain.domain}/"}, with_domain),
-        ({"companyNetworkUrl": with_url.companyNetworkUrl.replace("https://www.", "") + "/",
-          "name": "Renamed Co"}, with_url),
+        (
+            {
+                "companyNetworkUrl": with_url.companyNetworkUrl.replace("https://www.", "") + "/",
+                "name": "Renamed Co",
+            },
+            with_url,
+        ),
         ({"name": f"  {fx[5].name.upper()} "}, fx[5]),
     ]
     for body, target in cases:
@@ -194,15 +217,18 @@ async def test_merge_by_domain_website_network_url_and_name(client: httpx.AsyncC
 async def test_merge_with_existing_false_creates(client: httpx.AsyncClient) -> None:
     fx = fixtures().companies[0]
     response = await client.post(
-        "/v1/company", json={"name": fx.name, "domain": fx.domain, "mergeWithExisting": False},
+        "/v1/company",
+        json={"name": fx.name, "domain": fx.domain, "mergeWithExisting": False},
         headers=ALL,
     )
     assert response.status_code == 201
     assert response.json()["data"]["id"] != fx.id
 
 
-@pytest.mark.parametrize("body", [{}, {"domain": "nobody.example"}, {"name": "   "},
-                                  {"website": "https://nobody.example"}])
+@pytest.mark.parametrize(
+    "body",
+    [{}, {"domain": "nobody.example"}, {"name": "   "}, {"website": "https://nobody.example"}],
+)
 async def test_create_needs_a_name(client: httpx.AsyncClient, body: dict[str, Any]) -> None:
     response = await client.post("/v1/company", json=body, headers=ALL)
     assert response.status_code == 400
@@ -222,8 +248,10 @@ async def test_bad_list_id_writes_nothing(
     client: httpx.AsyncClient, list_id: int, status: int
 ) -> None:
     fx = fixtures().companies[0]
-    for body in ({"name": "Ghost", "listId": list_id},
-                 {"domain": fx.domain, "name": "Changed Name", "listId": list_id}):
+    for body in (
+        {"name": "Ghost", "listId": list_id},
+        {"domain": fx.domain, "name": "Changed Name", "listId": list_id},
+    ):
         response = await client.post("/v1/company", json=body, headers=ALL)
         assert response.status_code == status
     total = (await client.get("/v1/companies", headers=ALL)).json()["meta"]["total"]
@@ -235,11 +263,17 @@ async def test_bad_list_id_writes_nothing(
 @pytest.mark.parametrize(
     ("content", "field"),
     [
-        (b"", ""), (b"{", ""), (b"[1]", ""), (b"\xc3\x28", ""), (b'{"name": "\\udfff"}', ""),
-        (b'{"name": 1}', "name"), (b'{"domain": []}', "domain"),
-        (b'{"website": "not a url"}', "website"), (b'{"companyNetworkUrl": "x"}',
-                                                   "companyNetworkUrl"),
-        (b'{"listId": -1}', "listId"), (b'{"listId": true}', "listId"),
+        (b"", ""),
+        (b"{", ""),
+        (b"[1]", ""),
+        (b"\xc3\x28", ""),
+        (b'{"name": "\\udfff"}', ""),
+        (b'{"name": 1}', "name"),
+        (b'{"domain": []}', "domain"),
+        (b'{"website": "not a url"}', "website"),
+        (b'{"companyNetworkUrl": "x"}', "companyNetworkUrl"),
+        (b'{"listId": -1}', "listId"),
+        (b'{"listId": true}', "listId"),
         (b'{"mergeWithExisting": null}', "mergeWithExisting"),
     ],
 )

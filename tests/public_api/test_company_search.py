@@ -25,9 +25,23 @@ from tests.public_api.paging import fixtures, walk
 pytestmark = pytest.mark.anyio
 
 URL = "/v1/companies/search"
-TEXT = ["name", "domain", "website", "companyNetworkUrl", "industry", "rangeOfEmployees",
-        "yearfounded", "description", "country", "city", "streetAddress", "phoneNumber",
-        "companyEmail", "revenueRange", "companyCRMId"]
+TEXT = [
+    "name",
+    "domain",
+    "website",
+    "companyNetworkUrl",
+    "industry",
+    "rangeOfEmployees",
+    "yearfounded",
+    "description",
+    "country",
+    "city",
+    "streetAddress",
+    "phoneNumber",
+    "companyEmail",
+    "revenueRange",
+    "companyCRMId",
+]
 NUMERIC = ["numberOfEmployees", "openJobPositions", "leadsCount"]
 BOOLEAN = ["hiringOnNetwork", "isCompanyInCRM"]
 TIME = ["createdAt", "updatedAt"]
@@ -35,19 +49,24 @@ TIME = ["createdAt", "updatedAt"]
 
 # ---- the oracle -------------------------------------------------------------------------
 
+
 @cache
 def leads() -> Counter[int]:
     return Counter(c.companyId for c in fixtures().contacts if c.companyId is not None)
 
 
 def in_campaigns(ids: list[int]) -> set[int]:
-    return {c.companyId for c in fixtures().contacts
-            if c.companyId is not None and set(c.campaignIds) & set(ids)}
+    return {
+        c.companyId
+        for c in fixtures().contacts
+        if c.companyId is not None and set(c.campaignIds) & set(ids)
+    }
 
 
 def in_lists(ids: list[int]) -> set[int]:
-    return {m for li in fixtures().lists if li.id in ids and li.type == "COMPANIES"
-            for m in li.members}
+    return {
+        m for li in fixtures().lists if li.id in ids and li.type == "COMPANIES" for m in li.members
+    }
 
 
 def fold(text: str) -> str:
@@ -94,10 +113,13 @@ def meets(c: CompanyFixture, key: str, value: Any) -> bool:
         return bool(v) is value[0]
     start, end = value.get("startDate"), value.get("endDate")
     return (not start or v >= (start if len(start) > 10 else start + "T00:00:00.000Z")) and (
-        not end or v <= end_bound(end))
+        not end or v <= end_bound(end)
+    )
 
 
-def expected(include: dict[str, Any], exclude: dict[str, Any], search: str | None = None) -> list[int]:
+def expected(
+    include: dict[str, Any], exclude: dict[str, Any], search: str | None = None
+) -> list[int]:
     out = []
     for c in fixtures().companies:
         if search and not any(fold(search.strip()) in fold(x or "") for x in (c.name, c.domain)):
@@ -111,6 +133,7 @@ def expected(include: dict[str, Any], exclude: dict[str, Any], search: str | Non
 
 # ---- strategies -------------------------------------------------------------------------
 
+
 def cased(text: str) -> st.SearchStrategy[str]:
     return st.sampled_from([text, text.upper(), text.lower(), text.title()])
 
@@ -121,8 +144,9 @@ def condition(draw: st.DrawFn) -> tuple[str, Any]:
     key = draw(st.sampled_from(sorted(KEYS)))
     if key in TEXT:
         seen = sorted({getattr(c, key) for c in fx if getattr(c, key) is not None}) or ["none"]
-        values = draw(st.lists(st.sampled_from(seen).flatmap(cased) | st.text(max_size=5),
-                               max_size=3))
+        values = draw(
+            st.lists(st.sampled_from(seen).flatmap(cased) | st.text(max_size=5), max_size=3)
+        )
         return key, values
     if key in NUMERIC:
         seen = sorted({field(c, key) for c in fx if field(c, key) is not None})
@@ -142,21 +166,23 @@ def condition(draw: st.DrawFn) -> tuple[str, Any]:
 conditions = st.lists(condition(), max_size=3).map(dict)
 
 
-
-
 async def search(client: httpx.AsyncClient, body: dict[str, Any]) -> httpx.Response:
     return await client.post(URL, json=body, headers=ALL)
 
 
 # ---- through HTTP -----------------------------------------------------------------------
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(include=conditions, exclude=conditions)
 async def test_search_agrees_with_the_oracle(
     shared_client: httpx.AsyncClient, include: dict[str, Any], exclude: dict[str, Any]
 ) -> None:
-    response = await search(shared_client, {"include": include, "exclude": exclude,
-                                            "pageSize": 100})
+    response = await search(
+        shared_client, {"include": include, "exclude": exclude, "pageSize": 100}
+    )
     assert response.status_code == 200, response.text
     doc = response.json()
     want = expected(include, exclude)
@@ -173,7 +199,9 @@ SEARCHES: list[dict[str, Any]] = [
 ]
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(page_size=st.integers(1, 100), which=st.integers(0, len(SEARCHES) - 1))
 async def test_walking_all_pages_yields_each_match_once_in_order(
     shared_client: httpx.AsyncClient, page_size: int, which: int
@@ -187,10 +215,18 @@ async def test_walking_all_pages_yields_each_match_once_in_order(
 
 async def test_special_keys(shared_client: httpx.AsyncClient) -> None:
     cases: list[dict[str, Any]] = [
-        {"id": [3, "4", 999]}, {"campaigns": [1, 2]}, {"companyGroup": [5, 6]},
-        {"companyGroup": [1]}, {"leadsCount": ["0", "0"]}, {"leadsCount": ["0", ""]},
-        {"leadsCount": ["", "-1"]}, {"leadsCount": ["", "2"]}, {"leadsCount": ["-3", "1.5"]},
-        {"leadsCount": ["2", "4"]}, {"isCompanyInCRM": [False]}, {"city": ["MÁLAGA", "x"]},
+        {"id": [3, "4", 999]},
+        {"campaigns": [1, 2]},
+        {"companyGroup": [5, 6]},
+        {"companyGroup": [1]},
+        {"leadsCount": ["0", "0"]},
+        {"leadsCount": ["0", ""]},
+        {"leadsCount": ["", "-1"]},
+        {"leadsCount": ["", "2"]},
+        {"leadsCount": ["-3", "1.5"]},
+        {"leadsCount": ["2", "4"]},
+        {"isCompanyInCRM": [False]},
+        {"city": ["MÁLAGA", "x"]},
         {"streetAddress": ["175 RUA DA CONSOLAÇÃO"]},
         {"numberOfEmployees": ["100", "1000"]},
         {"createdAt": {"startDate": "2026-03-01", "endDate": "2026-06-30"}},
@@ -238,11 +274,19 @@ async def test_text_conditions_fold_non_ascii_case(client: httpx.AsyncClient) ->
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ({"page": 0}, "page"), ({"page": -5}, "page"), ({"page": "abc"}, "page"),
-        ({"page": 1.5}, "page"), ({"page": True}, "page"), ({"page": None}, "page"),
-        ({"page": 10**30}, "page"), ({"pageSize": 0}, "pageSize"),
-        ({"pageSize": 101}, "pageSize"), ({"pageSize": [25]}, "pageSize"),
-        ({"search": 5}, "search"), ({"include": []}, "include"), ({"exclude": "x"}, "exclude"),
+        ({"page": 0}, "page"),
+        ({"page": -5}, "page"),
+        ({"page": "abc"}, "page"),
+        ({"page": 1.5}, "page"),
+        ({"page": True}, "page"),
+        ({"page": None}, "page"),
+        ({"page": 10**30}, "page"),
+        ({"pageSize": 0}, "pageSize"),
+        ({"pageSize": 101}, "pageSize"),
+        ({"pageSize": [25]}, "pageSize"),
+        ({"search": 5}, "search"),
+        ({"include": []}, "include"),
+        ({"exclude": "x"}, "exclude"),
         ({"include": {"nope": ["x"]}}, "include.nope"),
         ({"exclude": {"companyCRMUrl": ["x"]}}, "exclude.companyCRMUrl"),
         ({"include": {"smartFieldExplanations": {}}}, "include.smartFieldExplanations"),
@@ -264,9 +308,12 @@ async def test_text_conditions_fold_non_ascii_case(client: httpx.AsyncClient) ->
         ({"include": {"createdAt": {"from": "2024-01-01"}}}, "include.createdAt"),
         ({"include": {"createdAt": {"startDate": "yesterday"}}}, "include.createdAt.startDate"),
         ({"include": {"updatedAt": {"endDate": 20240101}}}, "include.updatedAt.endDate"),
-        ({"include": {"updatedAt": {"endDate": "0001-01-01T00:00:00+05:00"}}},
-         "include.updatedAt.endDate"),
-        ({"include": {"id": ["a"]}}, "include.id"), ({"include": {"id": [1.5]}}, "include.id"),
+        (
+            {"include": {"updatedAt": {"endDate": "0001-01-01T00:00:00+05:00"}}},
+            "include.updatedAt.endDate",
+        ),
+        ({"include": {"id": ["a"]}}, "include.id"),
+        ({"include": {"id": [1.5]}}, "include.id"),
         ({"include": {"campaigns": 1}}, "include.campaigns"),
         ({"include": {"companyGroup": [-1]}}, "include.companyGroup"),
         ({"include": {"id": [2**70]}}, "include.id"),
@@ -294,6 +341,7 @@ async def test_malformed_search_bodies_are_400(
 
 # ---- the parser alone -------------------------------------------------------------------
 
+
 def test_empty_conditions_constrain_nothing() -> None:
     conds = parse_conditions(
         {"industry": [], "leadsCount": ["", ""], "createdAt": {}, "id": []},
@@ -313,8 +361,9 @@ def test_exclude_treats_null_as_not_met() -> None:
 
 
 def test_date_only_end_covers_the_day() -> None:
-    conds = parse_conditions({"updatedAt": {"startDate": "2024-01-01", "endDate": "2024-01-31"}},
-                             {})
+    conds = parse_conditions(
+        {"updatedAt": {"startDate": "2024-01-01", "endDate": "2024-01-31"}}, {}
+    )
     assert conds.params == ["2024-01-01T00:00:00.000Z", "2024-01-31T23:59:59.999Z"]
 
 
@@ -325,13 +374,16 @@ def test_unknown_key_names_side_and_key() -> None:
     assert caught.value.errors[0].field == "exclude.bogus"
 
 
-@given(values=st.lists(st.text(max_size=20), min_size=1, max_size=5),
-       key=st.sampled_from(TEXT), ends=st.lists(st.integers(-10**6, 10**6).map(str), min_size=2,
-                                                max_size=2))
+@given(
+    values=st.lists(st.text(max_size=20), min_size=1, max_size=5),
+    key=st.sampled_from(TEXT),
+    ends=st.lists(st.integers(-(10**6), 10**6).map(str), min_size=2, max_size=2),
+)
 def test_values_are_bound_never_interpolated(values: list[str], key: str, ends: list[str]) -> None:
     """The SQL depends only on the shape of the conditions, never on the values."""
     conds = parse_conditions({key: values, "numberOfEmployees": ends}, {key: values})
-    same_shape = parse_conditions({key: ["x"] * len(values), "numberOfEmployees": ["0", "0"]},
-                                  {key: ["x"] * len(values)})
+    same_shape = parse_conditions(
+        {key: ["x"] * len(values), "numberOfEmployees": ["0", "0"]}, {key: ["x"] * len(values)}
+    )
     assert conds.sql == same_shape.sql
     assert conds.sql.count("?") == len(conds.params) == 4 * len(values) + 2

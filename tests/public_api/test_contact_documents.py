@@ -12,10 +12,14 @@ from tests.conftest import ALL
 pytestmark = pytest.mark.anyio
 
 
-async def test_every_listed_contact_has_exactly_the_struct_fields(client: httpx.AsyncClient) -> None:
+async def test_every_listed_contact_has_exactly_the_struct_fields(
+    client: httpx.AsyncClient,
+) -> None:
     page, seen = 1, 0
     while True:
-        body = (await client.get("/v1/contacts", params={"page": page, "pageSize": 100}, headers=ALL)).json()
+        body = (
+            await client.get("/v1/contacts", params={"page": page, "pageSize": 100}, headers=ALL)
+        ).json()
         for item in body["data"]:
             assert set(item) == set(Contact.__struct_fields__)
             msgspec.convert(item, Contact, strict=True)

@@ -18,6 +18,7 @@ from tests.public_api.paging import fixtures, list_members, walk
 
 pytestmark = pytest.mark.anyio
 
+
 def fold(text: str | None) -> str:
     return (text or "").casefold()
 
@@ -36,8 +37,6 @@ def searched(term: str) -> Any:
     return keep
 
 
-
-
 # ---- listing ----------------------------------------------------------------------------
 
 FILTERS: list[tuple[dict[str, str], Any]] = [
@@ -51,13 +50,20 @@ FILTERS: list[tuple[dict[str, str], Any]] = [
     ({"search": "100%_"}, searched("100%_")),
     ({"companyId": "10"}, lambda c: c.companyId == 10),
     ({"listId": "2"}, lambda c: c.id in list_members(2)),
-    ({"updatedAtFrom": "2026-08-16T07:57:40.222Z"}, lambda c: c.updatedAt >= "2026-08-16T07:57:40.222Z"),
-    ({"updatedAtTo": "2026-06-30", "search": "a"},
-     lambda c: c.updatedAt <= "2026-06-30T23:59:59.999Z" and searched("a")(c)),
+    (
+        {"updatedAtFrom": "2026-08-16T07:57:40.222Z"},
+        lambda c: c.updatedAt >= "2026-08-16T07:57:40.222Z",
+    ),
+    (
+        {"updatedAtTo": "2026-06-30", "search": "a"},
+        lambda c: c.updatedAt <= "2026-06-30T23:59:59.999Z" and searched("a")(c),
+    ),
 ]
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(page_size=st.integers(1, 100), which=st.integers(0, len(FILTERS) - 1))
 async def test_walking_all_pages_yields_each_match_once_in_order(
     shared_client: httpx.AsyncClient, page_size: int, which: int
@@ -87,7 +93,10 @@ async def test_list_past_the_last_page_is_empty(shared_client: httpx.AsyncClient
 
 
 async def test_list_fields_comma_separated_or_repeated(shared_client: httpx.AsyncClient) -> None:
-    for query in ("fields=firstName,professionalEmail", "fields=firstName&fields=professionalEmail"):
+    for query in (
+        "fields=firstName,professionalEmail",
+        "fields=firstName&fields=professionalEmail",
+    ):
         response = await shared_client.get(f"/v1/contacts?pageSize=3&{query}", headers=ALL)
         assert response.status_code == 200
         for item in response.json()["data"]:
@@ -97,14 +106,22 @@ async def test_list_fields_comma_separated_or_repeated(shared_client: httpx.Asyn
 @pytest.mark.parametrize(
     ("query", "field"),
     [
-        ("page=0", "page"), ("page=-1", "page"), ("page=abc", "page"), ("page=1.5", "page"),
-        ("page=99999999999999999999999", "page"), ("pageSize=0", "pageSize"),
-        ("pageSize=101", "pageSize"), ("pageSize=abc", "pageSize"),
-        ("pageSize=99999999999999999999999", "pageSize"), ("pageSize=%C2%B2", "pageSize"),
-        ("fields=firstName,nope", "fields"), ("updatedAtFrom=2024-13-01", "updatedAtFrom"),
+        ("page=0", "page"),
+        ("page=-1", "page"),
+        ("page=abc", "page"),
+        ("page=1.5", "page"),
+        ("page=99999999999999999999999", "page"),
+        ("pageSize=0", "pageSize"),
+        ("pageSize=101", "pageSize"),
+        ("pageSize=abc", "pageSize"),
+        ("pageSize=99999999999999999999999", "pageSize"),
+        ("pageSize=%C2%B2", "pageSize"),
+        ("fields=firstName,nope", "fields"),
+        ("updatedAtFrom=2024-13-01", "updatedAtFrom"),
         ("updatedAtTo=yesterday", "updatedAtTo"),
         ("updatedAtFrom=0001-01-01T00:00:00%2B01:00", "updatedAtFrom"),
-        ("companyId=abc", "companyId"), ("listId=x", "listId"),
+        ("companyId=abc", "companyId"),
+        ("listId=x", "listId"),
         ("listId=5", "listId"),  # a COMPANIES list
     ],
 )
@@ -131,6 +148,7 @@ async def test_unknown_field_names_the_field(shared_client: httpx.AsyncClient) -
 
 
 # ---- auth -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("method", "path"), [("GET", "/v1/contacts"), ("GET", "/v1/contact/1"), ("POST", "/v1/contact")]
@@ -159,6 +177,7 @@ async def test_readonly_key_cannot_post_a_contact(shared_client: httpx.AsyncClie
 
 # ---- single contact ---------------------------------------------------------------------
 
+
 async def test_get_contact_shows_company_and_crm_link(shared_client: httpx.AsyncClient) -> None:
     fx = fixtures()
     contact = next(c for c in fx.contacts if c.companyId is not None)
@@ -169,7 +188,9 @@ async def test_get_contact_shows_company_and_crm_link(shared_client: httpx.Async
     data = body["data"]
     company = next(co for co in fx.companies if co.id == contact.companyId)
     assert data["company"] == {
-        "id": company.id, "name": company.name, "domain": company.domain,
+        "id": company.id,
+        "name": company.name,
+        "domain": company.domain,
         "companyNetworkUrl": company.companyNetworkUrl,
     }
     assert data["isInCRM"] is (contact.contactCRMId is not None)
@@ -184,8 +205,10 @@ async def test_get_contact_with_fields(shared_client: httpx.AsyncClient) -> None
     assert response.json()["data"] == {"id": 2, "lastName": fixtures().contacts[1].lastName}
 
 
-@pytest.mark.parametrize(("ident", "status"), [("999999", 404), ("abc", 400), ("0", 400),
-                                                ("99999999999999999999999", 400)])
+@pytest.mark.parametrize(
+    ("ident", "status"),
+    [("999999", 404), ("abc", 400), ("0", 400), ("99999999999999999999999", 400)],
+)
 async def test_get_contact_bad_or_unknown_id(
     shared_client: httpx.AsyncClient, ident: str, status: int
 ) -> None:
@@ -231,20 +254,33 @@ async def test_rate_limit_headers_ride_on_errors_too() -> None:
 
 # ---- create and merge -------------------------------------------------------------------
 
+
 async def test_create_contact_answers_201_and_reads_back(client: httpx.AsyncClient) -> None:
     body = {
-        "firstName": "Zoë", "lastName": "Ångström", "professionalEmail": "zoe@new-co.example",
-        "jobTitle": "CTO", "networkProfileUrl": "https://www.network.com/in/zoe-a",
-        "mobilePhone": "+1 555 0100", "phones": "+1 555 0101, +1 555 0102",
-        "networkHeadline": "CTO 🚀", "contactCountry": "Sweden",
+        "firstName": "Zoë",
+        "lastName": "Ångström",
+        "professionalEmail": "zoe@new-co.example",
+        "jobTitle": "CTO",
+        "networkProfileUrl": "https://www.network.com/in/zoe-a",
+        "mobilePhone": "+1 555 0100",
+        "phones": "+1 555 0101, +1 555 0102",
+        "networkHeadline": "CTO 🚀",
+        "contactCountry": "Sweden",
     }
     response = await client.post("/v1/contact", json=body, headers=ALL)
     assert response.status_code == 201, response.text
     doc = response.json()
     assert doc["status"] == "success"
     data = doc["data"]
-    assert set(data) == {"id", "firstName", "lastName", "professionalEmail", "networkProfileUrl",
-                         "companyId", "createdAt"}
+    assert set(data) == {
+        "id",
+        "firstName",
+        "lastName",
+        "professionalEmail",
+        "networkProfileUrl",
+        "companyId",
+        "createdAt",
+    }
     assert data["id"] > max(c.id for c in fixtures().contacts)
     assert data["companyId"] is None
     stored = (await client.get(f"/v1/contact/{data['id']}", headers=ALL)).json()["data"]
@@ -260,7 +296,9 @@ async def test_create_contact_time_comes_from_the_emulator_clock(
     before = await client.post("/v1/contact", json={"firstName": "Now"}, headers=ALL)
     app.state.services.emulator.clock.advance(86400 * 400)
     after = await client.post("/v1/contact", json={"firstName": "Later"}, headers=ALL)
-    gap = parse_iso(after.json()["data"]["createdAt"]) - parse_iso(before.json()["data"]["createdAt"])
+    gap = parse_iso(after.json()["data"]["createdAt"]) - parse_iso(
+        before.json()["data"]["createdAt"]
+    )
     assert 400 <= gap.days <= 401
 
 
@@ -269,8 +307,11 @@ async def test_merge_fills_given_fields_and_keeps_the_rest(client: httpx.AsyncCl
     assert target.professionalEmail is not None
     response = await client.post(
         "/v1/contact",
-        json={"professionalEmail": target.professionalEmail.upper(), "jobTitle": "Chief Merger",
-              "lastName": None},
+        json={
+            "professionalEmail": target.professionalEmail.upper(),
+            "jobTitle": "Chief Merger",
+            "lastName": None,
+        },
         headers=ALL,
     )
     assert response.status_code == 200
@@ -301,7 +342,8 @@ async def test_merge_by_profile_url_when_no_email_matches(client: httpx.AsyncCli
     assert target.networkProfileUrl is not None
     url = target.networkProfileUrl.upper().replace("HTTPS://WWW.", "http://") + "/?utm=x"
     response = await client.post(
-        "/v1/contact", json={"networkProfileUrl": url, "professionalEmail": "fresh@x.example"},
+        "/v1/contact",
+        json={"networkProfileUrl": url, "professionalEmail": "fresh@x.example"},
         headers=ALL,
     )
     assert response.status_code == 200
@@ -310,8 +352,9 @@ async def test_merge_by_profile_url_when_no_email_matches(client: httpx.AsyncCli
     assert stored["professionalEmail"] == "fresh@x.example"
     assert stored["networkProfileUrl"] == target.networkProfileUrl
     # the new e-mail now matches too
-    again = await client.post("/v1/contact", json={"professionalEmail": "FRESH@x.example"},
-                              headers=ALL)
+    again = await client.post(
+        "/v1/contact", json={"professionalEmail": "FRESH@x.example"}, headers=ALL
+    )
     assert again.json()["data"]["id"] == target.id
 
 
@@ -343,8 +386,14 @@ async def test_merge_with_existing_false_always_creates(client: httpx.AsyncClien
 async def test_create_contact_with_new_company_creates_it(client: httpx.AsyncClient) -> None:
     response = await client.post(
         "/v1/contact",
-        json={"firstName": "Ann", "company": {"name": "Brand New Ltd", "domain": "brandnew.example",
-                                              "industry": "Robotics"}},
+        json={
+            "firstName": "Ann",
+            "company": {
+                "name": "Brand New Ltd",
+                "domain": "brandnew.example",
+                "industry": "Robotics",
+            },
+        },
         headers=ALL,
     )
     assert response.status_code == 201
@@ -352,9 +401,13 @@ async def test_create_contact_with_new_company_creates_it(client: httpx.AsyncCli
     assert company_id > max(co.id for co in fixtures().companies)
     company = (await client.get(f"/v1/company/{company_id}", headers=ALL)).json()["data"]
     assert (company["name"], company["domain"], company["industry"]) == (
-        "Brand New Ltd", "brandnew.example", "Robotics")
-    contact = (await client.get(f"/v1/contact/{response.json()['data']['id']}",
-                                headers=ALL)).json()["data"]
+        "Brand New Ltd",
+        "brandnew.example",
+        "Robotics",
+    )
+    contact = (
+        await client.get(f"/v1/contact/{response.json()['data']['id']}", headers=ALL)
+    ).json()["data"]
     assert contact["company"]["name"] == "Brand New Ltd"
 
 
@@ -377,7 +430,8 @@ async def test_company_without_name_or_match_is_400_and_writes_nothing(
     client: httpx.AsyncClient,
 ) -> None:
     response = await client.post(
-        "/v1/contact", json={"firstName": "Cy", "company": {"domain": "unknown.example"}},
+        "/v1/contact",
+        json={"firstName": "Cy", "company": {"domain": "unknown.example"}},
         headers=ALL,
     )
     assert response.status_code == 400
@@ -387,9 +441,7 @@ async def test_company_without_name_or_match_is_400_and_writes_nothing(
 
 
 async def test_list_id_adds_the_contact_to_the_list(client: httpx.AsyncClient) -> None:
-    response = await client.post(
-        "/v1/contact", json={"firstName": "Di", "listId": 4}, headers=ALL
-    )
+    response = await client.post("/v1/contact", json={"firstName": "Di", "listId": 4}, headers=ALL)
     assert response.status_code == 201
     listed = (await client.get("/v1/contacts?listId=4", headers=ALL)).json()
     assert [c["id"] for c in listed["data"]] == [response.json()["data"]["id"]]
@@ -416,16 +468,24 @@ async def test_bad_list_id_writes_nothing(
 @pytest.mark.parametrize(
     ("content", "field"),
     [
-        (b"", ""), (b"{", ""), (b"[]", ""), (b"null", ""), (b'"x"', ""), (b"\xff\xfe", ""),
+        (b"", ""),
+        (b"{", ""),
+        (b"[]", ""),
+        (b"null", ""),
+        (b'"x"', ""),
+        (b"\xff\xfe", ""),
         (b'{"firstName": "\\ud800"}', ""),
-        (b'{"firstName": 5}', "firstName"), (b'{"professionalEmail": "not-an-email"}',
-                                             "professionalEmail"),
+        (b'{"firstName": 5}', "firstName"),
+        (b'{"professionalEmail": "not-an-email"}', "professionalEmail"),
         (b'{"professionalEmail": ""}', "professionalEmail"),
         (b'{"networkProfileUrl": "no url here"}', "networkProfileUrl"),
-        (b'{"listId": "1"}', "listId"), (b'{"listId": 0}', "listId"),
-        (b'{"listId": 99999999999999999999999}', "listId"), (b'{"listId": 1.5}', "listId"),
+        (b'{"listId": "1"}', "listId"),
+        (b'{"listId": 0}', "listId"),
+        (b'{"listId": 99999999999999999999999}', "listId"),
+        (b'{"listId": 1.5}', "listId"),
         (b'{"mergeWithExisting": "yes"}', "mergeWithExisting"),
-        (b'{"company": "Acme"}', "company"), (b'{"company": {"name": 1}}', "company.name"),
+        (b'{"company": "Acme"}', "company"),
+        (b'{"company": {"name": 1}}', "company.name"),
         (b'{"firstName": "' + b"x" * 10_001 + b'"}', "firstName"),
     ],
 )
@@ -443,11 +503,13 @@ async def test_post_contact_rejects_bad_bodies(
 
 async def test_odd_unicode_round_trips(client: httpx.AsyncClient) -> None:
     name = "N\u0000ul \u202eRTL\u202c 𝔘𝔫𝔦 \U0001f600 e\u0301"
-    response = await client.post("/v1/contact", json={"firstName": name, "lastName": "\t"},
-                                 headers=ALL)
+    response = await client.post(
+        "/v1/contact", json={"firstName": name, "lastName": "\t"}, headers=ALL
+    )
     assert response.status_code == 201
-    stored = (await client.get(f"/v1/contact/{response.json()['data']['id']}",
-                               headers=ALL)).json()["data"]
+    stored = (await client.get(f"/v1/contact/{response.json()['data']['id']}", headers=ALL)).json()[
+        "data"
+    ]
     assert stored["firstName"] == name
     plain = await client.post("/v1/contact", json={"firstName": "𝔘𝔫𝔦 \U0001f600"}, headers=ALL)
     found = (await client.get("/v1/contacts", params={"search": "𝔘𝔫𝔦"}, headers=ALL)).json()

@@ -15,9 +15,7 @@ pytestmark = pytest.mark.anyio
 
 async def test_answers_every_message_oldest_first(client: httpx.AsyncClient) -> None:
     for conversation in fixtures().conversations[:10]:
-        response = await client.get(
-            f"/v1/conversation/{conversation.id}/messages", headers=ALL
-        )
+        response = await client.get(f"/v1/conversation/{conversation.id}/messages", headers=ALL)
         assert response.status_code == 200, response.text
         body = response.json()
         assert body["status"] == "success" and body["message"]
@@ -27,12 +25,20 @@ async def test_answers_every_message_oldest_first(client: httpx.AsyncClient) -> 
         assert [m["id"] for m in messages] == [m.id for m in expected]
         for got, want in zip(messages, expected, strict=True):
             assert got == {
-                "id": want.id, "content": want.content, "subject": want.subject,
-                "type": want.type, "isContactSender": want.isContactSender,
-                "isAutosent": want.isAutosent, "isAudio": want.isAudio, "url": want.url,
-                "attachment": want.attachment, "attachmentName": want.attachmentName,
-                "contentType": want.contentType, "createdAt": want.createdAt,
-                "updatedAt": want.updatedAt, "viewCount": want.viewCount,
+                "id": want.id,
+                "content": want.content,
+                "subject": want.subject,
+                "type": want.type,
+                "isContactSender": want.isContactSender,
+                "isAutosent": want.isAutosent,
+                "isAudio": want.isAudio,
+                "url": want.url,
+                "attachment": want.attachment,
+                "attachmentName": want.attachmentName,
+                "contentType": want.contentType,
+                "createdAt": want.createdAt,
+                "updatedAt": want.updatedAt,
+                "viewCount": want.viewCount,
                 "clickCount": want.clickCount,
             }
 

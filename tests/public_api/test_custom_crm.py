@@ -37,7 +37,7 @@ async def post(client: httpx.AsyncClient, path: str, body: Any) -> dict[str, Any
 async def crm_status(client: httpx.AsyncClient) -> dict[str, Any]:
     response = await client.get("/v1/custom-crm/status", headers=ALL)
     assert response.status_code == 200, response.text
-    assert KEY not in response.text and "apiKey\"" not in response.text
+    assert KEY not in response.text and 'apiKey"' not in response.text
     data: dict[str, Any] = response.json()["data"]
     return data
 
@@ -83,8 +83,13 @@ async def test_relative_base_url_reaches_the_embedded_crm() -> None:
         async with httpx.AsyncClient(base_url=base) as client:
             key = CRM_KEY["X-API-Key"]
             good = await post(client, "test", {"baseUrl": "/crm", "apiKey": key})
-            assert good["data"] == {"success": True, "status": 200, "ownerSelection": True,
-                                    "usersStatus": 200, "message": good["data"]["message"]}
+            assert good["data"] == {
+                "success": True,
+                "status": 200,
+                "ownerSelection": True,
+                "usersStatus": 200,
+                "message": good["data"]["message"],
+            }
             assert f"{base}/crm/health" in good["data"]["message"]
             bad = await post(client, "test", {"baseUrl": "/crm", "apiKey": "wrong"})
             assert bad["data"]["success"] is False and bad["data"]["status"] == 401
@@ -97,8 +102,10 @@ async def test_connect_status_disconnect(client: httpx.AsyncClient, app: Starlet
     fx = fixtures()
     assert fx.connection is not None
     assert (await crm_status(client))["baseUrl"] == fx.connection.crmUrl
-    templates = {"contactLinkTemplate": "https://crm.example.com/c/{{crmId}}",
-                 "companyLinkTemplate": None}
+    templates = {
+        "contactLinkTemplate": "https://crm.example.com/c/{{crmId}}",
+        "companyLinkTemplate": None,
+    }
     with recording_server() as crm:
         doc = await post(client, "connect", crm_body(crm.url, **templates))
     data = doc["data"]
@@ -120,14 +127,21 @@ async def test_connect_status_disconnect(client: httpx.AsyncClient, app: Starlet
     # contacts now link with the new template
     contact = next(c for c in fx.contacts if c.contactCRMId)
     got = await client.get(f"/v1/contact/{contact.id}", headers=ALL)
-    assert got.json()["data"]["contactCRMUrl"] == f"https://crm.example.com/c/{contact.contactCRMId}"
+    assert (
+        got.json()["data"]["contactCRMUrl"] == f"https://crm.example.com/c/{contact.contactCRMId}"
+    )
 
     response = await client.delete("/v1/custom-crm/disconnect", headers=ALL)
     assert response.status_code == 200, response.text
     assert response.json()["data"]["connected"] is False
     assert await crm_status(client) == {
-        "connected": False, "baseUrl": None, "apiKeyHeader": None, "contactLinkTemplate": None,
-        "companyLinkTemplate": None, "lastHealth": None, "ownerSelection": None,
+        "connected": False,
+        "baseUrl": None,
+        "apiKeyHeader": None,
+        "contactLinkTemplate": None,
+        "companyLinkTemplate": None,
+        "lastHealth": None,
+        "ownerSelection": None,
         "healthCheckIntervalSeconds": 300,
     }
     assert_error(await client.delete("/v1/custom-crm/disconnect", headers=ALL), 404)
@@ -159,10 +173,16 @@ async def test_body_validation(client: httpx.AsyncClient) -> None:
         ]:
             response = await client.post(f"/v1/custom-crm/{path}", json=body, headers=ALL)
             assert_error(response, 400, field)
-        await assert_bad_bodies(client, "POST", f"/v1/custom-crm/{path}", [
-            ("baseUrl", {**good, "baseUrl": 1}), ("apiKey", {**good, "apiKey": None}),
-            ("contactLinkTemplate", {**good, "contactLinkTemplate": []}),
-        ])
+        await assert_bad_bodies(
+            client,
+            "POST",
+            f"/v1/custom-crm/{path}",
+            [
+                ("baseUrl", {**good, "baseUrl": 1}),
+                ("apiKey", {**good, "apiKey": None}),
+                ("contactLinkTemplate", {**good, "contactLinkTemplate": []}),
+            ],
+        )
     assert (await crm_status(client))["baseUrl"] == fixtures().connection.crmUrl  # type: ignore[union-attr]
 
 

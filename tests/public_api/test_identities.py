@@ -26,13 +26,22 @@ async def test_lists_identities_with_their_fields(client: httpx.AsyncClient) -> 
     total = len(fx.identities)
     assert body["status"] == "success"
     assert body["pagination"] == {
-        "page": 1, "pageSize": 2, "total": total, "totalPages": math.ceil(total / 2)
+        "page": 1,
+        "pageSize": 2,
+        "total": total,
+        "totalPages": math.ceil(total / 2),
     }
     first = fx.identities[0]
     assert body["data"][0] == {
-        "id": first.id, "name": first.name, "firstName": first.firstName,
-        "lastName": first.lastName, "jobTitle": first.jobTitle, "email": first.email,
-        "networkUrl": first.networkUrl, "timezone": first.timezone, "createdAt": first.createdAt,
+        "id": first.id,
+        "name": first.name,
+        "firstName": first.firstName,
+        "lastName": first.lastName,
+        "jobTitle": first.jobTitle,
+        "email": first.email,
+        "networkUrl": first.networkUrl,
+        "timezone": first.timezone,
+        "createdAt": first.createdAt,
     }
     last_page = await get(client, page=str(math.ceil(total / 2)), pageSize="2")
     assert last_page["data"][-1]["id"] == fx.identities[-1].id

@@ -35,7 +35,10 @@ async def test_lists_every_list_with_counts_and_creator(client: httpx.AsyncClien
     assert set(body) == {"data", "meta"}
     for item, li in zip(body["data"], fx.lists, strict=True):
         assert item == {
-            "id": li.id, "name": li.name, "description": li.description, "type": li.type,
+            "id": li.id,
+            "name": li.name,
+            "description": li.description,
+            "type": li.type,
             "entitiesCount": len(set(li.members)),
             "createdBy": {"id": li.createdBy, "name": users[li.createdBy]},
             "createdAt": li.createdAt,
@@ -59,8 +62,7 @@ async def test_filters_by_type_and_search(client: httpx.AsyncClient) -> None:
 
 
 async def test_create_list_answers_201_and_is_listed(client: httpx.AsyncClient) -> None:
-    body = {"type": "COMPANIES", "name": "Ünïcode accounts 🚀", "description": None,
-            "folderId": 7}
+    body = {"type": "COMPANIES", "name": "Ünïcode accounts 🚀", "description": None, "folderId": 7}
     response = await client.post("/v1/lists", json=body, headers=ALL)
     assert response.status_code == 201, response.text
     doc = response.json()
@@ -88,10 +90,17 @@ async def test_create_list_validation(client: httpx.AsyncClient) -> None:
         ({**good, "folderId": 0}, "folderId"),
     ]:
         assert_error(await client.post("/v1/lists", json=body, headers=ALL), 400, field)
-    await assert_bad_bodies(client, "POST", "/v1/lists", [
-        ("name", {**good, "name": 5}), ("type", {**good, "type": ["CONTACTS"]}),
-        ("description", {**good, "description": {}}), ("folderId", {**good, "folderId": "3"}),
-    ])
+    await assert_bad_bodies(
+        client,
+        "POST",
+        "/v1/lists",
+        [
+            ("name", {**good, "name": 5}),
+            ("type", {**good, "type": ["CONTACTS"]}),
+            ("description", {**good, "description": {}}),
+            ("folderId", {**good, "folderId": "3"}),
+        ],
+    )
     assert (await get(client))["meta"]["total"] == len(fixtures().lists)  # nothing was written
 
 
@@ -105,8 +114,9 @@ async def test_any_nonempty_name_is_accepted(client: httpx.AsyncClient) -> None:
 
     draw()
     for name in names:
-        response = await client.post("/v1/lists", json={"type": "CONTACTS", "name": name},
-                                     headers=ALL)
+        response = await client.post(
+            "/v1/lists", json={"type": "CONTACTS", "name": name}, headers=ALL
+        )
         assert response.status_code == 201, (name, response.text)
         assert response.json()["data"]["name"] == name
 

@@ -20,10 +20,9 @@ from tests.conftest import ALL
 pytestmark = pytest.mark.anyio
 
 _numbers = itertools.count(1)
-SETTINGS = settings(max_examples=40, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
-
-
+SETTINGS = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 async def post(client: httpx.AsyncClient, path: str, body: dict[str, Any]) -> tuple[int, int]:
@@ -47,9 +46,9 @@ def recase(text: str, flips: Cases) -> str:
 
 UrlStyle = tuple[str, str, str, str, Cases]
 url_styles = st.tuples(
-    st.sampled_from(["https://", "http://", ""]),            # scheme
-    st.sampled_from(["www.", ""]),                            # www.
-    st.sampled_from(["", "/"]),                               # trailing slash
+    st.sampled_from(["https://", "http://", ""]),  # scheme
+    st.sampled_from(["www.", ""]),  # www.
+    st.sampled_from(["", "/"]),  # trailing slash
     st.sampled_from(["", "?trk=profile", "?a=1&b=2", "#top"]),  # query or fragment
     cases,
 )
@@ -76,9 +75,11 @@ def domain(name: str, style: DomainStyle) -> str:
 
 # ---- contacts ---------------------------------------------------------------------------
 
+
 @SETTINGS
-@given(flips=cases, other=st.sampled_from(["{n}x@example.com", "{n}@example.org",
-                                            "x{n}@example.com"]))
+@given(
+    flips=cases, other=st.sampled_from(["{n}x@example.com", "{n}@example.org", "x{n}@example.com"])
+)
 async def test_contact_email_case_variants_merge(
     shared_client: httpx.AsyncClient, flips: Cases, other: str
 ) -> None:
@@ -87,8 +88,9 @@ async def test_contact_email_case_variants_merge(
     status, first = await post(shared_client, "/v1/contact", {"professionalEmail": email})
     assert status == 201
     variant = recase(email, flips)
-    status, again = await post(shared_client, "/v1/contact",
-                               {"professionalEmail": variant, "jobTitle": f"T{n}"})
+    status, again = await post(
+        shared_client, "/v1/contact", {"professionalEmail": variant, "jobTitle": f"T{n}"}
+    )
     assert (status, again) == (200, first)
     different = "merge.user" + other.format(n=n)
     status, third = await post(shared_client, "/v1/contact", {"professionalEmail": different})
@@ -97,20 +99,38 @@ async def test_contact_email_case_variants_merge(
 
 
 @SETTINGS
-@given(stored=url_styles, variant=url_styles, different=url_styles,
-       other=st.sampled_from(["/in/merge-person-{n}0", "/in/merge-person-{n}/more",
-                              "/company/merge-person-{n}", "/in/merge-person-{n}-b"]))
+@given(
+    stored=url_styles,
+    variant=url_styles,
+    different=url_styles,
+    other=st.sampled_from(
+        [
+            "/in/merge-person-{n}0",
+            "/in/merge-person-{n}/more",
+            "/company/merge-person-{n}",
+            "/in/merge-person-{n}-b",
+        ]
+    ),
+)
 async def test_contact_profile_url_variants_merge(
-    shared_client: httpx.AsyncClient, stored: UrlStyle, variant: UrlStyle, different: UrlStyle,
+    shared_client: httpx.AsyncClient,
+    stored: UrlStyle,
+    variant: UrlStyle,
+    different: UrlStyle,
     other: str,
 ) -> None:
     n = next(_numbers)
     path = f"network.com/in/merge-person-{n}"
-    status, first = await post(shared_client, "/v1/contact", {"networkProfileUrl": url(path, stored)})
+    status, first = await post(
+        shared_client, "/v1/contact", {"networkProfileUrl": url(path, stored)}
+    )
     assert status == 201
     # an unknown e-mail does not stop the URL from matching
-    status, again = await post(shared_client, "/v1/contact", {
-        "networkProfileUrl": url(path, variant), "professionalEmail": f"p{n}@m.example"})
+    status, again = await post(
+        shared_client,
+        "/v1/contact",
+        {"networkProfileUrl": url(path, variant), "professionalEmail": f"p{n}@m.example"},
+    )
     assert (status, again) == (200, first)
     elsewhere = url("network.com" + other.format(n=n), different)
     status, third = await post(shared_client, "/v1/contact", {"networkProfileUrl": elsewhere})
@@ -120,24 +140,45 @@ async def test_contact_profile_url_variants_merge(
 
 # ---- companies --------------------------------------------------------------------------
 
+
 @SETTINGS
-@given(stored=domain_styles, variant=domain_styles, key=st.sampled_from(["domain", "website"]),
-       first_key=st.sampled_from(["domain", "website"]), different=domain_styles,
-       other=st.sampled_from(["merge-co{n}x.example", "merge-co{n}.example.org",
-                              "shop.merge-co{n}.example", "merge-co{n}.examples"]))
+@given(
+    stored=domain_styles,
+    variant=domain_styles,
+    key=st.sampled_from(["domain", "website"]),
+    first_key=st.sampled_from(["domain", "website"]),
+    different=domain_styles,
+    other=st.sampled_from(
+        [
+            "merge-co{n}x.example",
+            "merge-co{n}.example.org",
+            "shop.merge-co{n}.example",
+            "merge-co{n}.examples",
+        ]
+    ),
+)
 async def test_company_domain_variants_merge(
-    shared_client: httpx.AsyncClient, stored: DomainStyle, variant: DomainStyle, key: str,
-    first_key: str, different: DomainStyle, other: str,
+    shared_client: httpx.AsyncClient,
+    stored: DomainStyle,
+    variant: DomainStyle,
+    key: str,
+    first_key: str,
+    different: DomainStyle,
+    other: str,
 ) -> None:
     n = next(_numbers)
     name = f"merge-co{n}.example"
-    status, first = await post(shared_client, "/v1/company",
-                               {"name": f"Merge Co {n}", first_key: domain(name, stored)})
+    status, first = await post(
+        shared_client, "/v1/company", {"name": f"Merge Co {n}", first_key: domain(name, stored)}
+    )
     assert status == 201
     status, again = await post(shared_client, "/v1/company", {key: domain(name, variant)})
     assert (status, again) == (200, first)
-    status, third = await post(shared_client, "/v1/company", {
-        "name": f"Other Co {n}", "domain": domain(other.format(n=n), different)})
+    status, third = await post(
+        shared_client,
+        "/v1/company",
+        {"name": f"Other Co {n}", "domain": domain(other.format(n=n), different)},
+    )
     assert status == 201
     assert third != first
 
@@ -149,13 +190,19 @@ async def test_company_network_url_and_name_variants_merge(
 ) -> None:
     n = next(_numbers)
     path = f"network.com/company/merge-org-{n}"
-    status, first = await post(shared_client, "/v1/company",
-                               {"name": f"Merge Org {n}", "companyNetworkUrl": url(path, stored)})
+    status, first = await post(
+        shared_client,
+        "/v1/company",
+        {"name": f"Merge Org {n}", "companyNetworkUrl": url(path, stored)},
+    )
     assert status == 201
-    status, again = await post(shared_client, "/v1/company", {"companyNetworkUrl": url(path, variant)})
+    status, again = await post(
+        shared_client, "/v1/company", {"companyNetworkUrl": url(path, variant)}
+    )
     assert (status, again) == (200, first)
-    status, by_name = await post(shared_client, "/v1/company",
-                                 {"name": f"  {recase(f'merge org {n}', flips)}  "})
+    status, by_name = await post(
+        shared_client, "/v1/company", {"name": f"  {recase(f'merge org {n}', flips)}  "}
+    )
     assert (status, by_name) == (200, first)
     status, third = await post(shared_client, "/v1/company", {"name": f"Merge Org {n} B"})
     assert status == 201

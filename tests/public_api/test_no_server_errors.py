@@ -40,28 +40,65 @@ json_values = st.recursive(
     | st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=30),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 field_names = st.sampled_from(
-    ["page", "pageSize", "search", "name", "url", "events", "secret", "include", "exclude",
-     "contactIds", "actions", "listId", "type", "company", "professionalEmail", "fields",
-     "networkProfileUrl", "domain", "enabled", "campaignIds", "baseUrl", "apiKey"]
+    [
+        "page",
+        "pageSize",
+        "search",
+        "name",
+        "url",
+        "events",
+        "secret",
+        "include",
+        "exclude",
+        "contactIds",
+        "actions",
+        "listId",
+        "type",
+        "company",
+        "professionalEmail",
+        "fields",
+        "networkProfileUrl",
+        "domain",
+        "enabled",
+        "campaignIds",
+        "baseUrl",
+        "apiKey",
+    ]
 ) | st.text(max_size=10)
 bodies = st.one_of(
-    st.dictionaries(field_names, json_values, max_size=6).map(lambda d: httpx.Request("POST", "/", json=d).content),
+    st.dictionaries(field_names, json_values, max_size=6).map(
+        lambda d: httpx.Request("POST", "/", json=d).content
+    ),
     json_values.map(lambda v: httpx.Request("POST", "/", json=v).content),
     st.binary(max_size=64),
     st.sampled_from([b"", b"{", b"[]", b"null", b'{"page": 1e400}', b"\xff\xfe", b'{"a":' * 50]),
 )
 path_ids = st.sampled_from(["1", "0", "-1", "abc", "99999999999999999999999", "1.5", "%00", "ü"])
 queries = st.dictionaries(
-    st.sampled_from(["page", "pageSize", "search", "fields", "status", "type", "companyId",
-                     "listId", "updatedAtFrom", "updatedAtTo", "identitySenderId"]),
+    st.sampled_from(
+        [
+            "page",
+            "pageSize",
+            "search",
+            "fields",
+            "status",
+            "type",
+            "companyId",
+            "listId",
+            "updatedAtFrom",
+            "updatedAtTo",
+            "identitySenderId",
+        ]
+    ),
     st.text(max_size=12) | st.integers(min_value=-(2**70), max_value=2**70).map(str),
     max_size=4,
 )
-
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +128,10 @@ async def test_route_never_answers_500(
         if path.endswith("/test") or "custom-crm" in path:
             continue  # these make outgoing calls; their own tests cover bad input
         response = await shared_client.request(
-            method, fill(path, ident), params=query, content=body if method != "GET" else None,
+            method,
+            fill(path, ident),
+            params=query,
+            content=body if method != "GET" else None,
             headers={**ALL, "content-type": "application/json"},
         )
         assert response.status_code < 500, (method, path, body, query, ident, response.text)

@@ -38,7 +38,9 @@ def check_page(doc: dict[str, Any], names: dict[int, str | None], number: int, s
 
 Read = st.tuples(st.just("read"), st.integers(1, 3), st.sampled_from([7, 100]))
 Create = st.tuples(st.just("create"), st.text("abcxyz", min_size=1, max_size=8))
-Merge = st.tuples(st.just("merge"), st.sampled_from(WITH_EMAIL), st.text("pqrs", min_size=1, max_size=8))
+Merge = st.tuples(
+    st.just("merge"), st.sampled_from(WITH_EMAIL), st.text("pqrs", min_size=1, max_size=8)
+)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -53,12 +55,15 @@ async def test_every_page_shows_every_earlier_write(steps: list[tuple[Any, ...]]
                     check_page(await page(client, number, size), names, number, size)
                     check_page(await page(client, number, size), names, number, size)
                 case ("create", name):
-                    response = await client.post("/v1/contact", json={"firstName": name}, headers=ALL)
+                    response = await client.post(
+                        "/v1/contact", json={"firstName": name}, headers=ALL
+                    )
                     assert response.status_code == 201, response.text
                     names[response.json()["data"]["id"]] = name
                 case ("merge", contact, name):
                     body = {
-                        "firstName": name, "professionalEmail": contact.professionalEmail,
+                        "firstName": name,
+                        "professionalEmail": contact.professionalEmail,
                         "mergeWithExisting": True,
                     }
                     response = await client.post("/v1/contact", json=body, headers=ALL)
@@ -77,8 +82,11 @@ async def test_a_write_racing_page_reads_is_in_every_page_asked_after_it(
         return int(response.json()["data"]["id"])
 
     # Reads in flight around the write may or may not see it; none may keep it hidden later.
-    results = await asyncio.gather(*[page(client, last, 100) for _ in range(5)], create(),
-                                   *[page(client, last, 100) for _ in range(5)])
+    results = await asyncio.gather(
+        *[page(client, last, 100) for _ in range(5)],
+        create(),
+        *[page(client, last, 100) for _ in range(5)],
+    )
     created = results[5]
     after = await page(client, last, 100)
     assert created in [c["id"] for c in after["data"]]
@@ -92,8 +100,11 @@ async def test_reset_and_snapshot_restore_are_seen_by_a_cached_page(
     snapshot = await client.post("/_emulator/snapshots")
     assert snapshot.status_code == 201, snapshot.text
     contact = next(c for c in WITH_EMAIL if c.id <= 100)
-    body = {"firstName": "Changed", "professionalEmail": contact.professionalEmail,
-            "mergeWithExisting": True}
+    body = {
+        "firstName": "Changed",
+        "professionalEmail": contact.professionalEmail,
+        "mergeWithExisting": True,
+    }
     assert (await client.post("/v1/contact", json=body, headers=ALL)).status_code == 200
     changed = await page(client, 1, 100)
     assert [c["firstName"] for c in changed["data"] if c["id"] == contact.id] == ["Changed"]

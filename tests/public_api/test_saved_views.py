@@ -21,9 +21,13 @@ async def test_lists_every_saved_view(client: httpx.AsyncClient) -> None:
     response = await client.get("/v1/saved-views", params={"pageSize": "100"}, headers=ALL)
     for item, view in zip(response.json()["data"], fx.savedViews, strict=True):
         assert item == {
-            "id": view.id, "name": view.name, "type": view.type, "view": view.view,
+            "id": view.id,
+            "name": view.name,
+            "type": view.type,
+            "view": view.view,
             "createdBy": {"id": view.createdBy, "name": users[view.createdBy]},
-            "createdAt": view.createdAt, "updatedAt": view.updatedAt,
+            "createdAt": view.createdAt,
+            "updatedAt": view.updatedAt,
         }
 
 

@@ -61,17 +61,27 @@ async def test_delivers_the_documented_shape_with_the_secret(client: httpx.Async
     assert data["campaign"] == {"id": campaign.id, "name": campaign.name, "status": campaign.status}
     contact = next(c for c in fx.contacts if c.id == data["contact"]["id"])
     assert data["contact"] == {
-        "id": contact.id, "firstName": contact.firstName, "lastName": contact.lastName,
+        "id": contact.id,
+        "firstName": contact.firstName,
+        "lastName": contact.lastName,
         "professionalEmail": contact.professionalEmail,
-        "networkProfileUrl": contact.networkProfileUrl, "jobTitle": contact.jobTitle,
+        "networkProfileUrl": contact.networkProfileUrl,
+        "jobTitle": contact.jobTitle,
         "companyId": contact.companyId,
     }
     [entry] = (await logs(client, hook))["data"]
     assert entry["eventType"] == "MESSAGE_REPLIED" and entry["statusCode"] == 200
     assert entry["attemptNumber"] == 1 and entry["errorMessage"] is None
     assert isinstance(entry["durationMs"], int) and entry["durationMs"] >= 0
-    assert set(entry) == {"id", "eventType", "statusCode", "errorMessage", "attemptNumber",
-                          "durationMs", "createdAt"}
+    assert set(entry) == {
+        "id",
+        "eventType",
+        "statusCode",
+        "errorMessage",
+        "attemptNumber",
+        "durationMs",
+        "createdAt",
+    }
 
 
 async def test_no_secret_no_header(client: httpx.AsyncClient) -> None:
@@ -90,7 +100,9 @@ async def test_custom_fields_and_campaign_filter_shape_the_sample(
     members = sorted(c.id for c in fx.contacts if campaign in c.campaignIds)
     with recording_server() as receiver:
         hook = await subscribe(
-            client, receiver.url, campaignIds=[campaign],
+            client,
+            receiver.url,
+            campaignIds=[campaign],
             customFields=["score", "contactCountry", "noSuchField", "emailKey"],
         )
         await send_test(client, hook)
@@ -118,10 +130,19 @@ async def test_custom_fields_name_fields_of_the_contacts_company(
     company = next(co for co in fx.companies if co.id == contact.companyId)
     with recording_server() as receiver:
         hook = await subscribe(
-            client, receiver.url, campaignIds=[campaign],
+            client,
+            receiver.url,
+            campaignIds=[campaign],
             events=["EMAIL_SENT", "MESSAGE_REPLIED"],
-            customFields=["industry", "domain", "company.name", "company.id", "firstName",
-                          "domainKey", "company.noSuchField"],
+            customFields=[
+                "industry",
+                "domain",
+                "company.name",
+                "company.id",
+                "firstName",
+                "domainKey",
+                "company.noSuchField",
+            ],
         )
         await send_test(client, hook)
     payload = json.loads(receiver.requests[0].body)
@@ -184,8 +205,9 @@ async def test_deleting_a_subscription_drops_its_log(client: httpx.AsyncClient) 
     assert (await client.get(f"/v1/webhooks/{hook}/logs", headers=ALL)).status_code == 404
 
 
-async def test_deliver_once_times_out_and_records_the_retry_mark(app: Starlette,
-                                                                 client: httpx.AsyncClient) -> None:
+async def test_deliver_once_times_out_and_records_the_retry_mark(
+    app: Starlette, client: httpx.AsyncClient
+) -> None:
     """The single-attempt function the retry schedule will call: attempt number, timeout."""
     store = app.state.services.emulator.db
     with recording_server() as receiver:
@@ -193,19 +215,32 @@ async def test_deliver_once_times_out_and_records_the_retry_mark(app: Starlette,
         hook = await subscribe(client, receiver.url, secret=SECRET)
         sub = await delivery.load_subscription(store, hook)
         assert sub is not None and sub.secret == SECRET
-        payload = await store.read(lambda conn: delivery.event_payload(
-            conn, sub.customFields, "MESSAGE_REPLIED", "2026-01-01T00:00:00.000Z",
-            fixtures().contacts[0].id, fixtures().campaigns[0].id, {"content": "Thanks!"},
-        ))
+        payload = await store.read(
+            lambda conn: delivery.event_payload(
+                conn,
+                sub.customFields,
+                "MESSAGE_REPLIED",
+                "2026-01-01T00:00:00.000Z",
+                fixtures().contacts[0].id,
+                fixtures().campaigns[0].id,
+                {"content": "Thanks!"},
+            )
+        )
         attempt = await delivery.deliver_once(
-            store, sub, payload, 3, lambda: "2026-01-01T00:00:01.000Z",
-            next_attempt_at="2026-01-01T00:50:01.000Z", timeout=0.1,
+            store,
+            sub,
+            payload,
+            3,
+            lambda: "2026-01-01T00:00:01.000Z",
+            next_attempt_at="2026-01-01T00:50:01.000Z",
+            timeout=0.1,
         )
     assert attempt.success is False and attempt.attemptNumber == 3
     assert attempt.errorMessage is not None and "timed out" in attempt.errorMessage
     row = await store.fetchone(
         "SELECT eventType, attemptNumber, nextAttemptAt, payload FROM webhook_deliveries"
-        " WHERE id = ?", (attempt.id,)
+        " WHERE id = ?",
+        (attempt.id,),
     )
     assert row is not None and row[:3] == ("MESSAGE_REPLIED", 3, "2026-01-01T00:50:01.000Z")
     stored = json.loads(row[3])

@@ -25,8 +25,14 @@ from tests.public_api.paging import fixtures, walk
 pytestmark = pytest.mark.anyio
 
 EVENTS = [
-    "CONNECTION_REQUEST_SENT", "CONNECTION_REQUEST_ACCEPTED", "NETWORK_MESSAGE_SENT",
-    "EMAIL_SENT", "INMAIL_SENT", "MESSAGE_REPLIED", "POST_LIKED", "PROFILE_VISITED",
+    "CONNECTION_REQUEST_SENT",
+    "CONNECTION_REQUEST_ACCEPTED",
+    "NETWORK_MESSAGE_SENT",
+    "EMAIL_SENT",
+    "INMAIL_SENT",
+    "MESSAGE_REPLIED",
+    "POST_LIKED",
+    "PROFILE_VISITED",
 ]
 SECRET = "s3cret-value-never-shown"
 NEW = {"name": "Replies", "url": "https://hooks.example.com/in", "events": ["MESSAGE_REPLIED"]}
@@ -66,9 +72,15 @@ async def test_lists_fixture_subscriptions_without_secrets(client: httpx.AsyncCl
     response = await client.get("/v1/webhooks", headers=ALL)
     for item, hook in zip(response.json()["data"], fx.webhooks, strict=True):
         assert item == {
-            "id": hook.id, "name": hook.name, "url": hook.url, "events": hook.events,
-            "campaignIds": hook.campaignIds, "customFields": hook.customFields,
-            "enabled": hook.enabled, "createdAt": hook.createdAt, "updatedAt": hook.updatedAt,
+            "id": hook.id,
+            "name": hook.name,
+            "url": hook.url,
+            "events": hook.events,
+            "campaignIds": hook.campaignIds,
+            "customFields": hook.customFields,
+            "enabled": hook.enabled,
+            "createdAt": hook.createdAt,
+            "updatedAt": hook.updatedAt,
             "hasSecret": hook.secret is not None,
         }
         assert "secret" not in item
@@ -84,8 +96,13 @@ async def test_create_defaults_and_full(client: httpx.AsyncClient) -> None:
     assert minimal["createdAt"] == minimal["updatedAt"]
     campaign = fixtures().campaigns[0].id
     full = await create(
-        client, name="Ünïcode ✓", events=EVENTS, secret=SECRET, campaignIds=[campaign],
-        customFields=["leadScore"], enabled=False,
+        client,
+        name="Ünïcode ✓",
+        events=EVENTS,
+        secret=SECRET,
+        campaignIds=[campaign],
+        customFields=["leadScore"],
+        enabled=False,
     )
     assert full["hasSecret"] is True and full["enabled"] is False
     assert full["events"] == EVENTS and full["campaignIds"] == [campaign]
@@ -110,10 +127,17 @@ async def test_create_validation(client: httpx.AsyncClient) -> None:
         ({**NEW, "campaignIds": [999_999]}, "campaignIds"),
     ]:
         assert_error(await client.post("/v1/webhooks", json=body, headers=ALL), 400, field)
-    await assert_bad_bodies(client, "POST", "/v1/webhooks", [
-        ("name", {**NEW, "name": 1}), ("events", {**NEW, "events": "EMAIL_SENT"}),
-        ("enabled", {**NEW, "enabled": "yes"}), ("campaignIds[0]", {**NEW, "campaignIds": ["1"]}),
-    ])
+    await assert_bad_bodies(
+        client,
+        "POST",
+        "/v1/webhooks",
+        [
+            ("name", {**NEW, "name": 1}),
+            ("events", {**NEW, "events": "EMAIL_SENT"}),
+            ("enabled", {**NEW, "enabled": "yes"}),
+            ("campaignIds[0]", {**NEW, "campaignIds": ["1"]}),
+        ],
+    )
     listing = await client.get("/v1/webhooks", headers=ALL)
     assert listing.json()["meta"]["total"] == len(fixtures().webhooks)  # nothing was written
 
@@ -127,8 +151,14 @@ async def test_patch_changes_only_the_given_fields(client: httpx.AsyncClient) ->
     unchanged = {k: v for k, v in hook.items() if k not in ("enabled", "updatedAt")}
     assert {k: v for k, v in after.items() if k not in ("enabled", "updatedAt")} == unchanged
     campaign = fixtures().campaigns[-1].id
-    change = {"name": "Renamed", "url": "http://127.0.0.1:1/x", "events": EVENTS[:2],
-              "campaignIds": [campaign], "customFields": ["a", "b"], "enabled": True}
+    change = {
+        "name": "Renamed",
+        "url": "http://127.0.0.1:1/x",
+        "events": EVENTS[:2],
+        "campaignIds": [campaign],
+        "customFields": ["a", "b"],
+        "enabled": True,
+    }
     after = (await patch(client, hook["id"], change)).json()["data"]
     assert {k: after[k] for k in change} == change and after["hasSecret"] is True
 
@@ -157,20 +187,38 @@ async def test_secret_null_removes_it_and_a_new_one_sets_it(client: httpx.AsyncC
 async def test_patch_limits(client: httpx.AsyncClient) -> None:
     hook = await create(client, secret=SECRET)
     for body, field in [
-        ({"name": ""}, "name"), ({"name": "n" * 256}, "name"),
-        ({"secret": "s" * 7}, "secret"), ({"secret": "s" * 257}, "secret"),
-        ({"events": []}, "events"), ({"events": ["EMAIL_SENT", "EMAIL_OPENED"]}, "events[1]"),
-        ({"events": "EMAIL_SENT"}, "events"), ({"url": "ftp:/x"}, "url"), ({"url": None}, "url"),
-        ({"enabled": None}, "enabled"), ({"campaignIds": [999_999]}, "campaignIds"),
-        ({"customFields": [1]}, "customFields[0]"), ({"name": None}, "name"),
+        ({"name": ""}, "name"),
+        ({"name": "n" * 256}, "name"),
+        ({"secret": "s" * 7}, "secret"),
+        ({"secret": "s" * 257}, "secret"),
+        ({"events": []}, "events"),
+        ({"events": ["EMAIL_SENT", "EMAIL_OPENED"]}, "events[1]"),
+        ({"events": "EMAIL_SENT"}, "events"),
+        ({"url": "ftp:/x"}, "url"),
+        ({"url": None}, "url"),
+        ({"enabled": None}, "enabled"),
+        ({"campaignIds": [999_999]}, "campaignIds"),
+        ({"customFields": [1]}, "customFields[0]"),
+        ({"name": None}, "name"),
     ]:
         assert_error(await patch(client, hook["id"], body), 400, field)
-    for good in ({"name": "n"}, {"name": "n" * 255}, {"secret": "s" * 8},
-                 {"secret": "s" * 256}, {"events": ["PROFILE_VISITED"]}):
+    for good in (
+        {"name": "n"},
+        {"name": "n" * 255},
+        {"secret": "s" * 8},
+        {"secret": "s" * 256},
+        {"events": ["PROFILE_VISITED"]},
+    ):
         assert (await patch(client, hook["id"], good)).status_code == 200, good
-    await assert_bad_bodies(client, "PATCH", f"/v1/webhooks/{hook['id']}", [
-        ("enabled", {"enabled": 1}), ("name", {"name": ["x"]}),
-    ])
+    await assert_bad_bodies(
+        client,
+        "PATCH",
+        f"/v1/webhooks/{hook['id']}",
+        [
+            ("enabled", {"enabled": 1}),
+            ("name", {"name": ["x"]}),
+        ],
+    )
 
 
 async def test_name_and_secret_lengths_property(client: httpx.AsyncClient) -> None:
@@ -199,8 +247,9 @@ async def test_unknown_and_malformed_ids(client: httpx.AsyncClient) -> None:
     assert_error(await client.get(f"/v1/webhooks/{unknown}/logs", headers=ALL), 404)
     assert_error(await client.post(f"/v1/webhooks/{unknown}/test", headers=ALL), 404)
     for bad in ("x", "0", "1e3"):
-        assert_error(await client.patch(f"/v1/webhooks/{bad}", json={}, headers=ALL), 400,
-                     "webhookId")
+        assert_error(
+            await client.patch(f"/v1/webhooks/{bad}", json={}, headers=ALL), 400, "webhookId"
+        )
         assert_error(await client.delete(f"/v1/webhooks/{bad}", headers=ALL), 400, "webhookId")
         assert_error(await client.get(f"/v1/webhooks/{bad}/logs", headers=ALL), 400, "webhookId")
 
@@ -235,10 +284,12 @@ async def test_scopes(client: httpx.AsyncClient, app: Starlette) -> None:
     await assert_guarded(client, app, "PATCH", f"/v1/webhooks/{hook}", "WEBHOOKS_WRITE", {})
     await assert_guarded(client, app, "GET", f"/v1/webhooks/{hook}/logs", "ALL")
     created = await create(client)
-    await assert_guarded(
-        client, app, "DELETE", f"/v1/webhooks/{created['id']}", "WEBHOOKS_WRITE"
-    )
-    for method, path in [("POST", "/v1/webhooks"), ("PATCH", f"/v1/webhooks/{hook}"),
-                         ("DELETE", f"/v1/webhooks/{hook}"), ("POST", f"/v1/webhooks/{hook}/test")]:
+    await assert_guarded(client, app, "DELETE", f"/v1/webhooks/{created['id']}", "WEBHOOKS_WRITE")
+    for method, path in [
+        ("POST", "/v1/webhooks"),
+        ("PATCH", f"/v1/webhooks/{hook}"),
+        ("DELETE", f"/v1/webhooks/{hook}"),
+        ("POST", f"/v1/webhooks/{hook}/test"),
+    ]:
         response = await client.request(method, path, json=NEW, headers=READONLY)
         assert_error(response, 403)

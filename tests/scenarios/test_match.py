@@ -11,8 +11,12 @@ from emulator.scenarios.match import subset
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.text(max_size=5).filter(lambda k: not k.startswith("$")), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.text(max_size=5).filter(lambda k: not k.startswith("$")), inner, max_size=4
+        )
+    ),
     max_leaves=20,
 )
 
@@ -27,7 +31,9 @@ def test_a_value_contains_itself(value: Any) -> None:
 @given(
     st.dictionaries(
         st.text(min_size=1, max_size=5).filter(lambda k: not k.startswith("$")),  # $: operators
-        st.integers(), min_size=1, max_size=5,
+        st.integers(),
+        min_size=1,
+        max_size=5,
     ),
     st.data(),
 )

@@ -27,8 +27,12 @@ CRM_SETTINGS = {
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "emulator", *args], cwd=ROOT, capture_output=True, text=True,
-        timeout=120, check=False,
+        [sys.executable, "-m", "emulator", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -39,7 +43,9 @@ def test_a_recorded_export_replays_without_its_crm(
     with emulator_process() as base:
         shown = httpx.put(f"{base}/_emulator/crm/settings", json=CRM_SETTINGS)
         assert shown.status_code == 200, shown.text
-        done = run("record", "--crm-url", f"{base}/crm", "--api-key", "crm-demo-key", "--out", str(out))
+        done = run(
+            "record", "--crm-url", f"{base}/crm", "--api-key", "crm-demo-key", "--out", str(out)
+        )
         assert done.returncode == 0, done.stderr
         assert "failed contacts 3: CRM sync error" in done.stdout
         assert f"into {out}" in done.stdout
@@ -52,15 +58,24 @@ def test_a_recorded_export_replays_without_its_crm(
     for a in playback:
         counts[f"{a['method']} {a['path']}"] = counts.get(f"{a['method']} {a['path']}", 0) + 1
         assert a["method"] == "GET" or "request" in a  # what it answered goes with it
-    assert expected["counts"] == counts and counts["POST /contacts/sync"] == 3  # 503, retry, batch 2
+    assert (
+        expected["counts"] == counts and counts["POST /contacts/sync"] == 3
+    )  # 503, retry, batch 2
     # Each phase's opening call, in order: the contacts phase opened with the injected 503.
     assert [(c["method"], c["path"], c["status"]) for c in expected["calls"]][:6] == [
-        ("GET", "/health", 200), ("GET", "/users", 200), ("POST", "/companies/sync", 200),
-        ("POST", "/contacts/sync", 503), ("POST", "/associations", 200), ("POST", "/activities", 201),
+        ("GET", "/health", 200),
+        ("GET", "/users", 200),
+        ("POST", "/companies/sync", 200),
+        ("POST", "/contacts/sync", 503),
+        ("POST", "/associations", 200),
+        ("POST", "/activities", 201),
     ]
     report = recorded["expect"]["report"]
     assert report["status"] == "failed" and report["exitCode"] == 1
-    assert {(f["kind"], f["id"]) for f in report["failed"]} == {("companies", "3"), ("contacts", "3")}
+    assert {(f["kind"], f["id"]) for f in report["failed"]} == {
+        ("companies", "3"),
+        ("contacts", "3"),
+    }
     # The dropped attempt cannot be played back: it is left out, and so are request counts.
     assert "1 exchanges got no answer" in recorded["description"]
     assert "requests" not in report["phases"]["contacts"]
@@ -86,7 +101,12 @@ async def _answers(inner: httpx.MockTransport, secret: str = "k3y") -> list[dict
     async with httpx.AsyncClient(transport=recorder, base_url="http://crm.test/api/crm") as client:
         for path in ("/health", "/users", "/contacts/sync", "/tasks/1"):
             await client.get(path)
-    assert [e.path for e in recorder.exchanges] == ["/health", "/users", "/contacts/sync", "/tasks/1"]
+    assert [e.path for e in recorder.exchanges] == [
+        "/health",
+        "/users",
+        "/contacts/sync",
+        "/tasks/1",
+    ]
     return [e.answer or {} for e in recorder.exchanges]
 
 
@@ -96,16 +116,24 @@ async def test_answers_keep_text_headers_and_lose_the_key() -> None:
         if request.url.path.endswith("/health"):
             return httpx.Response(200, json={"echo": "k3y"})
         if request.url.path.endswith("/users"):
-            return httpx.Response(501, text="<html>nope k3y</html>", headers={"content-type": "text/html"})
+            return httpx.Response(
+                501, text="<html>nope k3y</html>", headers={"content-type": "text/html"}
+            )
         if request.url.path.endswith("/sync"):
             return httpx.Response(
-                429, content=b"null", headers={"Retry-After": "2", "content-type": "application/json"}
+                429,
+                content=b"null",
+                headers={"Retry-After": "2", "content-type": "application/json"},
             )
         return httpx.Response(204)
 
     got = await _answers(httpx.MockTransport(answer))
     assert got[0] == {"status": 200, "body": {"echo": "***"}}
-    assert got[1] == {"status": 501, "text": "<html>nope ***</html>", "headers": {"content-type": "text/html"}}
+    assert got[1] == {
+        "status": 501,
+        "text": "<html>nope ***</html>",
+        "headers": {"content-type": "text/html"},
+    }
     assert got[2] == {"status": 429, "body": None, "headers": {"retry-after": "2"}}
     assert got[3] == {"status": 204, "text": ""}
 

@@ -17,14 +17,20 @@ SMALL = str(SCENARIOS / "_small")
 def replay(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "emulator", "replay", *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=240, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
     )
 
 
 def scenario_files() -> list[Path]:
     return sorted(
-        p for p in SCENARIOS.rglob("*")
-        if p.suffix in (".json", ".toml") and not any(part.startswith("_") for part in p.relative_to(SCENARIOS).parts)
+        p
+        for p in SCENARIOS.rglob("*")
+        if p.suffix in (".json", ".toml")
+        and not any(part.startswith("_") for part in p.relative_to(SCENARIOS).parts)
     )
 
 
@@ -42,13 +48,17 @@ def test_bundled_scenarios_all_pass_with_junit(tmp_path: Path) -> None:
     assert names == {p.stem for p in files}
     suite = ET.parse(junit).getroot()
     assert suite.tag == "testsuite" and suite.get("failures") == "0"
-    assert [c.get("name") for c in suite.iter("testcase")] == [line.split()[1] for line in lines[:-1]]
+    assert [c.get("name") for c in suite.iter("testcase")] == [
+        line.split()[1] for line in lines[:-1]
+    ]
 
 
 def _broken(tmp_path: Path) -> Path:
     data = json.loads((SCENARIOS / "link-templates.json").read_text())
     data["fixtures"]["directory"] = SMALL
-    data["expect"]["platform"][0]["fields"]["contactCRMUrl"] = "https://crm.example/WRONG/crm-ct-000001"
+    data["expect"]["platform"][0]["fields"]["contactCRMUrl"] = (
+        "https://crm.example/WRONG/crm-ct-000001"
+    )
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(data))
     return path
@@ -76,7 +86,11 @@ def test_broken_expectation_fails_with_expected_and_actual(tmp_path: Path) -> No
 
 def test_malformed_scenario_exits_2_naming_file_and_field(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"name": "bad", "steps": [{"step": "export"}, {"step": "call", "method": "GET"}]}))
+    bad.write_text(
+        json.dumps(
+            {"name": "bad", "steps": [{"step": "export"}, {"step": "call", "method": "GET"}]}
+        )
+    )
     junit = tmp_path / "out.xml"
     result = replay(str(bad), "--junit", str(junit))
     assert result.returncode == 2

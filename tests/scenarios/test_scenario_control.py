@@ -31,7 +31,11 @@ async def test_run_inline_scenario_leaves_serving_state_alone(client: httpx.Asyn
     journal = (await client.get("/_emulator/journal")).json()
     assert journal["total"] == 0
     assert (await client.get("/_emulator/crm/companies")).json()["meta"]["total"] == (
-        len(json.loads((Path(__file__).resolve().parents[2] / "fixtures/default/crm.json").read_text())["companies"])
+        len(
+            json.loads(
+                (Path(__file__).resolve().parents[2] / "fixtures/default/crm.json").read_text()
+            )["companies"]
+        )
     )
 
 
@@ -42,17 +46,24 @@ async def test_run_reports_first_failed_expectation(client: httpx.AsyncClient) -
     result = body["results"][0]
     assert result["outcome"] == "fail"
     assert result["failure"]["at"] == "expect.platform[1].fields.companyCRMId"
-    assert (result["failure"]["expected"], result["failure"]["actual"]) == ('"nope"', '"crm-co-000002"')
+    assert (result["failure"]["expected"], result["failure"]["actual"]) == (
+        '"nope"',
+        '"crm-co-000002"',
+    )
 
 
 async def test_run_by_path_and_bad_bodies(client: httpx.AsyncClient, tmp_path: Path) -> None:
     path = SCENARIOS / "task-batch-get-omits-unknown-ids.json"
     body = (await client.post("/_emulator/scenarios/run", json={"path": str(path)})).json()
     assert body["passed"] == 1 and body["results"][0]["file"] == str(path)
-    bad = await client.post("/_emulator/scenarios/run", json={"name": "x", "steps": [{"step": "fly"}]})
+    bad = await client.post(
+        "/_emulator/scenarios/run", json={"name": "x", "steps": [{"step": "fly"}]}
+    )
     assert bad.status_code == 400
     assert bad.json()["errors"][0]["field"] == "steps[0].step"
-    missing = await client.post("/_emulator/scenarios/run", json={"path": str(tmp_path / "none.json")})
+    missing = await client.post(
+        "/_emulator/scenarios/run", json={"path": str(tmp_path / "none.json")}
+    )
     assert missing.status_code == 400 and missing.json()["errors"][0]["field"] == "path"
     not_json = await client.post("/_emulator/scenarios/run", content=b"{")
     assert not_json.status_code == 400

@@ -12,9 +12,21 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_tiny_run_prints_events_and_deliveries_per_second() -> None:
     done = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "bench_simulation.py"), "--contacts", "100",
-         "--campaigns", "4", "--days", "2"],
-        capture_output=True, text=True, timeout=180, cwd=ROOT, check=False,
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "bench_simulation.py"),
+            "--contacts",
+            "100",
+            "--campaigns",
+            "4",
+            "--days",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=ROOT,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout

@@ -25,9 +25,23 @@ RECEIVED = ("Message received", "InMail received", "Email received")
 
 def generate(out: Path, seed: int) -> Path:
     subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "generate_fixtures.py"), "--contacts", "80",
-         "--companies", "12", "--campaigns", "6", "--seed", str(seed), "--out", str(out)],
-        check=True, capture_output=True, cwd=ROOT,
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "generate_fixtures.py"),
+            "--contacts",
+            "80",
+            "--companies",
+            "12",
+            "--campaigns",
+            "6",
+            "--seed",
+            str(seed),
+            "--out",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+        cwd=ROOT,
     )
     return out
 
@@ -43,9 +57,7 @@ def contradictions(record: dict[str, Any]) -> list[str]:
     wrong = []
     if not log and (status, sequence) != ("Added to Campaign", "Not Started"):
         wrong.append(f"no activity but {status!r} / {sequence!r}")
-    if any(a in SENT for a in log) and (
-        status == "Added to Campaign" or sequence == "Not Started"
-    ):
+    if any(a in SENT for a in log) and (status == "Added to Campaign" or sequence == "Not Started"):
         wrong.append(f"{log} beside {status!r} / {sequence!r}")
     if any(a in RECEIVED for a in log) and not (
         status.startswith("Message Replied") and sequence == "Replied"

@@ -22,7 +22,11 @@ CONTACTS, COMPANIES = 300, 40
 def generate(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(SCRIPT), "--out", str(out), *args],
-        capture_output=True, text=True, timeout=120, cwd=ROOT, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        check=False,
     )
 
 
@@ -49,23 +53,26 @@ def test_writes_every_loader_file(generated: Path) -> None:
 
 
 def test_same_arguments_give_identical_files(generated: Path, tmp_path: Path) -> None:
-    run = generate(tmp_path, "--contacts", str(CONTACTS), "--companies", str(COMPANIES),
-                   "--seed", "7")
+    run = generate(
+        tmp_path, "--contacts", str(CONTACTS), "--companies", str(COMPANIES), "--seed", "7"
+    )
     assert run.returncode == 0, run.stderr
     assert files_of(tmp_path) == files_of(generated)
 
 
 def test_another_seed_gives_other_data(generated: Path, tmp_path: Path) -> None:
-    run = generate(tmp_path, "--contacts", str(CONTACTS), "--companies", str(COMPANIES),
-                   "--seed", "8")
+    run = generate(
+        tmp_path, "--contacts", str(CONTACTS), "--companies", str(COMPANIES), "--seed", "8"
+    )
     assert run.returncode == 0, run.stderr
     assert files_of(tmp_path)["contacts.json"] != files_of(generated)["contacts.json"]
 
 
 def test_committed_default_set_matches_the_generator(tmp_path: Path) -> None:
     """fixtures/default is generated, never hand-edited: regenerating it changes nothing."""
-    run = generate(tmp_path, "--contacts", "200", "--companies", "50", "--campaigns", "8",
-                   "--seed", "1")
+    run = generate(
+        tmp_path, "--contacts", "200", "--companies", "50", "--campaigns", "8", "--seed", "1"
+    )
     assert run.returncode == 0, run.stderr
     assert files_of(tmp_path) == files_of(DEFAULT_FIXTURES)
 
@@ -80,8 +87,9 @@ def test_compact_format_has_no_indentation(tmp_path: Path) -> None:
 def test_tiny_and_empty_sets_load(tmp_path: Path) -> None:
     for n, (contacts, companies) in enumerate([(0, 0), (1, 0), (3, 1)]):
         out = tmp_path / str(n)
-        run = generate(out, "--contacts", str(contacts), "--companies", str(companies),
-                       "--campaigns", "1")
+        run = generate(
+            out, "--contacts", str(contacts), "--companies", str(companies), "--campaigns", "1"
+        )
         assert run.returncode == 0, run.stderr
         assert len(load_fixture_dir(out).contacts) == contacts
 
@@ -137,7 +145,8 @@ def test_companies_look_real(fx: m.FixtureSet) -> None:
     for c in fx.companies:
         assert c.website == f"https://www.{c.domain}"
         assert c.companyNetworkUrl and c.companyNetworkUrl.startswith(
-            "https://www.network.com/company/")
+            "https://www.network.com/company/"
+        )
         assert c.industry and c.country and c.city and c.rangeOfEmployees
         low, high = (int(x) for x in c.rangeOfEmployees.split("-"))
         assert c.numberOfEmployees is not None and low <= c.numberOfEmployees <= high
@@ -153,7 +162,8 @@ def test_contacts_look_real(fx: m.FixtureSet) -> None:
     assert any(c.firstName and not c.firstName.isascii() for c in fx.contacts)
     for c in fx.contacts:
         assert c.networkProfileUrl and re.fullmatch(
-            r"https://www\.network\.com/in/[a-z0-9]+-[a-z0-9]+-\d+", c.networkProfileUrl)
+            r"https://www\.network\.com/in/[a-z0-9]+-[a-z0-9]+-\d+", c.networkProfileUrl
+        )
         if c.professionalEmail:
             assert c.companyId is not None
             local, domain = c.professionalEmail.split("@")
@@ -207,8 +217,14 @@ def test_actions_runs_counts_are_consistent(fx: m.FixtureSet) -> None:
     assert len({r.overallStatus for r in fx.actionsRuns}) >= 5
     for r in fx.actionsRuns:
         counts = r.statusCounts
-        total = (counts.pending + counts.processing + counts.completed + counts.failed
-                 + counts.queued + counts.cancelled)
+        total = (
+            counts.pending
+            + counts.processing
+            + counts.completed
+            + counts.failed
+            + counts.queued
+            + counts.cancelled
+        )
         assert total == len(r.actions) * len(r.contactIds)
         if r.overallStatus == "COMPLETED":
             assert counts.completed == total
@@ -239,10 +255,18 @@ def test_connection(fx: m.FixtureSet) -> None:
     assert conn.contactLinkTemplate and "{{crmId}}" in conn.contactLinkTemplate
     assert conn.companyLinkTemplate and "{{crmId}}" in conn.companyLinkTemplate
     contacts, companies = conn.engagementFields.contacts, conn.engagementFields.companies
-    assert {"campaignEngagementStatus", "campaignSequenceStatus", "campaignOpens",
-            "campaignClicks", "campaignReplyAnalysis", "campaignSequenceDetails"} <= set(contacts)
+    assert {
+        "campaignEngagementStatus",
+        "campaignSequenceStatus",
+        "campaignOpens",
+        "campaignClicks",
+        "campaignReplyAnalysis",
+        "campaignSequenceDetails",
+    } <= set(contacts)
     assert set(contacts) - set(companies) == {
-        "campaignSequenceDetails", "campaignOpenAnalysis", "campaignClickAnalysis",
+        "campaignSequenceDetails",
+        "campaignOpenAnalysis",
+        "campaignClickAnalysis",
         "campaignReplyAnalysis",
     }
     assert len(set(contacts.values())) == len(contacts)

@@ -36,7 +36,10 @@ async def export_in_process(app: Starlette) -> Report:
     assert conn is not None
     conn = msgspec.structs.replace(conn, crmUrl=IN_PROCESS_BASE + "/crm")
     report = await Exporter(
-        emulator.db, conn, now=emulator.clock.now_iso, export_id="first-export",
+        emulator.db,
+        conn,
+        now=emulator.clock.now_iso,
+        export_id="first-export",
         transport=autosync.transport,
     ).run()
     assert report.status == "ok", report.message
@@ -62,7 +65,9 @@ async def crm_all(client: httpx.AsyncClient, kind: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     page = 1
     while True:
-        body = (await client.get(f"/_emulator/crm/{kind}", params={"page": page, "pageSize": 100})).json()
+        body = (
+            await client.get(f"/_emulator/crm/{kind}", params={"page": page, "pageSize": 100})
+        ).json()
         out += body["data"]
         if len(out) >= body["meta"]["total"] or not body["data"]:
             return out
@@ -72,16 +77,25 @@ async def crm_all(client: httpx.AsyncClient, kind: str) -> list[dict[str, Any]]:
 def members(conn: sqlite3.Connection, campaign: int, in_crm: bool) -> list[int]:
     """Members of a campaign whose contact is (or is not) in the CRM."""
     test = "IS NOT NULL" if in_crm else "IS NULL"
-    return [r[0] for r in conn.execute(
-        "SELECT m.contactId FROM campaign_members m JOIN contacts c ON c.id = m.contactId"
-        f" WHERE m.campaignId = ? AND c.contactCRMId {test} ORDER BY m.contactId",
-        (campaign,),
-    )]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT m.contactId FROM campaign_members m JOIN contacts c ON c.id = m.contactId"
+            f" WHERE m.campaignId = ? AND c.contactCRMId {test} ORDER BY m.contactId",
+            (campaign,),
+        )
+    ]
 
 
 def message_event(
-    conn: sqlite3.Connection, contact: int, campaign: int, at: str, *,
-    kind: str = "NETWORK_MESSAGE", inbound: bool = False, engagement: str | None = None,
+    conn: sqlite3.Connection,
+    contact: int,
+    campaign: int,
+    at: str,
+    *,
+    kind: str = "NETWORK_MESSAGE",
+    inbound: bool = False,
+    engagement: str | None = None,
 ) -> int:
     """One message with its event, as the simulation writes them; answers the message id."""
     row = conn.execute(
@@ -102,10 +116,16 @@ def message_event(
         " createdAt, updatedAt) VALUES (?, 'hello there', ?, ?, 2, ?, ?)",
         (conv, kind, int(inbound), at, at),
     ).lastrowid
-    event = "MESSAGE_REPLIED" if inbound else {
-        "NETWORK_MESSAGE": "NETWORK_MESSAGE_SENT", "EMAIL": "EMAIL_SENT", "INMAIL": "INMAIL_SENT",
-        "CONNECTION_REQUEST": "CONNECTION_REQUEST_SENT",
-    }[kind]
+    event = (
+        "MESSAGE_REPLIED"
+        if inbound
+        else {
+            "NETWORK_MESSAGE": "NETWORK_MESSAGE_SENT",
+            "EMAIL": "EMAIL_SENT",
+            "INMAIL": "INMAIL_SENT",
+            "CONNECTION_REQUEST": "CONNECTION_REQUEST_SENT",
+        }[kind]
+    )
     conn.execute(
         "INSERT INTO events(type, contactId, campaignId, messageId, occurredAt, data)"
         " VALUES (?, ?, ?, ?, ?, '{}')",

@@ -73,9 +73,13 @@ def scripted_receiver(policy: Policy | None = None) -> Iterator[Scripted]:
 
     async def answer(request: Request) -> Response:
         body = await request.body()
-        receiver.received.append(Got(
-            request.url.path, {k.lower(): v for k, v in request.headers.items()}, body,
-        ))
+        receiver.received.append(
+            Got(
+                request.url.path,
+                {k.lower(): v for k, v in request.headers.items()},
+                body,
+            )
+        )
         key = (request.url.path, body)
         seen = receiver.seen.get(key, 0)
         receiver.seen[key] = seen + 1
@@ -115,7 +119,8 @@ async def logs(client: httpx.AsyncClient, webhook_id: int) -> list[dict[str, Any
     page = 1
     while True:
         response = await client.get(
-            f"/v1/webhooks/{webhook_id}/logs", params={"page": str(page), "pageSize": "100"},
+            f"/v1/webhooks/{webhook_id}/logs",
+            params={"page": str(page), "pageSize": "100"},
             headers=ALL,
         )
         assert response.status_code == 200, response.text

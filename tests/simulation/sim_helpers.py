@@ -17,10 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 DUMPS = {
     "events": "SELECT id, type, contactId, campaignId, messageId, occurredAt, data FROM events",
     "messages": "SELECT id, conversationId, content, subject, type, isContactSender, sequenceIndex,"
-                " createdAt, updatedAt, viewCount, clickCount FROM messages",
+    " createdAt, updatedAt, viewCount, clickCount FROM messages",
     "conversations": "SELECT * FROM conversations",
     "members": "SELECT campaignId, contactId, stepIndex, sequenceStatus, engagementStatus,"
-               " nextActionAt, opens, clicks, replies FROM campaign_members",
+    " nextActionAt, opens, clicks, replies FROM campaign_members",
     "contacts": "SELECT id, updatedAt FROM contacts",
     "tasks": "SELECT id, contactId, campaignId, stepIndex, subject, type, dueDate FROM platform_tasks",
     "campaigns": "SELECT id, status FROM campaigns",
@@ -31,9 +31,23 @@ def small_fixtures(out: Path, contacts: int = 24, campaigns: int = 3, seed: int 
     """A generated set whose campaigns are all ACTIVE and carry no fixture conversations
     (so every member is simulated from the clock start), without webhooks or actions runs."""
     subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "generate_fixtures.py"), "--contacts", str(contacts),
-         "--companies", "4", "--campaigns", str(campaigns), "--seed", str(seed), "--out", str(out)],
-        check=True, capture_output=True, cwd=ROOT,
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "generate_fixtures.py"),
+            "--contacts",
+            str(contacts),
+            "--companies",
+            "4",
+            "--campaigns",
+            str(campaigns),
+            "--seed",
+            str(seed),
+            "--out",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+        cwd=ROOT,
     )
     rows = json.loads((out / "campaigns.json").read_text())
     for row in rows:

@@ -25,8 +25,14 @@ from tests.simulation.sim_helpers import small_fixtures
 
 pytestmark = pytest.mark.anyio
 
-SIX = ["SCRAPE_LEAD_FROM_NETWORK", "ENRICH_WITH_EMAIL", "ENRICH_WITH_PHONE",
-       "VERIFY_LEAD_EMAIL", "VERIFY_LEAD_PHONE", "EXPORT_TO_CRM"]
+SIX = [
+    "SCRAPE_LEAD_FROM_NETWORK",
+    "ENRICH_WITH_EMAIL",
+    "ENRICH_WITH_PHONE",
+    "VERIFY_LEAD_EMAIL",
+    "VERIFY_LEAD_PHONE",
+    "EXPORT_TO_CRM",
+]
 END = 15 + 60  # seconds after the start: every record of a small run has ended
 
 
@@ -73,16 +79,23 @@ def fields(record: dict[str, Any]) -> dict[str, Any]:
 async def test_every_documented_type_and_option_is_accepted(client: httpx.AsyncClient) -> None:
     options = {
         "SCRAPE_LEAD_FROM_NETWORK": {"skipCompanyScrape": True, "skipContactMerge": False},
-        "ENRICH_WITH_EMAIL": {"sortedApis": ["CREDITS"], "stopType": "VERIFIED_EMAIL",
-                              "speed": "FAST", "maxTimeToWait": 30000},
+        "ENRICH_WITH_EMAIL": {
+            "sortedApis": ["CREDITS"],
+            "stopType": "VERIFIED_EMAIL",
+            "speed": "FAST",
+            "maxTimeToWait": 30000,
+        },
         "ENRICH_WITH_PHONE": {"stopType": "PHONE", "speed": "SLOW"},
         "VERIFY_LEAD_EMAIL": None,
         "VERIFY_LEAD_PHONE": {},
         "EXPORT_TO_CRM": {
             "CRMOwnerId": {"value": "u-1", "override": False},
-            "promptLeadFieldsCRMMapping": {"Email_Verified__c": {"value": "true", "override": True}},
+            "promptLeadFieldsCRMMapping": {
+                "Email_Verified__c": {"value": "true", "override": True}
+            },
             "promptCompanyFieldsCRMMapping": {"Tier": {"value": "A", "override": False}},
-            "overwriteFields": {"title": False}, "associationType": "primary",
+            "overwriteFields": {"title": False},
+            "associationType": "primary",
             "exportAssociatedObject": True,
         },
     }
@@ -91,18 +104,35 @@ async def test_every_documented_type_and_option_is_accepted(client: httpx.AsyncC
     assert (await run_status(client, run_id))["totalActions"] == 6
 
 
-@pytest.mark.parametrize(("action", "field", "named"), [
-    ({"type": "ENRICH_LEAD"}, "actions[0].type", "ENRICH_LEAD"),
-    ({"type": "SCRAPE_LEAD_FROM_LINKEDIN"}, "actions[0].type", "SCRAPE_LEAD_FROM_NETWORK"),
-    ({"type": "VERIFY_LEAD_EMAIL", "options": {"speed": "FAST"}}, "actions[0].options", "speed"),
-    ({"type": "ENRICH_WITH_EMAIL", "options": {"speed": "FAST", "colour": 1, "size": 2}},
-     "actions[0].options", "colour, size"),
-    ({"type": "ENRICH_WITH_EMAIL", "options": {"speed": "WARP"}}, "actions[0].options", "speed"),
-    ({"type": "ENRICH_WITH_PHONE", "options": {"maxTimeToWait": -1}}, "actions[0].options", ""),
-    ({"type": "EXPORT_TO_CRM", "options": {"CRMOwnerId": "u-1"}}, "actions[0].options", ""),
-    ({"type": "EXPORT_TO_CRM", "options": {"CRMOwnerId": {"value": "u", "extra": 1}}},
-     "actions[0].options", "extra"),
-])
+@pytest.mark.parametrize(
+    ("action", "field", "named"),
+    [
+        ({"type": "ENRICH_LEAD"}, "actions[0].type", "ENRICH_LEAD"),
+        ({"type": "SCRAPE_LEAD_FROM_LINKEDIN"}, "actions[0].type", "SCRAPE_LEAD_FROM_NETWORK"),
+        (
+            {"type": "VERIFY_LEAD_EMAIL", "options": {"speed": "FAST"}},
+            "actions[0].options",
+            "speed",
+        ),
+        (
+            {"type": "ENRICH_WITH_EMAIL", "options": {"speed": "FAST", "colour": 1, "size": 2}},
+            "actions[0].options",
+            "colour, size",
+        ),
+        (
+            {"type": "ENRICH_WITH_EMAIL", "options": {"speed": "WARP"}},
+            "actions[0].options",
+            "speed",
+        ),
+        ({"type": "ENRICH_WITH_PHONE", "options": {"maxTimeToWait": -1}}, "actions[0].options", ""),
+        ({"type": "EXPORT_TO_CRM", "options": {"CRMOwnerId": "u-1"}}, "actions[0].options", ""),
+        (
+            {"type": "EXPORT_TO_CRM", "options": {"CRMOwnerId": {"value": "u", "extra": 1}}},
+            "actions[0].options",
+            "extra",
+        ),
+    ],
+)
 async def test_bad_types_and_options_are_named(
     client: httpx.AsyncClient, action: dict[str, Any], field: str, named: str
 ) -> None:
@@ -113,15 +143,18 @@ async def test_bad_types_and_options_are_named(
     assert named in response.json()["message"]
 
 
-@pytest.mark.parametrize(("targets", "field"), [
-    ({}, "contactIds"),
-    ({"contactIds": [1], "companyIds": [1]}, "companyIds"),
-    ({"contactGroupIds": [1], "companyGroupIds": [5]}, "companyGroupIds"),
-    ({"companyIds": [999999]}, "companyIds"),
-    ({"contactGroupIds": [999]}, "contactGroupIds"),
-    ({"companyGroupIds": [1]}, "companyGroupIds"),  # a contact list is no company group
-    ({"contactGroupIds": [4]}, "contactGroupIds"),  # an empty list: nothing to run
-])
+@pytest.mark.parametrize(
+    ("targets", "field"),
+    [
+        ({}, "contactIds"),
+        ({"contactIds": [1], "companyIds": [1]}, "companyIds"),
+        ({"contactGroupIds": [1], "companyGroupIds": [5]}, "companyGroupIds"),
+        ({"companyIds": [999999]}, "companyIds"),
+        ({"contactGroupIds": [999]}, "contactGroupIds"),
+        ({"companyGroupIds": [1]}, "companyGroupIds"),  # a contact list is no company group
+        ({"contactGroupIds": [4]}, "contactGroupIds"),  # an empty list: nothing to run
+    ],
+)
 async def test_exactly_one_known_target(
     client: httpx.AsyncClient, app: Starlette, targets: dict[str, Any], field: str
 ) -> None:
@@ -136,18 +169,22 @@ async def test_list_targets_expand_to_members_and_companies_make_company_runs(
 ) -> None:
     lists = {lst.id: lst for lst in fixtures().lists}
     members = sorted(set(lists[1].members) | set(lists[2].members))
-    run_id = await start(client, {"actions": [{"type": "VERIFY_LEAD_EMAIL"}],
-                                  "contactGroupIds": [1, 2]})
+    run_id = await start(
+        client, {"actions": [{"type": "VERIFY_LEAD_EMAIL"}], "contactGroupIds": [1, 2]}
+    )
     got = await run_status(client, run_id)
     assert got["entity"] == "CONTACT" and got["totalActions"] == len(members)
     companies = sorted(set(lists[5].members))
-    run_id = await start(client, {"actions": [{"type": "SCRAPE_LEAD_FROM_NETWORK"},
-                                              {"type": "ENRICH_WITH_PHONE"}],
-                                  "companyGroupIds": [5]})
+    run_id = await start(
+        client,
+        {
+            "actions": [{"type": "SCRAPE_LEAD_FROM_NETWORK"}, {"type": "ENRICH_WITH_PHONE"}],
+            "companyGroupIds": [5],
+        },
+    )
     got = await run_status(client, run_id)
     assert got["entity"] == "COMPANY" and got["totalActions"] == 2 * len(companies)
-    run_id = await start(client, {"actions": [{"type": "ENRICH_WITH_EMAIL"}],
-                                  "companyIds": [1, 2]})
+    run_id = await start(client, {"actions": [{"type": "ENRICH_WITH_EMAIL"}], "companyIds": [1, 2]})
     assert (await run_status(client, run_id))["entity"] == "COMPANY"
 
 
@@ -168,7 +205,8 @@ async def test_completed_actions_change_their_contacts_and_failed_ones_nothing(
     await advance(client, 14)  # processing: nothing has changed yet (the campaigns running
     # meanwhile touch updatedAt only)
     assert {i: fields(await contact(client, i)) for i in ids} == {
-        i: fields(c) for i, c in before.items()}
+        i: fields(c) for i, c in before.items()
+    }
     await advance(client, END)
     status = await run_status(client, run_id)
     failed = {(i, k) for i in ids for j, k in enumerate(kinds) if action_fails(run_id, i, j)}
@@ -194,8 +232,11 @@ async def test_completed_actions_change_their_contacts_and_failed_ones_nothing(
         else:  # changed when the record's processing ended, after the start
             assert now["updatedAt"] > start_at
     # searchable by the new email: the merge key follows the field
-    found = next(i for i in ids if (i, "ENRICH_WITH_EMAIL") not in failed
-                 and not before[i]["professionalEmail"])
+    found = next(
+        i
+        for i in ids
+        if (i, "ENRICH_WITH_EMAIL") not in failed and not before[i]["professionalEmail"]
+    )
     email = (await contact(client, found))["professionalEmail"]
     listing = await client.get("/v1/contacts", params={"search": email.upper()}, headers=ALL)
     assert found in [c["id"] for c in listing.json()["data"]]
@@ -208,10 +249,16 @@ async def test_verify_sets_the_status_and_the_scrape_reaches_the_company(
     emailed = [c for c in fx.contacts if c.professionalEmail and c.companyId][:12]
     ids = [c.id for c in emailed]
     companies_before = {c.companyId: await company(client, c.companyId) for c in emailed}
-    run_id = await start(client, {"actions": [{"type": "VERIFY_LEAD_EMAIL"},
-                                              {"type": "SCRAPE_LEAD_FROM_NETWORK",
-                                               "options": {"skipCompanyScrape": False}}],
-                                  "contactIds": ids})
+    run_id = await start(
+        client,
+        {
+            "actions": [
+                {"type": "VERIFY_LEAD_EMAIL"},
+                {"type": "SCRAPE_LEAD_FROM_NETWORK", "options": {"skipCompanyScrape": False}},
+            ],
+            "contactIds": ids,
+        },
+    )
     await advance(client, END)
     for c in emailed:
         now = await contact(client, c.id)
@@ -224,9 +271,15 @@ async def test_verify_sets_the_status_and_the_scrape_reaches_the_company(
             assert co["hiringOnNetwork"] == (co["openJobPositions"] > 0)
     skip = [c for c in fx.contacts if c.companyId and c.companyId not in companies_before][:5]
     before = {c.companyId: await company(client, c.companyId) for c in skip}
-    await start(client, {"actions": [{"type": "SCRAPE_LEAD_FROM_NETWORK",
-                                      "options": {"skipCompanyScrape": True}}],
-                         "contactIds": [c.id for c in skip]})
+    await start(
+        client,
+        {
+            "actions": [
+                {"type": "SCRAPE_LEAD_FROM_NETWORK", "options": {"skipCompanyScrape": True}}
+            ],
+            "contactIds": [c.id for c in skip],
+        },
+    )
     await advance(client, END)
     assert {i: await company(client, i) for i in before} == before  # type: ignore[arg-type]
 
@@ -241,21 +294,31 @@ async def test_export_sends_the_runs_records_through_the_exporter(
     fresh = [c for c in fx.contacts if not c.contactCRMId and c.companyId][:6]
     ids = [c.id for c in fresh]
     owner = fx.crm.users[1].id
-    run_id = await start(client, {
-        "actions": [{"type": "EXPORT_TO_CRM", "options": {
-            "CRMOwnerId": {"value": owner, "override": False},
-            "promptLeadFieldsCRMMapping": {"Email_Verified__c": {"value": "true",
-                                                                 "override": True}},
-            "exportAssociatedObject": True,
-        }}],
-        "contactIds": ids,
-    })
+    run_id = await start(
+        client,
+        {
+            "actions": [
+                {
+                    "type": "EXPORT_TO_CRM",
+                    "options": {
+                        "CRMOwnerId": {"value": owner, "override": False},
+                        "promptLeadFieldsCRMMapping": {
+                            "Email_Verified__c": {"value": "true", "override": True}
+                        },
+                        "exportAssociatedObject": True,
+                    },
+                }
+            ],
+            "contactIds": ids,
+        },
+    )
     await advance(client, END)
     status = await run_status(client, run_id)
     assert status["overallStatus"] == "COMPLETED", status
     assert status["statusCounts"]["completed"] == len(ids)
-    journal = await client.get("/_emulator/journal",
-                               params={"exportId": f"actions-{run_id}", "pageSize": "500"})
+    journal = await client.get(
+        "/_emulator/journal", params={"exportId": f"actions-{run_id}", "pageSize": "500"}
+    )
     calls = [(e["method"], e["path"]) for e in journal.json()["data"]]
     assert ("POST", "/contacts/sync") in calls and ("POST", "/companies/sync") in calls
     assert ("GET", "/health") in calls
@@ -281,19 +344,31 @@ async def test_export_options_shape_updates_of_records_already_in_the_crm(
     fx = fixtures()
     known = [c for c in fx.contacts if c.contactCRMId][:3]
     owner = fx.crm.users[0].id
-    run_id = await start(client, {
-        "actions": [{"type": "EXPORT_TO_CRM", "options": {
-            "CRMOwnerId": {"value": owner, "override": True},
-            "promptLeadFieldsCRMMapping": {"Kept": {"value": "1", "override": False},
-                                           "Forced": {"value": "2", "override": True}},
-            "overwriteFields": {"title": False, "firstName": True},
-        }}],
-        "contactIds": [c.id for c in known],
-    })
+    run_id = await start(
+        client,
+        {
+            "actions": [
+                {
+                    "type": "EXPORT_TO_CRM",
+                    "options": {
+                        "CRMOwnerId": {"value": owner, "override": True},
+                        "promptLeadFieldsCRMMapping": {
+                            "Kept": {"value": "1", "override": False},
+                            "Forced": {"value": "2", "override": True},
+                        },
+                        "overwriteFields": {"title": False, "firstName": True},
+                    },
+                }
+            ],
+            "contactIds": [c.id for c in known],
+        },
+    )
     await advance(client, END)
     assert (await run_status(client, run_id))["overallStatus"] == "COMPLETED"
-    journal = await client.get("/_emulator/journal", params={
-        "exportId": f"actions-{run_id}", "method": "PUT", "path": "/contacts"})
+    journal = await client.get(
+        "/_emulator/journal",
+        params={"exportId": f"actions-{run_id}", "method": "PUT", "path": "/contacts"},
+    )
     [put] = journal.json()["data"]
     items = json.loads(put["requestBody"])["contacts"]
     assert len(items) == len(known)
@@ -310,8 +385,10 @@ async def test_an_unreachable_crm_fails_the_export_actions_only(client: httpx.As
     connection["crmUrl"] = unused_url()
     assert (await client.put("/_emulator/connection", json=connection)).status_code == 200
     ids = [c.id for c in fixtures().contacts if not c.contactCRMId][:4]
-    run_id = await start(client, {"actions": [{"type": "VERIFY_LEAD_EMAIL"},
-                                              {"type": "EXPORT_TO_CRM"}], "contactIds": ids})
+    run_id = await start(
+        client,
+        {"actions": [{"type": "VERIFY_LEAD_EMAIL"}, {"type": "EXPORT_TO_CRM"}], "contactIds": ids},
+    )
     await advance(client, END)
     status = await run_status(client, run_id)
     counts = status["statusCounts"]
@@ -337,9 +414,13 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-STATE = ("SELECT id, professionalEmail, mobilePhone, emailVerificationStatus, networkHeadline,"
-         " numberOfConnections, updatedAt FROM contacts ORDER BY id")
-COMPANY_STATE = "SELECT id, openJobPositions, numberOfEmployees, updatedAt FROM companies ORDER BY id"
+STATE = (
+    "SELECT id, professionalEmail, mobilePhone, emailVerificationStatus, networkHeadline,"
+    " numberOfConnections, updatedAt FROM contacts ORDER BY id"
+)
+COMPANY_STATE = (
+    "SELECT id, openJobPositions, numberOfEmployees, updatedAt FROM companies ORDER BY id"
+)
 
 
 @contextlib.asynccontextmanager
@@ -351,22 +432,29 @@ async def serving(directory: Path) -> AsyncIterator[tuple[Starlette, httpx.Async
             yield app, client
 
 
-async def _play(directory: Path, kinds: list[str], ids: list[int], splits: list[float]
-                ) -> tuple[Any, ...]:
+async def _play(
+    directory: Path, kinds: list[str], ids: list[int], splits: list[float]
+) -> tuple[Any, ...]:
     async with serving(directory) as (app, client):
         run_id = await start(client, {"actions": [{"type": k} for k in kinds], "contactIds": ids})
         for seconds in splits:
             await advance(client, seconds)
         status = await run_status(client, run_id)
         db = app.state.services.emulator.db
-        return (status["statusCounts"], status["overallStatus"],
-                await db.fetchall(STATE), await db.fetchall(COMPANY_STATE))
+        return (
+            status["statusCounts"],
+            status["overallStatus"],
+            await db.fetchall(STATE),
+            await db.fetchall(COMPANY_STATE),
+        )
 
 
 kinds_st = st.lists(st.sampled_from(SIX[:5]), min_size=1, max_size=4)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     kinds=kinds_st,
     ids=st.lists(st.integers(1, 16), min_size=1, max_size=8, unique=True),
@@ -385,20 +473,27 @@ def test_same_outcome_for_any_split_of_clock_advances(
     assert status in ("COMPLETED", "PARTIAL", "FAILED")
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(kinds=kinds_st, ids=st.lists(st.integers(1, 16), min_size=1, max_size=8, unique=True),
-       stop=st.integers(0, 40))
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    kinds=kinds_st,
+    ids=st.lists(st.integers(1, 16), min_size=1, max_size=8, unique=True),
+    stop=st.integers(0, 40),
+)
 def test_counts_sum_and_only_completed_actions_change_records(
     small: Path, kinds: list[str], ids: list[int], stop: int
 ) -> None:
     """Stopped anywhere: counts sum to the total, and a record whose actions all failed, or
     that has not ended yet, is exactly as before."""
+
     async def play() -> None:
         async with serving(small) as (app, client):
             db = app.state.services.emulator.db
             before = {r[0]: r for r in await db.fetchall(STATE)}
-            run_id = await start(client, {"actions": [{"type": k} for k in kinds],
-                                          "contactIds": ids})
+            run_id = await start(
+                client, {"actions": [{"type": k} for k in kinds], "contactIds": ids}
+            )
             await advance(client, stop)
             status = await run_status(client, run_id)
             assert sum(status["statusCounts"].values()) == len(kinds) * len(ids)
@@ -406,7 +501,8 @@ def test_counts_sum_and_only_completed_actions_change_records(
             after = {r[0]: r for r in await db.fetchall(STATE)}
             for position, i in enumerate(ids):
                 untouched = position >= ended or all(
-                    action_fails(run_id, i, j) for j in range(len(kinds)))
+                    action_fails(run_id, i, j) for j in range(len(kinds))
+                )
                 if untouched:
                     assert after[i] == before[i]
             done = status["statusCounts"]["completed"] + status["statusCounts"]["failed"]

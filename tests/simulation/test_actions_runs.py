@@ -27,8 +27,9 @@ ORDER = ["QUEUED", "PENDING", "PROCESSING", "END"]
 @given(
     run_id=st.integers(1, 10_000),
     contacts=st.lists(st.integers(1, 500), min_size=1, max_size=40),
-    actions=st.lists(st.sampled_from(["VERIFY_LEAD_EMAIL", "ENRICH_WITH_EMAIL"]), min_size=1,
-                     max_size=2),
+    actions=st.lists(
+        st.sampled_from(["VERIFY_LEAD_EMAIL", "ENRICH_WITH_EMAIL"]), min_size=1, max_size=2
+    ),
     moments=st.lists(st.integers(-1_000, 80_000), min_size=1, max_size=30),
 )
 def test_counts_always_sum_to_total_and_only_move_forward(
@@ -62,10 +63,15 @@ async def test_a_run_sends_one_completion_per_contact_with_retries(
 ) -> None:
     listener = DeliveryListener(app.state.services.emulator)
     with scripted_receiver(fail_first(1)) as receiver:
-        started = await client.post("/v1/actions", headers=ALL, json={
-            "actions": [{"type": "VERIFY_LEAD_EMAIL"}, {"type": "ENRICH_WITH_EMAIL"}],
-            "contactIds": [3, 1, 2], "webhookUrl": f"{receiver.url}/done",
-        })
+        started = await client.post(
+            "/v1/actions",
+            headers=ALL,
+            json={
+                "actions": [{"type": "VERIFY_LEAD_EMAIL"}, {"type": "ENRICH_WITH_EMAIL"}],
+                "contactIds": [3, 1, 2],
+                "webhookUrl": f"{receiver.url}/done",
+            },
+        )
         assert started.status_code == 200, started.text
         run = started.json()["data"]
         t0 = parse_iso(run["createdAt"])
@@ -84,20 +90,36 @@ async def test_a_run_sends_one_completion_per_contact_with_retries(
     for body in firsts.values():
         assert body["eventType"] == "ACTIONS_CONTACT_COMPLETED"
         assert body["data"]["actionsId"] == run["actionsId"]
-        assert [a["type"] for a in body["data"]["actions"]] == ["VERIFY_LEAD_EMAIL", "ENRICH_WITH_EMAIL"]
+        assert [a["type"] for a in body["data"]["actions"]] == [
+            "VERIFY_LEAD_EMAIL",
+            "ENRICH_WITH_EMAIL",
+        ]
     assert firsts[3]["timestamp"] < firsts[1]["timestamp"] < firsts[2]["timestamp"]
     listed = await client.get(f"/_emulator/actions/{run['actionsId']}/deliveries")
     assert listed.status_code == 200
-    attempts = [(d["contactId"], d["attemptNumber"], d["statusCode"]) for d in listed.json()["data"]]
-    assert attempts == [(3, 1, 500), (1, 1, 500), (2, 1, 500), (3, 2, 200), (1, 2, 200),
-                        (2, 2, 200)]
+    attempts = [
+        (d["contactId"], d["attemptNumber"], d["statusCode"]) for d in listed.json()["data"]
+    ]
+    assert attempts == [
+        (3, 1, 500),
+        (1, 1, 500),
+        (2, 1, 500),
+        (3, 2, 200),
+        (1, 2, 200),
+        (2, 2, 200),
+    ]
     assert (await client.get("/_emulator/actions/999999/deliveries")).status_code == 404
 
 
 async def test_status_follows_the_virtual_clock(client: httpx.AsyncClient) -> None:
-    started = await client.post("/v1/actions", headers=ALL, json={
-        "actions": [{"type": "VERIFY_LEAD_EMAIL"}], "contactIds": list(range(1, 21)),
-    })
+    started = await client.post(
+        "/v1/actions",
+        headers=ALL,
+        json={
+            "actions": [{"type": "VERIFY_LEAD_EMAIL"}],
+            "contactIds": list(range(1, 21)),
+        },
+    )
     run_id = started.json()["data"]["actionsId"]
     seen = []
     for step in (0, 6, 5, 5, 3, 10, 60):  # seconds: QUEUED .. PENDING .. PROCESSING .. end

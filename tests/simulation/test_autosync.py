@@ -45,7 +45,9 @@ async def write(app: Starlette, fn: Any) -> Any:
 
 
 async def journal(client: httpx.AsyncClient, export_id: str) -> list[dict[str, Any]]:
-    body = (await client.get("/_emulator/journal", params={"exportId": export_id, "pageSize": 500})).json()
+    body = (
+        await client.get("/_emulator/journal", params={"exportId": export_id, "pageSize": 500})
+    ).json()
     return body["data"]  # type: ignore[no-any-return]
 
 
@@ -53,7 +55,9 @@ async def activities_by_message(client: httpx.AsyncClient) -> Counter[str]:
     return Counter(a["metadata"]["messageId"] for a in await crm_all(client, "activities"))
 
 
-async def test_off_by_default_and_nothing_to_push(app: Starlette, client: httpx.AsyncClient) -> None:
+async def test_off_by_default_and_nothing_to_push(
+    app: Starlette, client: httpx.AsyncClient
+) -> None:
     state = (await client.get("/_emulator/autosync")).json()
     assert state["enabled"] is False and state["pushes"] == 0 and state["last"] is None
     contacts = await ready(app, client)
@@ -72,14 +76,26 @@ async def test_off_by_default_and_nothing_to_push(app: Starlette, client: httpx.
     assert state["enabled"] is True and state["pushes"] == 1 and state["pending"] == 0
 
 
-async def test_new_messages_become_one_activity_each(app: Starlette, client: httpx.AsyncClient) -> None:
+async def test_new_messages_become_one_activity_each(
+    app: Starlette, client: httpx.AsyncClient
+) -> None:
     contacts = await ready(app, client)
     before = await activities_by_message(client)
-    ids = await write(app, lambda c: [
-        message_event(c, contacts[0], SYNCED, AT),
-        message_event(c, contacts[1], SYNCED, AT, kind="EMAIL"),
-        message_event(c, contacts[1], SYNCED, AT, inbound=True, engagement="Message Replied (2/5) - NETWORK"),
-    ])
+    ids = await write(
+        app,
+        lambda c: [
+            message_event(c, contacts[0], SYNCED, AT),
+            message_event(c, contacts[1], SYNCED, AT, kind="EMAIL"),
+            message_event(
+                c,
+                contacts[1],
+                SYNCED,
+                AT,
+                inbound=True,
+                engagement="Message Replied (2/5) - NETWORK",
+            ),
+        ],
+    )
     unsynced = (await emulator_of(app).db.read(lambda c: members(c, UNSYNCED, in_crm=True)))[0]
     await write(app, lambda c: message_event(c, unsynced, UNSYNCED, AT))  # sync off: no activity
     await autosync_of(app)(TARGET)
@@ -107,16 +123,23 @@ async def test_new_messages_become_one_activity_each(app: Starlette, client: htt
     assert await activities_by_message(client) == after  # never twice
 
 
-async def test_engagement_only_for_changed_records(app: Starlette, client: httpx.AsyncClient) -> None:
+async def test_engagement_only_for_changed_records(
+    app: Starlette, client: httpx.AsyncClient
+) -> None:
     contacts = await ready(app, client)
     target = contacts[2]
     status = "Message Replied (2/5) - NETWORK"
-    await write(app, lambda c: message_event(c, target, SYNCED, AT, inbound=True, engagement=status))
+    await write(
+        app, lambda c: message_event(c, target, SYNCED, AT, inbound=True, engagement=status)
+    )
     await autosync_of(app)(TARGET)
-    crm_id, company_crm = (await emulator_of(app).db.fetchone(
-        "SELECT c.contactCRMId, co.companyCRMId FROM contacts c"
-        " LEFT JOIN companies co ON co.id = c.companyId WHERE c.id = ?", (target,)
-    )) or (None, None)
+    crm_id, company_crm = (
+        await emulator_of(app).db.fetchone(
+            "SELECT c.contactCRMId, co.companyCRMId FROM contacts c"
+            " LEFT JOIN companies co ON co.id = c.companyId WHERE c.id = ?",
+            (target,),
+        )
+    ) or (None, None)
     contact = (await client.get(f"/_emulator/crm/contacts/{crm_id}")).json()
     fields = contact["fields"]
     assert fields["platform_engagement_status"] == status
@@ -142,8 +165,12 @@ async def test_tasks_created_then_completed(app: Starlette, client: httpx.AsyncC
     assert len(tasks) == before + 1 and tasks[-1]["subject"] == "Call them"
     assert tasks[-1]["completed"] is False
     crm_task = tasks[-1]["id"]
-    await write(app, lambda c: c.execute(
-        "UPDATE platform_tasks SET completed = 1, completedAt = ? WHERE id = ?", (AT, task)))
+    await write(
+        app,
+        lambda c: c.execute(
+            "UPDATE platform_tasks SET completed = 1, completedAt = ? WHERE id = ?", (AT, task)
+        ),
+    )
     await autosync_of(app)(TARGET)  # no new event: the completion alone makes a push
     done = (await client.get(f"/_emulator/crm/tasks/{crm_task}")).json()
     assert done["completed"] is True and done["completedAt"]
@@ -164,8 +191,12 @@ async def test_completions_that_keep_failing_show_as_pending_with_the_last_error
     app: Starlette, client: httpx.AsyncClient
 ) -> None:
     _, task = await task_in_the_crm(app, client)
-    await write(app, lambda c: c.execute(
-        "UPDATE platform_tasks SET completed = 1, completedAt = ? WHERE id = ?", (AT, task)))
+    await write(
+        app,
+        lambda c: c.execute(
+            "UPDATE platform_tasks SET completed = 1, completedAt = ? WHERE id = ?", (AT, task)
+        ),
+    )
     await set_faults(client, [{"endpoint": "PATCH /tasks/:taskId", "status": 500}])
     for _ in range(2):  # each push tries again, and fails again
         await autosync_of(app)(TARGET)
@@ -183,25 +214,37 @@ async def test_a_task_completed_on_the_crm_side_is_completed_on_the_platform(
     app: Starlette, client: httpx.AsyncClient
 ) -> None:
     contacts, task = await task_in_the_crm(app, client)
-    crm_id = (await emulator_of(app).db.fetchone(
-        "SELECT crmTaskId FROM platform_tasks WHERE id = ?", (task,)))[0]  # type: ignore[index]
+    crm_id = (
+        await emulator_of(app).db.fetchone(
+            "SELECT crmTaskId FROM platform_tasks WHERE id = ?", (task,)
+        )
+    )[0]  # type: ignore[index]
     done = await client.patch(f"/_emulator/crm/tasks/{crm_id}", json={"completed": True})
     assert done.status_code == 200 and done.json()["completedAt"]
-    assert (await client.patch("/_emulator/crm/tasks/nope", json={"completed": True})).status_code == 404
+    assert (
+        await client.patch("/_emulator/crm/tasks/nope", json={"completed": True})
+    ).status_code == 404
     await write(app, lambda c: message_event(c, contacts[0], SYNCED, AT))  # something to push
     await autosync_of(app)(TARGET)
     row = await emulator_of(app).db.fetchone(
-        "SELECT completed, completedAt, crmCompleted FROM platform_tasks WHERE id = ?", (task,))
+        "SELECT completed, completedAt, crmCompleted FROM platform_tasks WHERE id = ?", (task,)
+    )
     assert row == (1, done.json()["completedAt"], 1)
     state = (await client.get("/_emulator/autosync")).json()
     assert state["last"]["report"]["taskReadBack"]["completedOnCrm"] >= 1
 
 
-async def test_task_added_without_an_event_is_sent(app: Starlette, client: httpx.AsyncClient) -> None:
+async def test_task_added_without_an_event_is_sent(
+    app: Starlette, client: httpx.AsyncClient
+) -> None:
     contacts = await ready(app, client)
     # a member whose history has not reached the task step yet (those past it have theirs)
-    tasked = {r[0] for r in await emulator_of(app).db.fetchall(
-        "SELECT contactId FROM platform_tasks WHERE campaignId = ?", (SYNCED,))}
+    tasked = {
+        r[0]
+        for r in await emulator_of(app).db.fetchall(
+            "SELECT contactId FROM platform_tasks WHERE campaignId = ?", (SYNCED,)
+        )
+    }
     target = next(c for c in contacts if c not in tasked)
     before = len(await crm_all(client, "tasks"))
     added = await client.post("/_emulator/tasks", json={"contactId": target, "campaignId": SYNCED})
@@ -216,24 +259,42 @@ async def test_task_added_without_an_event_is_sent(app: Starlette, client: httpx
 async def test_records_not_in_the_crm_wait(app: Starlette, client: httpx.AsyncClient) -> None:
     contacts = await ready(app, client)
     outsider = contacts[4]
-    crm_id = (await emulator_of(app).db.fetchone(
-        "SELECT contactCRMId FROM contacts WHERE id = ?", (outsider,)))[0]  # type: ignore[index]
-    await write(app, lambda c: c.execute("UPDATE contacts SET contactCRMId = NULL WHERE id = ?", (outsider,)))
+    crm_id = (
+        await emulator_of(app).db.fetchone(
+            "SELECT contactCRMId FROM contacts WHERE id = ?", (outsider,)
+        )
+    )[0]  # type: ignore[index]
+    await write(
+        app,
+        lambda c: c.execute("UPDATE contacts SET contactCRMId = NULL WHERE id = ?", (outsider,)),
+    )
     message = await write(app, lambda c: message_event(c, outsider, SYNCED, AT))
     before = len(await crm_all(client, "activities"))
     await autosync_of(app)(TARGET)
     state = (await client.get("/_emulator/autosync")).json()
     assert state["waiting"] >= 1 and len(await crm_all(client, "activities")) == before
     # Once the contact is in the CRM, the next push sends what waited.
-    await write(app, lambda c: c.execute("UPDATE contacts SET contactCRMId = ? WHERE id = ?", (crm_id, outsider)))
+    await write(
+        app,
+        lambda c: c.execute(
+            "UPDATE contacts SET contactCRMId = ? WHERE id = ?", (crm_id, outsider)
+        ),
+    )
     await client.post("/_emulator/autosync/push")
     assert (await activities_by_message(client))[str(message)] == 1
 
 
-async def test_failing_crm_keeps_everything_for_the_next_push(app: Starlette, client: httpx.AsyncClient) -> None:
+async def test_failing_crm_keeps_everything_for_the_next_push(
+    app: Starlette, client: httpx.AsyncClient
+) -> None:
     contacts = await ready(app, client)
-    ids = await write(app, lambda c: [message_event(c, k, SYNCED, AT, engagement="Message Sent (2/5) - NETWORK")
-                                      for k in contacts[:3]])
+    ids = await write(
+        app,
+        lambda c: [
+            message_event(c, k, SYNCED, AT, engagement="Message Sent (2/5) - NETWORK")
+            for k in contacts[:3]
+        ],
+    )
     task = await write(app, lambda c: task_event(c, contacts[0], SYNCED, AT, step=5))
     await set_faults(client, [{"endpoint": "*", "status": 500}])
     await autosync_of(app)(TARGET)  # must not raise
@@ -251,7 +312,9 @@ async def test_failing_crm_keeps_everything_for_the_next_push(app: Starlette, cl
     assert state["last"]["status"] == "ok" and state["pending"] == 0, state["last"]
     logged = await activities_by_message(client)
     assert all(logged[str(i)] == 1 for i in ids)
-    crm_task = (await emulator_of(app).db.fetchone("SELECT crmTaskId FROM platform_tasks WHERE id = ?", (task,)))
+    crm_task = await emulator_of(app).db.fetchone(
+        "SELECT crmTaskId FROM platform_tasks WHERE id = ?", (task,)
+    )
     assert crm_task is not None and crm_task[0]
 
 
@@ -268,11 +331,16 @@ async def test_control_routes(client: httpx.AsyncClient) -> None:
         assert refused.status_code == 400 and refused.json()["status"] == "error"
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     plan=st.lists(
-        st.tuples(st.lists(st.integers(0, 7), max_size=4), st.sampled_from([None, 500, 503, "drop"])),
-        min_size=1, max_size=5,
+        st.tuples(
+            st.lists(st.integers(0, 7), max_size=4), st.sampled_from([None, 500, 503, "drop"])
+        ),
+        min_size=1,
+        max_size=5,
     )
 )
 async def test_each_message_one_activity_whatever_the_pushes(
@@ -286,11 +354,23 @@ async def test_each_message_one_activity_whatever_the_pushes(
     contacts = app.state.contacts
     sent: list[int] = []
     for picks, fault in plan:
-        sent += await write(app, lambda c, picks=picks: [message_event(c, contacts[i], SYNCED, AT) for i in picks])
-        faults = [] if fault is None else [
-            {"endpoint": "POST /activities", "dropConnection": True} if fault == "drop"
-            else {"endpoint": "POST /activities", "status": fault, "rate": 0.5, "seed": len(sent)}
-        ]
+        sent += await write(
+            app, lambda c, picks=picks: [message_event(c, contacts[i], SYNCED, AT) for i in picks]
+        )
+        faults = (
+            []
+            if fault is None
+            else [
+                {"endpoint": "POST /activities", "dropConnection": True}
+                if fault == "drop"
+                else {
+                    "endpoint": "POST /activities",
+                    "status": fault,
+                    "rate": 0.5,
+                    "seed": len(sent),
+                }
+            ]
+        )
         await set_faults(client, faults)
         await autosync_of(app)(TARGET)
     await set_faults(client, [])
@@ -307,11 +387,19 @@ def engagement_now(conn: Any, ids: list[int], mapping: dict[str, str]) -> dict[s
     from emulator.exporter import records as rec
 
     rows = rec.read_engagement(conn, "contacts", 0, len(ids) + 1, ids)
-    return {crm: {mapping[k]: v for k, v in p.engagement_values("contacts", m, log).items() if k in mapping}
-            for _, crm, m, log in rows}
+    return {
+        crm: {
+            mapping[k]: v
+            for k, v in p.engagement_values("contacts", m, log).items()
+            if k in mapping
+        }
+        for _, crm, m, log in rows
+    }
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(cuts=st.lists(st.integers(1, 3 * 86400 - 1), max_size=4, unique=True))
 async def test_any_split_of_the_clock_pushes_the_same(
     app: Starlette, client: httpx.AsyncClient, cuts: list[int]
@@ -334,17 +422,28 @@ async def test_any_split_of_the_clock_pushes_the_same(
     events: list[dict[str, Any]] = []
     after = first[0]["id"] - 1 if first else 0
     while True:
-        page = (await client.get("/_emulator/events", params={"afterId": after, "limit": 1000})).json()
+        page = (
+            await client.get("/_emulator/events", params={"afterId": after, "limit": 1000})
+        ).json()
         events += page["data"]
         if page["nextAfterId"] is None:
             break
         after = page["nextAfterId"]
-    made = {"CONNECTION_REQUEST_SENT", "CONNECTION_REQUEST_ACCEPTED", "NETWORK_MESSAGE_SENT",
-            "EMAIL_SENT", "INMAIL_SENT", "MESSAGE_REPLIED"}
+    made = {
+        "CONNECTION_REQUEST_SENT",
+        "CONNECTION_REQUEST_ACCEPTED",
+        "NETWORK_MESSAGE_SENT",
+        "EMAIL_SENT",
+        "INMAIL_SENT",
+        "MESSAGE_REPLIED",
+    }
     synced = await emulator_of(app).db.fetchall("SELECT id FROM campaigns WHERE messageSync = 1")
-    expected = {str(e["messageId"]) for e in events
-                if e["type"] in made and e["campaignId"] in {r[0] for r in synced}}
-    activities = (await crm_all(client, "activities"))[app.state.activities:]
+    expected = {
+        str(e["messageId"])
+        for e in events
+        if e["type"] in made and e["campaignId"] in {r[0] for r in synced}
+    }
+    activities = (await crm_all(client, "activities"))[app.state.activities :]
     logged = Counter(a["metadata"]["messageId"] for a in activities)
     assert set(logged) == expected and set(logged.values()) <= {1}
     # Engagement: what the CRM holds is what the platform shows now.

@@ -43,8 +43,11 @@ async def events(client: httpx.AsyncClient, **params: Any) -> list[dict[str, Any
     out: list[dict[str, Any]] = []
     after = 0
     while True:
-        page = (await client.get("/_emulator/events",
-                                 params={**params, "afterId": after, "limit": 1000})).json()
+        page = (
+            await client.get(
+                "/_emulator/events", params={**params, "afterId": after, "limit": 1000}
+            )
+        ).json()
         out += page["data"]
         if page["nextAfterId"] is None:
             return out
@@ -67,9 +70,13 @@ async def test_a_week_moves_campaigns_conversations_and_contacts(
     assert [e["id"] for e in log] == sorted(e["id"] for e in log)
 
     sent = next(e for e in log if e["type"] == "EMAIL_SENT")
-    assert sent["messageId"] == sent["data"]["messageId"] and sent["data"]["sentAt"] == sent["occurredAt"]
+    assert (
+        sent["messageId"] == sent["data"]["messageId"]
+        and sent["data"]["sentAt"] == sent["occurredAt"]
+    )
     conv = await app.state.services.emulator.db.fetchone(
-        "SELECT conversationId FROM messages WHERE id = ?", (sent["messageId"],))
+        "SELECT conversationId FROM messages WHERE id = ?", (sent["messageId"],)
+    )
     body = (await client.get(f"/v1/conversation/{conv[0]}/messages", headers=ALL)).json()["data"]
     mine = next(m for m in body["messages"] if m["id"] == sent["messageId"])
     assert mine["type"] == "EMAIL" and mine["isContactSender"] is False
@@ -78,10 +85,16 @@ async def test_a_week_moves_campaigns_conversations_and_contacts(
     # a reply is an inbound message; the member's sequence stopped there
     reply = next(e for e in log if e["type"] == "MESSAGE_REPLIED")
     row = await app.state.services.emulator.db.fetchone(
-        "SELECT isContactSender FROM messages WHERE id = ?", (reply["messageId"],))
+        "SELECT isContactSender FROM messages WHERE id = ?", (reply["messageId"],)
+    )
     assert row == (1,)
-    later = [e for e in log if e["contactId"] == reply["contactId"]
-             and e["campaignId"] == reply["campaignId"] and e["id"] > reply["id"]]
+    later = [
+        e
+        for e in log
+        if e["contactId"] == reply["contactId"]
+        and e["campaignId"] == reply["campaignId"]
+        and e["id"] > reply["id"]
+    ]
     assert later == []
 
     # updatedAtFrom sees every contact an event touched
@@ -89,8 +102,13 @@ async def test_a_week_moves_campaigns_conversations_and_contacts(
     seen: set[int] = set()
     page = 1
     while True:
-        got = (await client.get("/v1/contacts", headers=ALL, params={
-            "updatedAtFrom": START, "pageSize": 100, "page": page})).json()
+        got = (
+            await client.get(
+                "/v1/contacts",
+                headers=ALL,
+                params={"updatedAtFrom": START, "pageSize": 100, "page": page},
+            )
+        ).json()
         seen |= {c["id"] for c in got["data"]}
         if len(got["data"]) < 100:
             break
@@ -107,11 +125,14 @@ async def test_opens_clicks_and_tasks_leave_their_marks(
     log = await events(client)
     opened = [e for e in log if e["type"] == "EMAIL_OPENED"]
     assert opened
-    views = await db.fetchone("SELECT viewCount FROM messages WHERE id = ?", (opened[0]["messageId"],))
+    views = await db.fetchone(
+        "SELECT viewCount FROM messages WHERE id = ?", (opened[0]["messageId"],)
+    )
     assert views[0] >= sum(1 for e in opened if e["messageId"] == opened[0]["messageId"])
     for e in (e for e in log if e["type"] == "LINK_CLICKED"):
-        assert (await db.fetchone("SELECT clickCount FROM messages WHERE id = ?",
-                                  (e["messageId"],)))[0] >= 1
+        assert (
+            await db.fetchone("SELECT clickCount FROM messages WHERE id = ?", (e["messageId"],))
+        )[0] >= 1
     tasks = [e for e in log if e["type"] == "TASK_CREATED"]
     assert tasks
     rows = await db.fetchall("SELECT id, contactId, campaignId FROM platform_tasks")
@@ -122,7 +143,8 @@ async def test_opens_clicks_and_tasks_leave_their_marks(
     members = await db.fetchall(
         "SELECT m.sequenceStatus, m.nextActionAt, c.status FROM campaign_members m"
         " JOIN simulation_members s USING (campaignId, contactId)"
-        " JOIN campaigns c ON c.id = m.campaignId")
+        " JOIN campaigns c ON c.id = m.campaignId"
+    )
     assert members and all(s in ("Finished", "Replied") and n is None for s, n, _ in members)
     assert {c for *_, c in members} == {"COMPLETED"}
     finished = sum(1 for s, *_ in members if s == "Finished")
@@ -160,9 +182,11 @@ async def test_start_stop_and_resume(client: httpx.AsyncClient) -> None:
     assert len(after) > len(first)
     # the pause shifted the rest of the story: nothing happened during it
     gap_end = parse_iso(START) + timedelta(days=30)
-    assert all(not (START < e["occurredAt"] < now_iso(gap_end)) for e in after[len(first):])
-    status = {c["id"]: c["status"] for c in
-              (await client.get("/v1/campaigns", headers=ALL)).json()["data"]}
+    assert all(not (START < e["occurredAt"] < now_iso(gap_end)) for e in after[len(first) :])
+    status = {
+        c["id"]: c["status"]
+        for c in (await client.get("/v1/campaigns", headers=ALL)).json()["data"]
+    }
     assert status[draft] == "COMPLETED"
 
 
@@ -200,13 +224,17 @@ splits = st.lists(st.integers(min_value=0, max_value=SPAN), max_size=6).map(
 )
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(seed=st.integers(min_value=0, max_value=2**20), cuts=splits)
 async def test_any_split_of_a_span_gives_the_same_story(
     small: httpx.AsyncClient, small_app: Starlette, small_dir: Path, seed: int, cuts: list[int]
 ) -> None:
     reseed(small_dir, seed)
-    assert (await small.post("/_emulator/fixtures", json={"directory": str(small_dir)})).status_code == 200
+    assert (
+        await small.post("/_emulator/fixtures", json={"directory": str(small_dir)})
+    ).status_code == 200
     await advance(small, seconds=SPAN)
     whole = await dump(small_app)
     assert whole["events"]
@@ -218,21 +246,33 @@ async def test_any_split_of_a_span_gives_the_same_story(
     assert await dump(small_app) == whole
 
 
-injected = st.sampled_from([
-    "CONNECTION_REQUEST_SENT", "CONNECTION_REQUEST_ACCEPTED", "NETWORK_MESSAGE_SENT",
-    "EMAIL_SENT", "INMAIL_SENT", "MESSAGE_REPLIED", "POST_LIKED", "PROFILE_VISITED",
-    "EMAIL_OPENED", "LINK_CLICKED",
-])
+injected = st.sampled_from(
+    [
+        "CONNECTION_REQUEST_SENT",
+        "CONNECTION_REQUEST_ACCEPTED",
+        "NETWORK_MESSAGE_SENT",
+        "EMAIL_SENT",
+        "INMAIL_SENT",
+        "MESSAGE_REPLIED",
+        "POST_LIKED",
+        "PROFILE_VISITED",
+        "EMAIL_OPENED",
+        "LINK_CLICKED",
+    ]
+)
 actions = st.lists(
     st.one_of(
         st.tuples(st.just("advance"), st.integers(min_value=0, max_value=4 * DAY)),
         st.tuples(injected, st.integers(min_value=0, max_value=10**6)),
     ),
-    min_size=1, max_size=12,
+    min_size=1,
+    max_size=12,
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(steps=actions)
 async def test_engagement_never_moves_backwards_and_one_row_per_injection(
     small: httpx.AsyncClient, small_app: Starlette, small_dir: Path, steps: list[tuple[str, int]]
@@ -245,7 +285,8 @@ async def test_engagement_never_moves_backwards_and_one_row_per_injection(
     async def state() -> dict[tuple[int, int], tuple[Any, ...]]:
         rows = await db.fetchall(
             "SELECT campaignId, contactId, engagementStatus, sequenceStatus, opens, clicks, replies"
-            " FROM campaign_members")
+            " FROM campaign_members"
+        )
         return {(r[0], r[1]): r[2:] for r in rows}
 
     before = await state()
@@ -255,16 +296,24 @@ async def test_engagement_never_moves_backwards_and_one_row_per_injection(
         else:
             campaign, contact = members[n % len(members)]
             count = (await db.fetchone("SELECT count(*) FROM events"))[0]
-            r = await small.post("/_emulator/events", json={
-                "campaignId": campaign, "contactId": contact, "type": kind, "content": "hello"})
+            r = await small.post(
+                "/_emulator/events",
+                json={
+                    "campaignId": campaign,
+                    "contactId": contact,
+                    "type": kind,
+                    "content": "hello",
+                },
+            )
             if r.status_code == 409:  # an open or click without any email sent
                 assert kind in ("EMAIL_OPENED", "LINK_CLICKED")
                 assert (await db.fetchone("SELECT count(*) FROM events"))[0] == count
                 continue
             assert r.status_code == 201, r.text
             assert (await db.fetchone("SELECT count(*) FROM events"))[0] == count + 1
-            row = await db.fetchone("SELECT type, contactId, campaignId FROM events WHERE id = ?",
-                                    (r.json()["id"],))
+            row = await db.fetchone(
+                "SELECT type, contactId, campaignId FROM events WHERE id = ?", (r.json()["id"],)
+            )
             assert row == (kind, contact, campaign)
         after = await state()
         for key, (eng, seq, opens, clicks, replies) in after.items():

@@ -34,8 +34,9 @@ async def crm_settings(client: httpx.AsyncClient, **changes: Any) -> None:
     assert response.status_code == 200, response.text
 
 
-@pytest.mark.parametrize(("users_status", "owner"), [(200, True), (404, False), (501, False),
-                                                     (500, None)])
+@pytest.mark.parametrize(
+    ("users_status", "owner"), [(200, True), (404, False), (501, False), (500, None)]
+)
 async def test_connect_and_test_probe_users_for_owner_selection(
     client: httpx.AsyncClient, users_status: int, owner: bool | None
 ) -> None:
@@ -86,15 +87,24 @@ async def test_exports_use_a_fresh_users_verdict_instead_of_probing(
     await advance(client, 1)  # the periodic check probes /users: owner selection off
     assert (await status(client))["ownerSelection"] is False
     ids = [c.id for c in fixtures().contacts if not c.contactCRMId][:2]
-    response = await client.post("/v1/actions", headers=ALL, json={
-        "actions": [{"type": "EXPORT_TO_CRM",
-                     "options": {"CRMOwnerId": {"value": "crm-user-1", "override": True}}}],
-        "contactIds": ids,
-    })
+    response = await client.post(
+        "/v1/actions",
+        headers=ALL,
+        json={
+            "actions": [
+                {
+                    "type": "EXPORT_TO_CRM",
+                    "options": {"CRMOwnerId": {"value": "crm-user-1", "override": True}},
+                }
+            ],
+            "contactIds": ids,
+        },
+    )
     run_id = response.json()["data"]["actionsId"]
     await advance(client, 60)
-    journal = (await client.get("/_emulator/journal",
-                                params={"exportId": f"actions-{run_id}"})).json()["data"]
+    journal = (
+        await client.get("/_emulator/journal", params={"exportId": f"actions-{run_id}"})
+    ).json()["data"]
     paths = [(e["method"], e["path"]) for e in journal]
     assert ("GET", "/users") not in paths and ("POST", "/contacts") in paths
     created = next(e for e in journal if (e["method"], e["path"]) == ("POST", "/contacts"))

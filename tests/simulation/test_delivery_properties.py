@@ -35,12 +35,14 @@ TYPES = sorted(WEBHOOK_EVENTS)
 CAMPAIGNS = [1, 5, 6]
 HORIZON = 4 * 3600
 
-SUBSCRIPTION = st.fixed_dictionaries({
-    "events": st.lists(st.sampled_from(TYPES), min_size=1, max_size=3, unique=True),
-    "campaignIds": st.lists(st.sampled_from(CAMPAIGNS), max_size=2, unique=True),
-    "enabled": st.booleans(),
-    "secret": st.none() | st.just("whsec-property-0001"),
-})
+SUBSCRIPTION = st.fixed_dictionaries(
+    {
+        "events": st.lists(st.sampled_from(TYPES), min_size=1, max_size=3, unique=True),
+        "campaignIds": st.lists(st.sampled_from(CAMPAIGNS), max_size=2, unique=True),
+        "enabled": st.booleans(),
+        "secret": st.none() | st.just("whsec-property-0001"),
+    }
+)
 EVENT = st.tuples(
     st.sampled_from([*TYPES, "EMAIL_OPENED", "SEQUENCE_FINISHED"]),
     st.integers(1, 30),  # contact
@@ -57,8 +59,12 @@ def receiver() -> Iterator[Scripted]:
 
 
 async def play(
-    client: httpx.AsyncClient, app: Starlette, receiver: Scripted,
-    subs: list[dict[str, Any]], events: list[tuple[str, int, int, int]], steps: list[int],
+    client: httpx.AsyncClient,
+    app: Starlette,
+    receiver: Scripted,
+    subs: list[dict[str, Any]],
+    events: list[tuple[str, int, int, int]],
+    steps: list[int],
 ) -> tuple[list[tuple[Any, ...]], list[bytes], list[int]]:
     """Fresh state, the story, the clock stepping through `steps`: the log and what came in."""
     emulator = app.state.services.emulator
@@ -70,8 +76,10 @@ async def play(
     hooks = [await subscribe(client, f"{receiver.url}/h{i}", **sub) for i, sub in enumerate(subs)]
     await emulator.db.executemany(
         "INSERT INTO events(type, contactId, campaignId, occurredAt, data) VALUES (?, ?, ?, ?, ?)",
-        [(kind, contact, campaign, iso(s), json.dumps({"n": i}))
-         for i, (kind, contact, campaign, s) in enumerate(sorted(events, key=lambda e: e[3]))],
+        [
+            (kind, contact, campaign, iso(s), json.dumps({"n": i}))
+            for i, (kind, contact, campaign, s) in enumerate(sorted(events, key=lambda e: e[3]))
+        ],
     )
     listener = DeliveryListener(emulator)
     for step in steps:
@@ -90,8 +98,12 @@ async def play(
     cuts=CUTS,
 )
 async def test_one_big_advance_and_many_small_ones_deliver_the_same(
-    client: httpx.AsyncClient, app: Starlette, receiver: Scripted,
-    subs: list[dict[str, Any]], events: list[tuple[str, int, int, int]], cuts: list[int],
+    client: httpx.AsyncClient,
+    app: Starlette,
+    receiver: Scripted,
+    subs: list[dict[str, Any]],
+    events: list[tuple[str, int, int, int]],
+    cuts: list[int],
 ) -> None:
     big = await play(client, app, receiver, subs, events, [HORIZON])
     small = await play(client, app, receiver, subs, events, [*sorted(cuts), HORIZON])

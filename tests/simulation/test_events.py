@@ -18,14 +18,22 @@ def test_every_event_type_has_one_struct_and_one_name() -> None:
 
 
 def test_a_sent_message_without_subject_stores_no_subject_key() -> None:
-    sent = ev.SENT["NETWORK_MESSAGE"](step=0, channel="NETWORK", sequenceIndex=1, messageId=7,
-                                      customMessage=None, sentAt="t")
+    sent = ev.SENT["NETWORK_MESSAGE"](
+        step=0, channel="NETWORK", sequenceIndex=1, messageId=7, customMessage=None, sentAt="t"
+    )
     assert ev.event_type(sent) == "NETWORK_MESSAGE_SENT"
     assert ev.encode_data(sent) == (
         '{"step":0,"channel":"NETWORK","sequenceIndex":1,"messageId":7,"customMessage":null,"sentAt":"t"}'
     )
-    email = ev.SENT["EMAIL"](step=None, channel="EMAIL", sequenceIndex=2, messageId=8,
-                             customMessage="hi", sentAt="t", subject="s")
+    email = ev.SENT["EMAIL"](
+        step=None,
+        channel="EMAIL",
+        sequenceIndex=2,
+        messageId=8,
+        customMessage="hi",
+        sentAt="t",
+        subject="s",
+    )
     assert msgspec.json.decode(ev.encode_data(email))["subject"] == "s"
     assert msgspec.json.decode(ev.encode_data(email))["step"] is None
 
@@ -34,5 +42,9 @@ def test_a_task_event_names_its_task() -> None:
     task = ev.TaskCreated(step=2, taskId=5, subject="Call: Q3", taskType="CALL", dueDate="d")
     assert ev.event_type(task) == "TASK_CREATED"
     assert msgspec.json.decode(ev.encode_data(task)) == {
-        "step": 2, "taskId": 5, "subject": "Call: Q3", "taskType": "CALL", "dueDate": "d",
+        "step": 2,
+        "taskId": 5,
+        "subject": "Call: Q3",
+        "taskType": "CALL",
+        "dueDate": "d",
     }

@@ -39,7 +39,11 @@ async def listener(client: httpx.AsyncClient, app: Starlette) -> DeliveryListene
 
 
 async def add_event(
-    app: Starlette, kind: str, contact: int, campaign: int, seconds: float,
+    app: Starlette,
+    kind: str,
+    contact: int,
+    campaign: int,
+    seconds: float,
     data: dict[str, Any] | None = None,
 ) -> int:
     return await app.state.services.emulator.db.execute(
@@ -52,13 +56,16 @@ async def test_an_event_reaches_its_subscription_with_payload_and_secret(
     client: httpx.AsyncClient, app: Starlette, listener: DeliveryListener
 ) -> None:
     fx = fixtures()
-    contact = next(c for c in fx.contacts
-                   if c.campaignIds and "score" in c.customFields and c.companyId)
+    contact = next(
+        c for c in fx.contacts if c.campaignIds and "score" in c.customFields and c.companyId
+    )
     campaign = next(c for c in fx.campaigns if c.id == contact.campaignIds[0])
     company = next(co for co in fx.companies if co.id == contact.companyId)
     with scripted_receiver() as receiver:
         hook = await subscribe(
-            client, f"{receiver.url}/in", secret=SECRET,
+            client,
+            f"{receiver.url}/in",
+            secret=SECRET,
             customFields=["score", "industry", "company.name"],  # the company's fields too
             events=["MESSAGE_REPLIED", "EMAIL_SENT"],
         )
@@ -77,11 +84,16 @@ async def test_an_event_reaches_its_subscription_with_payload_and_secret(
         "timestamp": iso(10),
         "data": {
             "contact": {
-                "id": contact.id, "firstName": contact.firstName, "lastName": contact.lastName,
+                "id": contact.id,
+                "firstName": contact.firstName,
+                "lastName": contact.lastName,
                 "professionalEmail": contact.professionalEmail,
-                "networkProfileUrl": contact.networkProfileUrl, "jobTitle": contact.jobTitle,
-                "companyId": contact.companyId, "score": contact.customFields["score"],
-                "industry": company.industry, "company.name": company.name,
+                "networkProfileUrl": contact.networkProfileUrl,
+                "jobTitle": contact.jobTitle,
+                "companyId": contact.companyId,
+                "score": contact.customFields["score"],
+                "industry": company.industry,
+                "company.name": company.name,
             },
             "campaign": {"id": campaign.id, "name": campaign.name, "status": campaign.status},
             **fields,
@@ -100,8 +112,7 @@ async def test_matching_enabled_types_and_campaigns(
         only_1 = await subscribe(
             client, f"{receiver.url}/only1", events=["EMAIL_SENT"], campaignIds=[1]
         )
-        off = await subscribe(client, f"{receiver.url}/off", events=["EMAIL_SENT"],
-                              enabled=False)
+        off = await subscribe(client, f"{receiver.url}/off", events=["EMAIL_SENT"], enabled=False)
         await add_event(app, "EMAIL_SENT", 1, 1, 0)
         await add_event(app, "EMAIL_SENT", 2, 5, 1)
         await listener(at(10))
@@ -125,7 +136,10 @@ async def test_failures_are_retried_after_30_s_5_min_and_50_min(
     assert len({g.body for g in receiver.received}) == 1  # every attempt carries the same body
     entries = await logs(client, hook)
     assert [(e["attemptNumber"], e["createdAt"], e["statusCode"]) for e in entries] == [
-        (1, iso(0), 500), (2, iso(30), 500), (3, iso(330), 500), (4, iso(3330), 500),
+        (1, iso(0), 500),
+        (2, iso(30), 500),
+        (3, iso(330), 500),
+        (4, iso(3330), 500),
     ]
     assert all("500" in e["errorMessage"] for e in entries)
 

@@ -60,17 +60,26 @@ async def test_retries_after_30_s_5_min_and_50_min_of_virtual_time(
     await advance(client, 3600)  # events before a subscription exists are never sent to it
     contact = member_of(1)
     with scripted_receiver(always(500)) as receiver:
-        hook = await subscribe(client, f"{receiver.url}/in", secret=SECRET,
-                               events=["PROFILE_VISITED"], campaignIds=[1])
-        injected = await client.post("/_emulator/events", json={
-            "campaignId": 1, "contactId": contact, "type": "PROFILE_VISITED",
-        })
+        hook = await subscribe(
+            client, f"{receiver.url}/in", secret=SECRET, events=["PROFILE_VISITED"], campaignIds=[1]
+        )
+        injected = await client.post(
+            "/_emulator/events",
+            json={
+                "campaignId": 1,
+                "contactId": contact,
+                "type": "PROFILE_VISITED",
+            },
+        )
         assert injected.status_code == 201, injected.text
         at = injected.json()["occurredAt"]
 
         def mine() -> list[Any]:
-            return [g for g in receiver.received
-                    if g.json["data"]["contact"]["id"] == contact and g.json["timestamp"] == at]
+            return [
+                g
+                for g in receiver.received
+                if g.json["data"]["contact"]["id"] == contact and g.json["timestamp"] == at
+            ]
 
         counts = []
         for seconds in (0, 29, 1, 299, 1, 2999, 1, DAY):
@@ -90,24 +99,33 @@ async def test_every_simulated_event_is_delivered_once_to_each_match(
 ) -> None:
     await drop_fixture_webhooks(client)
     with scripted_receiver(fail_first(1)) as receiver:
-        every = await subscribe(client, f"{receiver.url}/every", events=sorted(WEBHOOK_EVENTS),
-                                secret=SECRET)
-        first = await subscribe(client, f"{receiver.url}/first", campaignIds=[1],
-                                events=["CONNECTION_REQUEST_SENT", "MESSAGE_REPLIED"])
-        off = await subscribe(client, f"{receiver.url}/off", events=sorted(WEBHOOK_EVENTS),
-                              enabled=False)
+        every = await subscribe(
+            client, f"{receiver.url}/every", events=sorted(WEBHOOK_EVENTS), secret=SECRET
+        )
+        first = await subscribe(
+            client,
+            f"{receiver.url}/first",
+            campaignIds=[1],
+            events=["CONNECTION_REQUEST_SENT", "MESSAGE_REPLIED"],
+        )
+        off = await subscribe(
+            client, f"{receiver.url}/off", events=sorted(WEBHOOK_EVENTS), enabled=False
+        )
         await advance(client, DAY)
         await advance(client, 30)  # the retries of the last moment's refusals
     log = [e for e in await events(client) if e["type"] in WEBHOOK_EVENTS]
     assert log, "the default fixtures' active campaigns make events in a day"
     got = Counter((g.path, g.json["eventType"], g.json["timestamp"]) for g in receiver.received)
     want = Counter(("/every", e["type"], e["occurredAt"]) for e in log)
-    want.update(("/first", e["type"], e["occurredAt"]) for e in log
-                if e["campaignId"] == 1 and e["type"] in ("CONNECTION_REQUEST_SENT",
-                                                          "MESSAGE_REPLIED"))
+    want.update(
+        ("/first", e["type"], e["occurredAt"])
+        for e in log
+        if e["campaignId"] == 1 and e["type"] in ("CONNECTION_REQUEST_SENT", "MESSAGE_REPLIED")
+    )
     assert got == {k: 2 * v for k, v in want.items()}  # each refused once, then accepted
-    assert {g.headers.get("x-webhook-secret") for g in receiver.received
-            if g.path == "/every"} == {SECRET}
+    assert {g.headers.get("x-webhook-secret") for g in receiver.received if g.path == "/every"} == {
+        SECRET
+    }
     assert await logs(client, off) == []
     firsts = [e for e in await logs(client, every) if e["attemptNumber"] == 1]
     assert len(firsts) == len(log)
@@ -116,8 +134,9 @@ async def test_every_simulated_event_is_delivered_once_to_each_match(
     )
 
 
-@settings(max_examples=5, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(cuts=st.lists(st.integers(1, DAY - 1), max_size=6))
 async def test_any_split_of_a_day_gives_the_same_deliveries(
     client: httpx.AsyncClient, cuts: list[int]
@@ -128,15 +147,24 @@ async def test_any_split_of_a_day_gives_the_same_deliveries(
             assert (await client.post("/_emulator/reset")).status_code == 200
             receiver.clear()
             await drop_fixture_webhooks(client)
-            hook = await subscribe(client, f"{receiver.url}/h", campaignIds=[1], events=[
-                "CONNECTION_REQUEST_ACCEPTED", "MESSAGE_REPLIED", "PROFILE_VISITED",
-            ])
+            hook = await subscribe(
+                client,
+                f"{receiver.url}/h",
+                campaignIds=[1],
+                events=[
+                    "CONNECTION_REQUEST_ACCEPTED",
+                    "MESSAGE_REPLIED",
+                    "PROFILE_VISITED",
+                ],
+            )
             before = 0
             for step in steps:
                 await advance(client, step - before)
                 before = step
-            entries = [(e["id"], e["eventType"], e["statusCode"], e["attemptNumber"],
-                        e["createdAt"]) for e in await logs(client, hook)]
+            entries = [
+                (e["id"], e["eventType"], e["statusCode"], e["attemptNumber"], e["createdAt"])
+                for e in await logs(client, hook)
+            ]
             return entries, sorted(g.body for g in receiver.received)
 
         one = await run([DAY])

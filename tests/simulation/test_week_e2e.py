@@ -19,8 +19,14 @@ from tests.servers import recording_server
 
 WEEK = 7 * 86400
 WEBHOOK_EVENTS = [
-    "CONNECTION_REQUEST_SENT", "CONNECTION_REQUEST_ACCEPTED", "NETWORK_MESSAGE_SENT",
-    "EMAIL_SENT", "INMAIL_SENT", "MESSAGE_REPLIED", "POST_LIKED", "PROFILE_VISITED",
+    "CONNECTION_REQUEST_SENT",
+    "CONNECTION_REQUEST_ACCEPTED",
+    "NETWORK_MESSAGE_SENT",
+    "EMAIL_SENT",
+    "INMAIL_SENT",
+    "MESSAGE_REPLIED",
+    "POST_LIKED",
+    "PROFILE_VISITED",
 ]
 
 # What the newcomer's webhook listens to (fewer deliveries: a faster test).
@@ -88,7 +94,9 @@ def test_a_week_in_the_life() -> None:
         start = ctl.get("/clock").json()["now"]
 
         # A newcomer's setup: a webhook to their receiver, a DRAFT campaign started, one export.
-        hook = v1.post("/webhooks", json={"name": "mine", "url": receiver.url, "events": SUBSCRIBED})
+        hook = v1.post(
+            "/webhooks", json={"name": "mine", "url": receiver.url, "events": SUBSCRIBED}
+        )
         assert hook.status_code == 201, hook.text
         hook_id = hook.json()["data"]["id"]
         drafts = [c["id"] for c in v1.get("/campaigns").json()["data"] if c["status"] == "DRAFT"]
@@ -100,15 +108,28 @@ def test_a_week_in_the_life() -> None:
         # A sequence task the platform owes the CRM (as a TASK step makes one), for the first
         # member whose history has not reached its task step yet.
         for member in (c for c in fixture("contacts") if c["campaignIds"]):
-            added = ctl.post("/tasks", json={"contactId": member["id"], "campaignId": member["campaignIds"][0]})
+            added = ctl.post(
+                "/tasks", json={"contactId": member["id"], "campaignId": member["campaignIds"][0]}
+            )
             if added.status_code == 201:
                 break
         assert added.status_code == 201, added.text
         task = added.json()
         conn = ctl.get("/connection").json()
-        assert ctl.put("/connection", json={**conn, "apiKey": "crm-demo-key", "autoSync": True}).status_code == 200
-        started = v1.post("/actions", json={"actions": [{"type": "VERIFY_LEAD_EMAIL"}],
-                                            "contactIds": [1, 2, 3], "webhookUrl": f"{receiver.url}/runs"})
+        assert (
+            ctl.put(
+                "/connection", json={**conn, "apiKey": "crm-demo-key", "autoSync": True}
+            ).status_code
+            == 200
+        )
+        started = v1.post(
+            "/actions",
+            json={
+                "actions": [{"type": "VERIFY_LEAD_EMAIL"}],
+                "contactIds": [1, 2, 3],
+                "webhookUrl": f"{receiver.url}/runs",
+            },
+        )
         assert started.status_code in (200, 201, 202), started.text
         run_path = f"/actions/{started.json()['data']['actionsId']}/status"
         run_before = v1.get(run_path).json()["data"]
@@ -133,10 +154,16 @@ def test_a_week_in_the_life() -> None:
         # Conversations: one new message per message event, each with its event's time.
         message_events = {e["messageId"]: e for e in events if e["type"] in MESSAGE_EVENTS}
         after = all_conversations(v1)
-        new_messages = {m["id"]: m for cid, msgs in after.items() for m in msgs
-                        if m["id"] not in {x["id"] for x in conversations.get(cid, [])}}
+        new_messages = {
+            m["id"]: m
+            for cid, msgs in after.items()
+            for m in msgs
+            if m["id"] not in {x["id"] for x in conversations.get(cid, [])}
+        }
         assert set(new_messages) == set(message_events) != set()
-        assert all(new_messages[i]["createdAt"] == e["occurredAt"] for i, e in message_events.items())
+        assert all(
+            new_messages[i]["createdAt"] == e["occurredAt"] for i, e in message_events.items()
+        )
         assert len(after) > len(conversations)  # the week opened conversations
 
         # The reference CRM: one activity per new message of a synced campaign, never two.
@@ -144,6 +171,7 @@ def test_a_week_in_the_life() -> None:
         activities = every(ctl, "/crm/activities")
         new = Counter(a["metadata"]["messageId"] for a in activities[crm_activities:])
         assert set(new) == synced and set(new.values()) == {1}
+
         # ... the task was created there; completed on the platform, it completes there too ...
         def platform_task() -> dict[str, Any]:
             tasks = ctl.get("/tasks", params={"contactId": task["contactId"]}).json()["data"]
@@ -168,8 +196,12 @@ def test_a_week_in_the_life() -> None:
                 assert fields["platform_engagement_status"].startswith("Message Replied"), fields
                 assert fields["platform_reply_analysis"].startswith("Yes")
         autosync = ctl.get("/autosync").json()
-        assert autosync["enabled"] and autosync["last"]["status"] == "ok" and autosync["pending"] == 0
-        week_push = ctl.get("/journal", params={"exportId": "autosync-1", "path": "/activities", "pageSize": 500})
+        assert (
+            autosync["enabled"] and autosync["last"]["status"] == "ok" and autosync["pending"] == 0
+        )
+        week_push = ctl.get(
+            "/journal", params={"exportId": "autosync-1", "path": "/activities", "pageSize": 500}
+        )
         assert week_push.json()["total"] == len(synced)  # journaled, one exchange each (no retries)
 
         # Webhook logs: every webhook event since the subscription (the campaign start's, the
@@ -178,7 +210,9 @@ def test_a_week_in_the_life() -> None:
         logs = every(v1, f"/webhooks/{hook_id}/logs")
         hooks = [r for r in receiver.requests if not r.path.startswith("/runs")]
         assert len(hooks) == len(webhook_events)
-        assert Counter(log["eventType"] for log in logs) == Counter(e["type"] for e in webhook_events)
+        assert Counter(log["eventType"] for log in logs) == Counter(
+            e["type"] for e in webhook_events
+        )
         assert all(log["statusCode"] == 200 for log in logs)
 
         # Actions runs: the run started before the week has ended, one delivery per contact.

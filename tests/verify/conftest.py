@@ -11,7 +11,9 @@ from emulator.verify.runner import Prober, verify
 from tests.verify.strange_crm import HEADER, KEY, StrangeCrm
 
 
-async def verify_app(app: Any, base: str, key: str, header: str = "X-API-Key", run_id: str | None = None) -> Report:
+async def verify_app(
+    app: Any, base: str, key: str, header: str = "X-API-Key", run_id: str | None = None
+) -> Report:
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     return await verify(Prober(base, key, header, transport=transport), run_id=run_id)
 

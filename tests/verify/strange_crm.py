@@ -75,7 +75,9 @@ class StrangeCrm:
             if key:
                 self.index[kind][key] = crm_id
             small = len(items) < 100 and self.broken("create-number-crmid")
-            results.append({"externalId": item["externalId"], "crmId": int(crm_id[1:]) if small else crm_id})
+            results.append(
+                {"externalId": item["externalId"], "crmId": int(crm_id[1:]) if small else crm_id}
+            )
         status = 200 if self.broken("create-200") else 201
         return JSONResponse({"results": results}, status)
 
@@ -89,8 +91,13 @@ class StrangeCrm:
                 unmatched.append(item["externalId"])
                 continue
             shown = f"x-{crm_id}" if self.broken("sync-other-crmid") else crm_id
-            results.append({"externalId": item["externalId"], "crmId": shown,
-                            "properties": dict(self.records[kind][crm_id])})
+            results.append(
+                {
+                    "externalId": item["externalId"],
+                    "crmId": shown,
+                    "properties": dict(self.records[kind][crm_id]),
+                }
+            )
         if not results and self.broken("sync-404-when-none"):
             return JSONResponse({"error": "no match"}, 404)
         body: dict[str, Any] = {"results": results}
@@ -104,7 +111,9 @@ class StrangeCrm:
         kind = self.kind(request)
         items = (await request.json())[kind]
         stored = self.records[kind]
-        if self.broken("put-fails-batch-on-unknown") and any(i["crmId"] not in stored for i in items):
+        if self.broken("put-fails-batch-on-unknown") and any(
+            i["crmId"] not in stored for i in items
+        ):
             return JSONResponse({"error": "unknown crmId"}, 404)
         results = []
         for item in items:
@@ -113,7 +122,9 @@ class StrangeCrm:
                 results.append({"crmId": crm_id, "success": False, "error": "no such record"})
             elif self.broken("put-refuses-documented-field") and DOCUMENTED & set(fields):
                 results.append({"crmId": crm_id, "success": False, "error": "read-only field"})
-            elif self.broken("put-refuses-engagement") and any(k.startswith(("campaign", "verifyEngagement")) for k in fields):
+            elif self.broken("put-refuses-engagement") and any(
+                k.startswith(("campaign", "verifyEngagement")) for k in fields
+            ):
                 results.append({"crmId": crm_id, "success": False, "error": "unknown field"})
             else:
                 if self.broken("put-replaces-record"):
@@ -141,7 +152,12 @@ class StrangeCrm:
         return task
 
     async def create_task(self, request: Request) -> Response:
-        task = {**await request.json(), "id": f"t{next(self.ids)}", "completed": False, "completedAt": None}
+        task = {
+            **await request.json(),
+            "id": f"t{next(self.ids)}",
+            "completed": False,
+            "completedAt": None,
+        }
         self.tasks[task["id"]] = task
         if self.broken("task-created-without-completed"):
             return JSONResponse({k: v for k, v in task.items() if k != "completed"}, 201)
@@ -150,7 +166,9 @@ class StrangeCrm:
     async def get_task(self, request: Request) -> Response:
         task = self.tasks.get(request.path_params["taskId"])
         if task is None:
-            return JSONResponse({"error": "not found"}, 500 if self.broken("task-unknown-500") else 404)
+            return JSONResponse(
+                {"error": "not found"}, 500 if self.broken("task-unknown-500") else 404
+            )
         return JSONResponse(self.view(task))
 
     def complete(self, task: dict[str, Any], completed: bool) -> None:
@@ -194,8 +212,10 @@ class StrangeCrm:
         ]
         # The bug of the issue: a /tasks/{taskId} route declared first takes "batch" for an id.
         tasks = by_id + batch if self.broken("tasks-route-swallows-batch") else batch + by_id
-        routes = [Route("/health", g("GET /health", self.health), methods=["GET"]),
-                  Route("/users", g("GET /users", self.users), methods=["GET"])]
+        routes = [
+            Route("/health", g("GET /health", self.health), methods=["GET"]),
+            Route("/users", g("GET /users", self.users), methods=["GET"]),
+        ]
         for kind in ("companies", "contacts"):
             routes += [
                 Route(f"/{kind}", g(f"POST /{kind}", self.create), methods=["POST"]),

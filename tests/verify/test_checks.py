@@ -45,14 +45,25 @@ def test_auth_answers() -> None:
 
 
 def test_keeps_fields_verdicts() -> None:
-    after = answer({"results": [{"externalId": "e", "crmId": "c", "properties": {"a": 1, "k2": "x"}}]})
+    after = answer(
+        {"results": [{"externalId": "e", "crmId": "c", "properties": {"a": 1, "k2": "x"}}]}
+    )
     bare = answer({"results": [{"externalId": "e", "crmId": "c"}]})
     assert rc.keeps_fields("companies", None, bare, "e", "k1", "k2").outcome == "skip"
     assert rc.keeps_fields("companies", {"a": 1}, bare, "e", "k1", "k2").outcome == "fail"
     lost = rc.keeps_fields("companies", {"a": 1, "b": 2}, after, "e", "k1", "k2")
     assert lost.outcome == "fail" and "b" in lost.message and "k1" in lost.message
-    assert rc.keeps_fields("companies", {"a": 1, "b": None}, answer(
-        {"results": [{"externalId": "e", "crmId": "c", "properties": {"a": 2}}]}), "e", "k1", "k2").outcome == "pass"
+    assert (
+        rc.keeps_fields(
+            "companies",
+            {"a": 1, "b": None},
+            answer({"results": [{"externalId": "e", "crmId": "c", "properties": {"a": 2}}]}),
+            "e",
+            "k1",
+            "k2",
+        ).outcome
+        == "pass"
+    )
     gone = answer({"results": []})
     assert rc.keeps_fields("companies", {"a": 1}, gone, "e", "k1", "k2").outcome == "fail"
 
@@ -64,7 +75,12 @@ def test_sync_errors_shape() -> None:
     assert rc.sync_errors("contacts", [(bad, ["e1"])]).outcome == "fail"
     unasked = answer({"results": [], "errors": [{"externalId": "zz", "error": "x"}]})
     assert rc.sync_errors("contacts", [(unasked, ["e1"])]).outcome == "fail"
-    both = answer({"results": [{"externalId": "e1", "crmId": "c"}], "errors": [{"externalId": "e1", "error": "x"}]})
+    both = answer(
+        {
+            "results": [{"externalId": "e1", "crmId": "c"}],
+            "errors": [{"externalId": "e1", "error": "x"}],
+        }
+    )
     assert rc.sync_errors("contacts", [(both, ["e1"])]).outcome == "fail"
 
 
@@ -75,14 +91,18 @@ def test_unknown_task_id_answers() -> None:
 
 
 SENT = ["e1", "e2", "e3"]
-result = st.fixed_dictionaries({
-    "externalId": st.sampled_from([*SENT, "other"]),
-    "crmId": st.one_of(st.sampled_from(["c1", "c2", "c3"]), st.integers(), st.just("")),
-})
+result = st.fixed_dictionaries(
+    {
+        "externalId": st.sampled_from([*SENT, "other"]),
+        "crmId": st.one_of(st.sampled_from(["c1", "c2", "c3"]), st.integers(), st.just("")),
+    }
+)
 
 
 @given(results=st.lists(result, max_size=5), status=st.sampled_from([200, 201]))
-def test_create_passes_exactly_when_each_item_has_its_own_string_crm_id(results: list[dict[str, Any]], status: int) -> None:
+def test_create_passes_exactly_when_each_item_has_its_own_string_crm_id(
+    results: list[dict[str, Any]], status: int
+) -> None:
     learned = v.Learned()
     verdict = rc.create("contacts", answer({"results": results}, status), SENT, learned)
     ids = [r["crmId"] for r in results]

@@ -19,13 +19,22 @@ ROOT = Path(__file__).resolve().parents[2]
 def verify(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "emulator", "verify", *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
 def files(tmp: Path) -> tuple[list[str], Path, Path, Path]:
     report, junit, html = tmp / "r.json", tmp / "j.xml", tmp / "r.html"
-    return ["--report", str(report), "--junit", str(junit), "--html", str(html)], report, junit, html
+    return (
+        ["--report", str(report), "--junit", str(junit), "--html", str(html)],
+        report,
+        junit,
+        html,
+    )
 
 
 def junit_failures(junit: Path) -> set[tuple[str | None, str | None]]:
@@ -81,13 +90,17 @@ def test_bad_arguments_exit_2() -> None:
     assert done.returncode == 2 and "--crm-url" in done.stderr
     done = verify("--crm-url", "http://127.0.0.1:9")
     assert done.returncode == 2 and "--api-key is required" in done.stderr
-    done = verify("--crm-url", "https://127.0.0.1:9", "--api-key", "k", "--ca-file", "/no/such/ca.pem")
+    done = verify(
+        "--crm-url", "https://127.0.0.1:9", "--api-key", "k", "--ca-file", "/no/such/ca.pem"
+    )
     assert done.returncode == 2 and "emulator verify:" in done.stderr
 
 
 def test_https_with_a_ca_file_and_untrusted_without(tmp_path: Path) -> None:
     with serve_https(StrangeCrm().app, tmp_path) as (url, ca_file):
-        trusted = verify("--crm-url", url, "--api-key", KEY, "--api-key-header", HEADER, "--ca-file", ca_file)
+        trusted = verify(
+            "--crm-url", url, "--api-key", KEY, "--api-key-header", HEADER, "--ca-file", ca_file
+        )
         assert trusted.returncode == 0, trusted.stdout
         untrusted = verify("--crm-url", url, "--api-key", KEY, "--api-key-header", HEADER)
         assert untrusted.returncode == 2 and "CERTIFICATE_VERIFY_FAILED" in untrusted.stdout

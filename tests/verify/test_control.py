@@ -45,15 +45,23 @@ async def test_another_crm_failing_and_unreachable(client: httpx.AsyncClient) ->
         run = (await client.post("/_emulator/verify", json=body)).json()
         done = await finished(client, run["id"])
     assert done["status"] == "fail"
-    assert [c["id"] for c in done["report"]["checks"] if c["outcome"] == "fail"] == ["get-users/list"]
-    run = (await client.post("/_emulator/verify", json={"crmUrl": unused_url(), "apiKey": "k"})).json()
+    assert [c["id"] for c in done["report"]["checks"] if c["outcome"] == "fail"] == [
+        "get-users/list"
+    ]
+    run = (
+        await client.post("/_emulator/verify", json={"crmUrl": unused_url(), "apiKey": "k"})
+    ).json()
     done = await finished(client, run["id"])
     assert done["status"] == "error" and "cannot be reached" in done["message"]
 
 
 async def test_bad_requests_and_unknown_runs(client: httpx.AsyncClient) -> None:
-    for body, field in (({"crmUrl": "ftp://x"}, "crmUrl"), ({"crmUrl": "http://x"}, "apiKey"),
-                        ({"apiKeyHeader": " "}, "apiKeyHeader"), ({"crmUrl": 3}, "crmUrl")):
+    for body, field in (
+        ({"crmUrl": "ftp://x"}, "crmUrl"),
+        ({"crmUrl": "http://x"}, "apiKey"),
+        ({"apiKeyHeader": " "}, "apiKeyHeader"),
+        ({"crmUrl": 3}, "crmUrl"),
+    ):
         r = await client.post("/_emulator/verify", json=body)
         assert r.status_code == 400 and r.json()["errors"][0]["field"] == field, r.text
     assert (await client.post("/_emulator/verify", content=b"{")).status_code == 400

@@ -28,7 +28,9 @@ async def crm() -> AsyncIterator[Starlette]:
 
 
 async def switch(app: Starlette, **changes: Any) -> None:
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://emulator") as c:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://emulator"
+    ) as c:
         settings = (await c.get("/_emulator/crm/settings")).json()
         r = await c.put("/_emulator/crm/settings", json={**settings, **changes})
         assert r.status_code == 200, r.text
@@ -46,15 +48,21 @@ async def test_the_reference_crm_passes_every_check_and_the_key_never_shows(crm:
 
 async def test_probe_records_carry_the_marker(crm: Starlette) -> None:
     report = await verify_app(crm, "http://emulator/crm", KEY, run_id="cafe0002")
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=crm), base_url="http://emulator") as c:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=crm), base_url="http://emulator"
+    ) as c:
         for kind in ("companies", "contacts"):
             create = next(x for x in report.checks if x.id == f"post-{kind}/create")
             sent = json.loads(create.exchanges[0].request or "")[kind]
             for item in sent:
                 assert item["externalId"].startswith("verify-cafe0002-")
-                page = (await c.get(f"/_emulator/crm/{kind}", params={"externalId": item["externalId"]})).json()
+                page = (
+                    await c.get(f"/_emulator/crm/{kind}", params={"externalId": item["externalId"]})
+                ).json()
                 (stored,) = page["data"]
-                assert "verify probe" in json.dumps(stored) and "verify.invalid" in json.dumps(stored)
+                assert "verify probe" in json.dumps(stored) and "verify.invalid" in json.dumps(
+                    stored
+                )
 
 
 @pytest.mark.parametrize("status", [404, 405, 501])
@@ -83,7 +91,9 @@ async def test_sync_back_modes(crm: Starlette, mode: str, keeps: str) -> None:
         ({"endpoint": "POST /associations", "status": 400}, "post-associations/link"),
     ],
 )
-async def test_a_faulty_endpoint_fails_its_checks_only(crm: Starlette, fault: dict[str, Any], check: str) -> None:
+async def test_a_faulty_endpoint_fails_its_checks_only(
+    crm: Starlette, fault: dict[str, Any], check: str
+) -> None:
     await switch(crm, faults=[fault])
     report = await verify_app(crm, "http://emulator/crm", KEY)
     assert report.exitCode == 1

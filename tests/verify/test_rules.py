@@ -13,7 +13,11 @@ BREAKS = [
     ("health-no-status", "get-health/status", "GET /health"),
     ("users-500", "get-users/list", "GET /users"),
     ("accept-missing-key:POST /contacts", "post-contacts/auth-missing-key", "POST /contacts"),
-    ("accept-missing-key:PATCH /tasks/batch", "patch-tasks-batch/auth-missing-key", "PATCH /tasks/batch"),
+    (
+        "accept-missing-key:PATCH /tasks/batch",
+        "patch-tasks-batch/auth-missing-key",
+        "PATCH /tasks/batch",
+    ),
     ("accept-wrong-key:GET /users", "get-users/auth-wrong-key", "GET /users"),
     ("accept-wrong-key:GET /tasks/:taskId", "get-task/auth-wrong-key", "GET /tasks/:taskId"),
     ("create-number-crmid", "post-companies/create", "POST /companies"),
@@ -28,7 +32,11 @@ BREAKS = [
     ("put-replaces-record", "put-companies/keeps-fields", "PUT /companies"),
     ("associations-500", "post-associations/link", "POST /associations"),
     ("activity-refuses:EMAIL:INBOUND", "post-activities/email-inbound", "POST /activities"),
-    ("activity-refuses:NETWORK_INMAIL:OUTBOUND", "post-activities/network-inmail-outbound", "POST /activities"),
+    (
+        "activity-refuses:NETWORK_INMAIL:OUTBOUND",
+        "post-activities/network-inmail-outbound",
+        "POST /activities",
+    ),
     ("task-created-without-completed", "post-tasks/create", "POST /tasks"),
     ("task-omits-null-completed-at", "get-task/read", "GET /tasks/:taskId"),
     ("task-unknown-500", "get-task/unknown-id", "GET /tasks/:taskId"),
@@ -38,9 +46,18 @@ BREAKS = [
     ("tasks-route-swallows-batch", "patch-tasks-batch/complete", "PATCH /tasks/batch"),
 ]
 # Breaks that hit both record kinds; the contacts twin of each is checked too.
-BOTH_KINDS = {"sync-other-crmid", "sync-extra-result", "sync-404-when-none", "sync-errors-bad-shape",
-              "put-fails-batch-on-unknown", "put-replaces-record", "put-refuses-engagement",
-              "batch-limit-50", "put-refuses-documented-field", "create-number-crmid"}
+BOTH_KINDS = {
+    "sync-other-crmid",
+    "sync-extra-result",
+    "sync-404-when-none",
+    "sync-errors-bad-shape",
+    "put-fails-batch-on-unknown",
+    "put-replaces-record",
+    "put-refuses-engagement",
+    "batch-limit-50",
+    "put-refuses-documented-field",
+    "create-number-crmid",
+}
 
 
 def twin(check: str, endpoint: str) -> tuple[str, str]:
@@ -54,7 +71,9 @@ async def test_a_crm_keeping_every_rule_passes_every_check() -> None:
 
 
 @pytest.mark.parametrize(("switch", "check", "endpoint"), BREAKS, ids=[b[0] for b in BREAKS])
-async def test_breaking_one_rule_fails_exactly_its_check(switch: str, check: str, endpoint: str) -> None:
+async def test_breaking_one_rule_fails_exactly_its_check(
+    switch: str, check: str, endpoint: str
+) -> None:
     report = await verify_strange({switch})
     expected = {(check, endpoint)}
     if switch in BOTH_KINDS:

@@ -29,15 +29,27 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
     """POST /activities for each conversation message not in the CRM yet (of `contacts` only, if given)."""
     with ctx.timed("activities"):
         reader = partial(rec.read_messages, contacts=contacts)
-        rows = sendable(ctx, "activities", reader, lambda row: row[0].id,
-                        lambda row: (row[0].id, row[1], row[2]))
-        crm_ids = crm_id_writer(ctx, lambda conn, rows: conn.executemany(
-            "UPDATE messages SET crmActivityId = ? WHERE id = ? AND crmActivityId IS NULL", rows))
+        rows = sendable(
+            ctx,
+            "activities",
+            reader,
+            lambda row: row[0].id,
+            lambda row: (row[0].id, row[1], row[2]),
+        )
+        crm_ids = crm_id_writer(
+            ctx,
+            lambda conn, rows: conn.executemany(
+                "UPDATE messages SET crmActivityId = ? WHERE id = ? AND crmActivityId IS NULL", rows
+            ),
+        )
         await ctx.bounded(rows, partial(activity, ctx, crm_ids))
 
 
 async def sendable(
-    ctx: RunContext, phase: str, reader: Callable[..., list[Any]], key: Callable[[Any], int],
+    ctx: RunContext,
+    phase: str,
+    reader: Callable[..., list[Any]],
+    key: Callable[[Any], int],
     ids: Callable[[Any], tuple[int, str | None, str | None]],
 ) -> Any:
     """Rows of `reader` in id order, STREAM_PAGE per read hop, less those that must wait
@@ -54,7 +66,9 @@ async def sendable(
             if contact_crm is None:
                 stats.skipped += 1
             elif not ctx.held_back(
-                phase, f"{dependent} {own}", ("contacts", contact_id),
+                phase,
+                f"{dependent} {own}",
+                ("contacts", contact_id),
                 ("companies", company_id if company_crm is not None else None),
             ):
                 yield row
@@ -73,7 +87,12 @@ async def task(ctx: RunContext, crm_ids: Coalescer, row: rec.TaskRow) -> None:
 
 
 async def post_one(
-    ctx: RunContext, phase: str, body: dict[str, Any], record_id: int, contact_id: int, crm_ids: Coalescer
+    ctx: RunContext,
+    phase: str,
+    body: dict[str, Any],
+    record_id: int,
+    contact_id: int,
+    crm_ids: Coalescer,
 ) -> None:
     """POST /activities or /tasks for one platform row; a failure leaves its contact unfinished."""
     stats = ctx.report.phases[phase]

@@ -13,7 +13,9 @@ async def run(ctx: RunContext) -> None:
         for chunk in p.chunks(pairs, 100):
             items = [{"contactCRMId": a, "companyCRMId": b} for a, b in chunk]
             stats.sent += len(items)
-            ex = await ctx.call("POST /associations", "POST", "/associations", {"associations": items})
+            ex = await ctx.call(
+                "POST /associations", "POST", "/associations", {"associations": items}
+            )
             body, reason = ctx.answer(ex, "POST /associations")
             if reason is not None:
                 for a, _ in chunk:

@@ -19,7 +19,10 @@ async def run(
 ) -> None:
     """Engagement PUTs of every exported record, or of the given ones only."""
     with ctx.timed("engagement"):
-        kinds: tuple[tuple[Kind, Sequence[int] | None], ...] = (("contacts", contacts), ("companies", companies))
+        kinds: tuple[tuple[Kind, Sequence[int] | None], ...] = (
+            ("contacts", contacts),
+            ("companies", companies),
+        )
         for kind, ids in kinds:
             mapping = getattr(ctx.conn.engagementFields, kind)
             if mapping and (ids is None or ids):
@@ -29,7 +32,9 @@ async def run(
         await ctx.flush_journal()
 
 
-async def engagement_put(ctx: RunContext, kind: Kind, mapping: dict[str, str], rows: Sequence[Any]) -> None:
+async def engagement_put(
+    ctx: RunContext, kind: Kind, mapping: dict[str, str], rows: Sequence[Any]
+) -> None:
     stats = ctx.report.phases["engagement"]
     items, asked = [], []
     for rid, crm_id, members, log in rows:

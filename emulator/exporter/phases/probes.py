@@ -21,7 +21,9 @@ async def health(ctx: RunContext) -> None:
             body = ex.json()
         except MalformedBody as exc:
             body = None
-            ctx.finding(Finding("warning", "GET /health", "answered a body that is not JSON", str(exc)), ex)
+            ctx.finding(
+                Finding("warning", "GET /health", "answered a body that is not JSON", str(exc)), ex
+            )
         for f in p.check_health(body):
             ctx.finding(f, ex)
 
@@ -30,7 +32,9 @@ async def users(ctx: RunContext) -> None:
     """GET /users decides owner selection for the whole run."""
     with ctx.timed("users") as stats:
         ex = await ctx.call("GET /users", "GET", "/users")
-        users = p.plan_users(ex.status, json_or_none(ex) if ex.ok else None, ctx.conn.ownerId, ex.error)
+        users = p.plan_users(
+            ex.status, json_or_none(ex) if ex.ok else None, ctx.conn.ownerId, ex.error
+        )
         for f in users.findings:
             ctx.finding(f, ex)
         ctx.owner_enabled = users.owner_selection

@@ -25,7 +25,9 @@ async def run(ctx: RunContext, kind: Kind) -> None:
     with ctx.timed(kind):
         ctx.progress(kind, 0, ctx.totals.get(kind, 0))
         ids = None if ctx.record_ids is None else ctx.record_ids[kind]
-        batches = ctx.pages(partial(rec.read_batch, kind=kind, ids=ids), itemgetter("id"), ctx.batch_size)
+        batches = ctx.pages(
+            partial(rec.read_batch, kind=kind, ids=ids), itemgetter("id"), ctx.batch_size
+        )
         await ctx.bounded(batches, partial(record_batch, ctx, kind))
 
 
@@ -42,13 +44,18 @@ async def record_batch(ctx: RunContext, kind: Kind, rows: list[dict[str, Any]]) 
         ctx.advance(kind)
         return
     sync_plan, ex = sync
-    matched = {ext: bookkeep(kind, by_ext[ext], m, sent[ext]) for ext, m in sync_plan.matched.items()}
+    matched = {
+        ext: bookkeep(kind, by_ext[ext], m, sent[ext]) for ext, m in sync_plan.matched.items()
+    }
     for one in matched.values():
         for c in one.cleared:
             report_cleared(ctx, kind, one.update.id, c, ex)
     created, create_failed = await create_new(ctx, kind, [by_ext[e] for e in sync_plan.new])
     put_asked = [(ext, one.update.crm_id) for ext, one in matched.items()]
-    put_items = [one.item if ctx.shape_item is None else ctx.shape_item(kind, one.item, True) for one in matched.values()]
+    put_items = [
+        one.item if ctx.shape_item is None else ctx.shape_item(kind, one.item, True)
+        for one in matched.values()
+    ]
     updated, update_failed = await update_matched(ctx, kind, put_asked, put_items)
     failed = {**sync_plan.failed, **create_failed, **update_failed}
     updates = [one.update for one in matched.values()]
@@ -118,7 +125,9 @@ async def create_new(
         return {}, {}
     asked = [str(r["id"]) for r in rows]
     check = f"POST /{kind}"
-    ex = await ctx.call(check, "POST", f"/{kind}", {kind: [create_item(ctx, kind, r) for r in rows]})
+    ex = await ctx.call(
+        check, "POST", f"/{kind}", {kind: [create_item(ctx, kind, r) for r in rows]}
+    )
     body, reason = ctx.answer(ex, check)
     if reason is not None:
         return {}, dict.fromkeys(asked, reason)
@@ -171,7 +180,9 @@ def create_item(ctx: RunContext, kind: Kind, row: dict[str, Any]) -> dict[str, A
     return item if ctx.shape_item is None else ctx.shape_item(kind, item, False)
 
 
-def report_cleared(ctx: RunContext, kind: str, record_id: int, c: rule.Cleared, ex: Exchange) -> None:
+def report_cleared(
+    ctx: RunContext, kind: str, record_id: int, c: rule.Cleared, ex: Exchange
+) -> None:
     ctx.report.clearedTotal += 1
     if len(ctx.report.cleared) < CLEARED_CAP:
         ctx.report.cleared.append(
@@ -179,7 +190,11 @@ def report_cleared(ctx: RunContext, kind: str, record_id: int, c: rule.Cleared, 
         )
     if c.core:
         ctx.finding(
-            Finding("warning", f"POST /{kind}/sync", f"sync-back cleared core field `{c.name}`",
-                    f"{kind} {record_id}"),
+            Finding(
+                "warning",
+                f"POST /{kind}/sync",
+                f"sync-back cleared core field `{c.name}`",
+                f"{kind} {record_id}",
+            ),
             ex,
         )

@@ -24,8 +24,13 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
         # The platform's rule, applied before sending: a member past a TASK step has its task.
         await ctx.write(partial(platform_tasks.ensure_for_members, contacts=contacts))
         reader = partial(rec.read_tasks_to_create, contacts=contacts)
-        rows = sendable(ctx, "tasks", reader, itemgetter(0),
-                        lambda row: (row[0], row[2], row[1].get("companyId")))
+        rows = sendable(
+            ctx,
+            "tasks",
+            reader,
+            itemgetter(0),
+            lambda row: (row[0], row[2], row[1].get("companyId")),
+        )
         crm_ids = crm_id_writer(ctx, platform_tasks.set_crm_ids)
         await ctx.bounded(rows, partial(task, ctx, crm_ids))
         # Read back first: a task completed or lost on the CRM side needs no PATCH.
@@ -50,7 +55,11 @@ async def read_back_tasks(ctx: RunContext) -> None:
             check = "POST /tasks/batch"
             ex = await ctx.call(check, "POST", "/tasks/batch", {"ids": asked})
         body, reason = (None, None) if tc.task_gone(check, ex.status) else ctx.answer(ex, check)
-        answer = tc.answered_tasks(check, ex.status, body) if reason is None else tc.TaskAnswer(None, reason)
+        answer = (
+            tc.answered_tasks(check, ex.status, body)
+            if reason is None
+            else tc.TaskAnswer(None, reason)
+        )
         for f in answer.findings:
             ctx.finding(f, ex)
         if answer.tasks is None:
@@ -67,13 +76,23 @@ async def read_back_tasks(ctx: RunContext) -> None:
         for crm_id in found.unknown:
             if len(rb.unknownIds) < UNKNOWN_IDS_CAP:
                 rb.unknownIds.append(crm_id)
-            ctx.finding(Finding(
-                "warning", check, "task unknown to the CRM: reported once, not asked again",
-                f"task {by_crm[crm_id]} (CRM task {crm_id})"), ex)
-        await ctx.write(partial(
-            rec.write_read_back, completed=[(by_crm[c], at) for c, at in found.completed.items()],
-            gone=[(by_crm[c], c) for c in found.unknown], now=ctx.now(),
-        ))
+            ctx.finding(
+                Finding(
+                    "warning",
+                    check,
+                    "task unknown to the CRM: reported once, not asked again",
+                    f"task {by_crm[crm_id]} (CRM task {crm_id})",
+                ),
+                ex,
+            )
+        await ctx.write(
+            partial(
+                rec.write_read_back,
+                completed=[(by_crm[c], at) for c, at in found.completed.items()],
+                gone=[(by_crm[c], c) for c in found.unknown],
+                now=ctx.now(),
+            )
+        )
 
 
 async def complete_tasks(ctx: RunContext) -> None:
@@ -87,7 +106,9 @@ async def complete_tasks(ctx: RunContext) -> None:
             ex = await ctx.call(check, "PATCH", f"/tasks/{chunk[0][1]}", {"completed": True})
         else:
             check = "PATCH /tasks/batch"
-            ex = await ctx.call(check, "PATCH", "/tasks/batch", {"ids": [c for _, c in chunk], "completed": True})
+            ex = await ctx.call(
+                check, "PATCH", "/tasks/batch", {"ids": [c for _, c in chunk], "completed": True}
+            )
         body, reason = ctx.answer(ex, check)
         plan = tc.plan_completion(check, [c for _, c in chunk], body) if reason is None else None
         for f in plan.findings if plan is not None else []:

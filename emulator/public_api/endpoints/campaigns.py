@@ -20,8 +20,9 @@ from emulator.public_api.schemas import Campaign, Identity
     "List campaigns",
     PaginatedList[Campaign],
     params=(
-        *PAGE, SEARCH, query("identitySenderId", "Only campaigns of this sender identity",
-                             type="integer"),
+        *PAGE,
+        SEARCH,
+        query("identitySenderId", "Only campaigns of this sender identity", type="integer"),
         query("status", "Only campaigns in this status", enum=list(service.CAMPAIGN_STATUSES)),
     ),
 )
@@ -31,7 +32,9 @@ async def list_campaigns(request: Request) -> Response:
     q = request.query_params
     page, page_size = page_params(q)
     total, data = await service.list_campaigns(
-        ctx, page, page_size,
+        ctx,
+        page,
+        page_size,
         search=search_term(q),
         identity_id=optional_int(q, "identitySenderId"),
         status=enum_param(q, "status", service.CAMPAIGN_STATUSES),

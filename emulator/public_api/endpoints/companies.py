@@ -46,8 +46,9 @@ async def list_companies(request: Request) -> Response:
         updated_to=date_param(q, "updatedAtTo", end=True),
     )
     total, companies = await service.list_companies(ctx, flt, page, page_size)
-    return json_response(meta_list([select_fields(c, fields) for c in companies], page,
-                                   page_size, total))
+    return json_response(
+        meta_list([select_fields(c, fields) for c in companies], page, page_size, total)
+    )
 
 
 @operation("Get a company", Success[Company], params=(FIELDS,), errors=(400, 404))
@@ -61,8 +62,11 @@ async def get_company(request: Request) -> Response:
 
 
 @operation(
-    "Create or merge a company (200 \"merged\" or 201)", Success[CompanyCreated], status=201,
-    body=CompanyIn, errors=(400, 404),
+    'Create or merge a company (200 "merged" or 201)',
+    Success[CompanyCreated],
+    status=201,
+    body=CompanyIn,
+    errors=(400, 404),
 )
 @guarded("COMPANIES_WRITE")
 async def create_company(request: Request) -> Response:

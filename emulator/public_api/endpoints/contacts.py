@@ -44,8 +44,12 @@ def select_fields(record: Wire, fields: list[str] | None) -> object:
     "List contacts",
     MetaList[Contact],
     params=(
-        *PAGE, SEARCH, query("companyId", type="integer"), query("listId", type="integer"),
-        *UPDATED, FIELDS,
+        *PAGE,
+        SEARCH,
+        query("companyId", type="integer"),
+        query("listId", type="integer"),
+        *UPDATED,
+        FIELDS,
     ),
 )
 @guarded("CONTACTS_READ")
@@ -87,8 +91,11 @@ async def get_contact(request: Request) -> Response:
 
 
 @operation(
-    "Create or merge a contact (200 \"merged\" or 201)", Success[ContactCreated], status=201,
-    body=ContactIn, errors=(400, 404),
+    'Create or merge a contact (200 "merged" or 201)',
+    Success[ContactCreated],
+    status=201,
+    body=ContactIn,
+    errors=(400, 404),
 )
 @guarded("CONTACTS_WRITE")
 async def create_contact(request: Request) -> Response:

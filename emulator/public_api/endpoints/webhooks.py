@@ -46,9 +46,7 @@ async def create_webhook(request: Request) -> Response:
     return json_response(success(created, "Webhook created"), 201)
 
 
-@operation(
-    "Update a webhook subscription", Success[Webhook], body=WebhookPatch, errors=(400, 404)
-)
+@operation("Update a webhook subscription", Success[Webhook], body=WebhookPatch, errors=(400, 404))
 @guarded("WEBHOOKS_WRITE")
 async def update_webhook(request: Request) -> Response:
     ctx: ApiContext = request.app.state.services.public_api
@@ -67,8 +65,9 @@ async def delete_webhook(request: Request) -> Response:
     return json_response(success(Deleted(id=webhook_id), "Webhook deleted"))
 
 
-@operation("Delivery attempts of a subscription", MetaList[WebhookLog], params=PAGE,
-           errors=(400, 404))
+@operation(
+    "Delivery attempts of a subscription", MetaList[WebhookLog], params=PAGE, errors=(400, 404)
+)
 @guarded("ALL")
 async def webhook_logs(request: Request) -> Response:
     ctx: ApiContext = request.app.state.services.public_api
