@@ -160,7 +160,7 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
         simulation=simulation,
         public_api=ApiContext(emulator),
         crm=CrmContext(emulator),
-        autosync=AutoSync(emulator, app),
+        autosync=AutoSync(emulator, crm_transport),
         deliveries=DeliveryListener(emulator, ActionsExports(emulator, crm_transport)),
         exports=ExportRuns(),
         verify_runs=VerifyRuns(),

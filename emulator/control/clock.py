@@ -13,14 +13,10 @@ from emulator.errors import ApiError, BadRequest, Conflict, NotFound
 from emulator.http import decode_body, json_response
 from emulator.openapi import Param, operation, query
 from emulator.public_api.params import path_id
-from emulator.simulation.engine import (
-    AdvanceResult,
-    Injected,
-    InjectedOut,
-    Simulation,
-    SimulationError,
-)
+from emulator.simulation.engine import AdvanceResult, Simulation
 from emulator.simulation.event_log import EventOut, read_events
+from emulator.simulation.injection import Injected, InjectedOut
+from emulator.simulation.scheduling import SimulationError
 from emulator.state import Emulator
 from emulator.wire import Wire, WireOmit, now_iso, parse_iso
 

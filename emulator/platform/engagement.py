@@ -89,3 +89,10 @@ def write_members(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> 
         " opens = ?, clicks = ?, replies = ?, nextActionAt = ? WHERE campaignId = ? AND contactId = ?",
         rows,
     )
+
+
+def schedule_members(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Set when each member's next sequence item is due: (nextActionAt, campaignId, contactId)."""
+    conn.executemany(
+        "UPDATE campaign_members SET nextActionAt = ? WHERE campaignId = ? AND contactId = ?", rows
+    )

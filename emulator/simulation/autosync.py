@@ -246,9 +246,11 @@ def summarise(report: Report) -> AutoSyncCounts:
 class AutoSync:
     """The simulation listener of auto-sync; `await autosync(target)` after each advance."""
 
-    def __init__(self, emulator: Emulator, app: Any, *, in_flight: int = 4) -> None:
+    def __init__(
+        self, emulator: Emulator, transport: httpx.AsyncBaseTransport, *, in_flight: int = 4
+    ) -> None:
         self.emulator = emulator
-        self.transport = InProcessTransport(app)
+        self.transport = transport  # how a relative crmUrl ("/crm") reaches this app
         self.in_flight = in_flight
         self.last: AutoSyncPush | None = None  # with the exporter's report
         self._lock = asyncio.Lock()

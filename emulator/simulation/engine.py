@@ -13,14 +13,22 @@ import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any, Literal, assert_never
+from typing import Any
 
 import msgspec
 
-from emulator.fixtures.models import WebhookEvent
 from emulator.operations import Busy
+from emulator.platform import engagement
 from emulator.simulation import effects as fx
 from emulator.simulation import events as ev
+from emulator.simulation.injection import Injected, InjectedOut, inject
+from emulator.simulation.scheduling import (
+    SimulationError,
+    complete_finished,
+    first_due,
+    load_plans,
+    schedule,
+)
 from emulator.simulation.timeline import (
     ACCEPTED,
     CLICKED,
@@ -39,7 +47,7 @@ from emulator.simulation.timeline import (
 )
 from emulator.state import Emulator
 from emulator.store.db import write_meta
-from emulator.wire import Int64, Wire, parse_iso
+from emulator.wire import Wire, parse_iso
 
 log = logging.getLogger(__name__)
 
@@ -56,110 +64,6 @@ class AdvanceResult(Wire):
     events: int = 0
     eventsByType: dict[str, int] = msgspec.field(default_factory=dict)
     completedCampaigns: list[int] = msgspec.field(default_factory=list)
-
-
-class SimulationError(Exception):
-    """A start, stop or injection that cannot happen: `status` says which HTTP answer fits."""
-
-    def __init__(self, status: int, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.status, self.message, self.field = status, message, field
-
-
-InjectableType = Literal[WebhookEvent, "EMAIL_OPENED", "LINK_CLICKED"]
-
-
-class Injected(Wire):
-    """An explicit event (POST /_emulator/events); `time` defaults to the clock's now."""
-
-    campaignId: Int64
-    contactId: Int64
-    type: InjectableType
-    content: str | None = None
-    subject: str | None = None
-    # MESSAGE_REPLIED: the channel answered (default: that of the latest message sent)
-    channel: Literal["NETWORK_MESSAGE", "INMAIL", "EMAIL"] | None = None
-    time: str | None = None
-
-
-class InjectedOut(Wire):
-    id: int
-    type: str
-    contactId: int
-    campaignId: int
-    messageId: int | None
-    occurredAt: str
-
-
-def load_plans(
-    conn: sqlite3.Connection, where: str = "", params: tuple[Any, ...] = ()
-) -> dict[int, Plan]:
-    return {
-        row[0]: Plan.from_row(*row)
-        for row in conn.execute(
-            "SELECT id, name, status, senderIdentityId, seed, sequence, outcomeRates"
-            f" FROM campaigns {where}",
-            params,
-        )
-    }
-
-
-def schedule(conn: sqlite3.Connection, plan: Plan, anchor_ms: int) -> int:
-    """Give every not-yet-scheduled member of `plan` without a conversation in it a timeline
-    from `anchor_ms` (fixture histories are left as they are); answers how many.
-
-    Runs at seeding time too, with the indexes dropped: hence sets, not NOT EXISTS."""
-    taken = {
-        c
-        for (c,) in conn.execute(
-            "SELECT contactId FROM simulation_members WHERE campaignId = ?", (plan.id,)
-        )
-    }
-    taken.update(
-        c
-        for (c,) in conn.execute(
-            "SELECT contactId FROM conversations WHERE campaignId = ?", (plan.id,)
-        )
-    )
-    ids = [
-        c
-        for (c,) in conn.execute(
-            "SELECT contactId FROM campaign_members WHERE campaignId = ?"
-            " AND sequenceStatus = 'Not Started' ORDER BY contactId",
-            (plan.id,),
-        )
-        if c not in taken
-    ]
-    anchor = iso(anchor_ms)
-    # A fresh member's first item is step 0 (or, for an empty sequence, finishing at once).
-    first = iso(anchor_ms + (plan.steps[0].delaySeconds * 1000 if plan.steps else 0))
-    conn.executemany(
-        "INSERT INTO simulation_members(campaignId, contactId, anchorAt, firstStep) VALUES (?, ?, ?, 0)",
-        [(plan.id, cid, anchor) for cid in ids],
-    )
-    conn.executemany(
-        "UPDATE campaign_members SET nextActionAt = ? WHERE campaignId = ? AND contactId = ?",
-        [(first, plan.id, cid) for cid in ids],
-    )
-    return len(ids)
-
-
-def complete_finished(conn: sqlite3.Connection, campaign_ids: set[int]) -> list[int]:
-    """ACTIVE campaigns among these with no member left to move become COMPLETED."""
-    done = []
-    for cid in sorted(campaign_ids):
-        busy = conn.execute(
-            "SELECT 1 FROM campaign_members WHERE campaignId = ? AND nextActionAt IS NOT NULL LIMIT 1",
-            (cid,),
-        ).fetchone()
-        if busy is None:
-            cur = conn.execute(
-                "UPDATE campaigns SET status = 'COMPLETED' WHERE id = ? AND status = 'ACTIVE'",
-                (cid,),
-            )
-            if cur.rowcount:
-                done.append(cid)
-    return done
 
 
 class Simulation:
@@ -201,7 +105,7 @@ class Simulation:
             known = fx.Known()
             while self._generation == generation:
                 start_ms = to_ms(clock.now())
-                first = await self.emulator.db.read(_first_due)
+                first = await self.emulator.db.read(first_due)
                 if first is None:
                     start_ms = target_ms  # nothing scheduled: one write moves the clock
                 elif first > start_ms:
@@ -347,8 +251,8 @@ class Simulation:
                 "UPDATE simulation_members SET anchorAt = ? WHERE campaignId = ? AND contactId = ?",
                 [(iso(parse_ms(a) + shift), campaign_id, c) for c, a, _ in rows],
             )
-            conn.executemany(
-                "UPDATE campaign_members SET nextActionAt = ? WHERE campaignId = ? AND contactId = ?",
+            engagement.schedule_members(
+                conn,
                 [(iso(parse_ms(n) + shift), campaign_id, c) for c, _, n in rows if n is not None],
             )
         conn.execute(
@@ -404,17 +308,9 @@ class Simulation:
             await self.advance_to(at)
         async with self._lock:
             ms = to_ms(self.emulator.clock.now())
-            out = await self.emulator.db.write(lambda conn: _inject(conn, event, ms))
+            out = await self.emulator.db.write(lambda conn: inject(conn, event, ms))
         await self._notify(from_ms(ms))
         return out
-
-
-def _first_due(conn: sqlite3.Connection) -> int | None:
-    row = conn.execute(
-        "SELECT MIN(m.nextActionAt) FROM campaign_members m JOIN campaigns ca ON ca.id = m.campaignId"
-        " WHERE m.nextActionAt IS NOT NULL AND ca.status = 'ACTIVE'"
-    ).fetchone()
-    return parse_ms(row[0]) if row and row[0] else None
 
 
 def apply_item(
@@ -453,87 +349,3 @@ def apply_item(
         fx.open_or_click(batch, plan, member, at, step, number, kind == CLICKED)
     elif kind == REPLIED:
         fx.reply(batch, plan, member, at, step, spec.type, number, None, None)
-
-
-def _inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
-    plan = load_plans(conn, "WHERE id = ?", (event.campaignId,)).get(event.campaignId)
-    if plan is None:
-        raise SimulationError(404, f"Campaign {event.campaignId} not found", "campaignId")
-    row = conn.execute(
-        "SELECT m.campaignId, m.contactId, m.stepIndex, m.sequenceStatus, m.engagementStatus,"
-        " m.opens, m.clicks, m.replies, m.nextActionAt, c.firstName, co.name, c.networkProfileUrl"
-        " FROM campaign_members m LEFT JOIN contacts c ON c.id = m.contactId"
-        " LEFT JOIN companies co ON co.id = c.companyId WHERE m.campaignId = ? AND m.contactId = ?",
-        (event.campaignId, event.contactId),
-    ).fetchone()
-    if row is None:
-        raise SimulationError(
-            404,
-            f"Contact {event.contactId} is not a member of campaign {event.campaignId}",
-            "contactId",
-        )
-    member = fx.Member(row)
-    member.next_ms = parse_ms(row[8]) if row[8] else None
-    member.first_name, member.company, member.profile_url = row[9], row[10], row[11]
-    batch = fx.Batch(conn)
-    at = iso(ms)
-    conv = conn.execute(  # None: no conversation yet
-        "SELECT MIN(id) FROM conversations WHERE contactId = ? AND campaignId = ?",
-        (event.contactId, event.campaignId),
-    ).fetchone()[0]
-    last, sent = None, 0
-    if conv is not None:
-        last = conn.execute(
-            "SELECT type, sequenceIndex FROM messages WHERE conversationId = ? AND isContactSender = 0"
-            " AND type != 'CONNECTION_REQUEST' ORDER BY id DESC LIMIT 1",
-            (conv,),
-        ).fetchone()
-        sent = conn.execute(
-            "SELECT COALESCE(MAX(sequenceIndex), 0) FROM messages WHERE conversationId = ?"
-            " AND isContactSender = 0",
-            (conv,),
-        ).fetchone()[0]
-    etype = event.type
-    content = event.content
-    match etype:
-        case "CONNECTION_REQUEST_SENT" | "NETWORK_MESSAGE_SENT" | "INMAIL_SENT" | "EMAIL_SENT":
-            mtype = etype.removesuffix("_SENT")
-            fx.send(batch, plan, member, at, mtype, None, sent + 1, content, event.subject)
-        case "CONNECTION_REQUEST_ACCEPTED":
-            fx.accept(batch, plan, member, at, None)
-        case "MESSAGE_REPLIED":
-            mtype = event.channel or (last[0] if last else "NETWORK_MESSAGE")
-            number = last[1] if last and last[1] else max(sent, 1)
-            fx.reply(batch, plan, member, at, None, mtype, number, content, event.subject)
-        case "EMAIL_OPENED" | "LINK_CLICKED":
-            email = (
-                None
-                if conv is None
-                else conn.execute(
-                    "SELECT sequenceIndex FROM messages WHERE conversationId = ? AND isContactSender = 0"
-                    " AND type = 'EMAIL' ORDER BY id DESC LIMIT 1",
-                    (conv,),
-                ).fetchone()
-            )
-            if email is None:
-                raise SimulationError(
-                    409,
-                    f"Contact {event.contactId} was sent no email in campaign {event.campaignId}",
-                    "type",
-                )
-            fx.open_or_click(batch, plan, member, at, None, email[0] or 0, etype == "LINK_CLICKED")
-        case "PROFILE_VISITED" | "POST_LIKED":
-            fx.touch(batch, plan, member, at, None, etype)
-        case _:
-            assert_never(etype)
-    batch.flush()
-    complete_finished(conn, batch.touched)
-    eid, mid = conn.execute("SELECT id, messageId FROM events ORDER BY id DESC LIMIT 1").fetchone()
-    return InjectedOut(
-        id=eid,
-        type=etype,
-        contactId=event.contactId,
-        campaignId=event.campaignId,
-        messageId=mid,
-        occurredAt=iso(ms),
-    )

@@ -6,7 +6,7 @@ import sqlite3
 
 from emulator.clock import wall_now
 from emulator.fixtures.models import FixtureSet
-from emulator.simulation.engine import load_plans, schedule
+from emulator.simulation.scheduling import load_plans, schedule
 from emulator.simulation.timeline import parse_ms, to_ms
 
 

@@ -1,0 +1,94 @@
+"""Where members stand on their timelines: campaigns' plans, scheduling members from an anchor,
+the next due item, and campaigns whose members are all done."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from emulator.platform import engagement
+from emulator.simulation.timeline import Plan, iso, parse_ms
+
+
+class SimulationError(Exception):
+    """A start, stop or injection that cannot happen: `status` says which HTTP answer fits."""
+
+    def __init__(self, status: int, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.field = status, message, field
+
+
+def load_plans(
+    conn: sqlite3.Connection, where: str = "", params: tuple[Any, ...] = ()
+) -> dict[int, Plan]:
+    return {
+        row[0]: Plan.from_row(*row)
+        for row in conn.execute(
+            "SELECT id, name, status, senderIdentityId, seed, sequence, outcomeRates"
+            f" FROM campaigns {where}",
+            params,
+        )
+    }
+
+
+def schedule(conn: sqlite3.Connection, plan: Plan, anchor_ms: int) -> int:
+    """Give every not-yet-scheduled member of `plan` without a conversation in it a timeline
+    from `anchor_ms` (fixture histories are left as they are); answers how many.
+
+    Runs at seeding time too, with the indexes dropped: hence sets, not NOT EXISTS."""
+    taken = {
+        c
+        for (c,) in conn.execute(
+            "SELECT contactId FROM simulation_members WHERE campaignId = ?", (plan.id,)
+        )
+    }
+    taken.update(
+        c
+        for (c,) in conn.execute(
+            "SELECT contactId FROM conversations WHERE campaignId = ?", (plan.id,)
+        )
+    )
+    ids = [
+        c
+        for (c,) in conn.execute(
+            "SELECT contactId FROM campaign_members WHERE campaignId = ?"
+            " AND sequenceStatus = 'Not Started' ORDER BY contactId",
+            (plan.id,),
+        )
+        if c not in taken
+    ]
+    anchor = iso(anchor_ms)
+    # A fresh member's first item is step 0 (or, for an empty sequence, finishing at once).
+    first = iso(anchor_ms + (plan.steps[0].delaySeconds * 1000 if plan.steps else 0))
+    conn.executemany(
+        "INSERT INTO simulation_members(campaignId, contactId, anchorAt, firstStep) VALUES (?, ?, ?, 0)",
+        [(plan.id, cid, anchor) for cid in ids],
+    )
+    engagement.schedule_members(conn, [(first, plan.id, cid) for cid in ids])
+    return len(ids)
+
+
+def complete_finished(conn: sqlite3.Connection, campaign_ids: set[int]) -> list[int]:
+    """ACTIVE campaigns among these with no member left to move become COMPLETED."""
+    done = []
+    for cid in sorted(campaign_ids):
+        busy = conn.execute(
+            "SELECT 1 FROM campaign_members WHERE campaignId = ? AND nextActionAt IS NOT NULL LIMIT 1",
+            (cid,),
+        ).fetchone()
+        if busy is None:
+            cur = conn.execute(
+                "UPDATE campaigns SET status = 'COMPLETED' WHERE id = ? AND status = 'ACTIVE'",
+                (cid,),
+            )
+            if cur.rowcount:
+                done.append(cid)
+    return done
+
+
+def first_due(conn: sqlite3.Connection) -> int | None:
+    row = conn.execute(
+        "SELECT MIN(m.nextActionAt) FROM campaign_members m JOIN campaigns ca ON ca.id = m.campaignId"
+        " WHERE m.nextActionAt IS NOT NULL AND ca.status = 'ACTIVE'"
+    ).fetchone()
+    return parse_ms(row[0]) if row and row[0] else None
