@@ -20,14 +20,8 @@ from emulator.http import json_response
 from emulator.openapi import operation
 from emulator.path_roots import PathRefused, PathRoots
 from emulator.scenarios import models as sm
-from emulator.scenarios.runner import (
-    fixture_directory,
-    load_or_error,
-    run_loaded,
-    run_scenario,
-    scenario_base,
-    summarise,
-)
+from emulator.scenarios.fixtures import fixture_directory, scenario_base
+from emulator.scenarios.runner import load_or_error, run_loaded, run_scenario, summarise
 from emulator.settings import Settings
 from emulator.wire import decode
 

@@ -21,6 +21,7 @@ from emulator.operations import Busy
 from emulator.platform import engagement
 from emulator.simulation import effects as fx
 from emulator.simulation import events as ev
+from emulator.simulation.batch import Batch, Known, Member
 from emulator.simulation.injection import Injected, InjectedOut, inject
 from emulator.simulation.scheduling import (
     SimulationError,
@@ -102,7 +103,7 @@ class Simulation:
             )
             generation = self._generation
             target_ms = to_ms(target)
-            known = fx.Known()
+            known = Known()
             while self._generation == generation:
                 start_ms = to_ms(clock.now())
                 first = await self.emulator.db.read(first_due)
@@ -142,11 +143,11 @@ class Simulation:
                 log.exception("simulation listener %r failed", listener)
 
     def _chunk(
-        self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult, known: fx.Known
+        self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult, known: Known
     ) -> None:
         """Process every item due at or before `end_ms`; runs inside one write transaction."""
         plans = load_plans(conn, "WHERE status = 'ACTIVE'")
-        batch = fx.Batch(conn, known)
+        batch = Batch(conn, known)
         # Members first (the nextActionAt index), campaign status checked here: a join on
         # campaigns lets SQLite walk every member of the active campaigns instead.
         rows = conn.execute(
@@ -159,12 +160,12 @@ class Simulation:
             " WHERE m.nextActionAt IS NOT NULL AND m.nextActionAt <= ?",
             (iso(end_ms),),
         ).fetchall()
-        due: list[tuple[int, int, int, int, Item, str, fx.Member]] = []
+        due: list[tuple[int, int, int, int, Item, str, Member]] = []
         for row in rows:
             plan = plans.get(row[0])
             if plan is None:  # a stopped campaign keeps its members' places
                 continue
-            member = fx.Member(row)
+            member = Member(row)
             member.first_name, member.company, member.profile_url = row[11], row[12], row[13]
             items = self._timeline(plan, member.contact_id, row[9], row[10])
             start = row[8]
@@ -313,9 +314,7 @@ class Simulation:
         return out
 
 
-def apply_item(
-    batch: fx.Batch, plan: Plan, member: fx.Member, item: Item, ms: int, at: str
-) -> None:
+def apply_item(batch: Batch, plan: Plan, member: Member, item: Item, ms: int, at: str) -> None:
     """The effects of one timeline item (`at`: its time as stored)."""
     kind, step = item[2], item[3]
     if kind == FINISHED:

@@ -8,6 +8,7 @@ from typing import Literal, assert_never
 
 from emulator.fixtures.models import WebhookEvent
 from emulator.simulation import effects as fx
+from emulator.simulation.batch import Batch, Member
 from emulator.simulation.scheduling import SimulationError, complete_finished, load_plans
 from emulator.simulation.timeline import iso, parse_ms
 from emulator.wire import Int64, Wire
@@ -54,10 +55,10 @@ def inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
             f"Contact {event.contactId} is not a member of campaign {event.campaignId}",
             "contactId",
         )
-    member = fx.Member(row)
+    member = Member(row)
     member.next_ms = parse_ms(row[8]) if row[8] else None
     member.first_name, member.company, member.profile_url = row[9], row[10], row[11]
-    batch = fx.Batch(conn)
+    batch = Batch(conn)
     at = iso(ms)
     conv = conn.execute(  # None: no conversation yet
         "SELECT MIN(id) FROM conversations WHERE contactId = ? AND campaignId = ?",

@@ -1,0 +1,252 @@
+"""A `Batch` lives for one write transaction: it hands out message, conversation and task ids
+itself (so an event can name its message before anything is written), buffers every row and
+writes them with a few executemany calls in `flush`. Event ids follow insertion order, which
+is time order because callers emit in time order."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from emulator.platform import contacts as platform_contacts
+from emulator.platform import engagement, sequence_text
+from emulator.platform import tasks as platform_tasks
+from emulator.platform.engagement import SEQUENCE_ORDER, engagement_rank
+from emulator.simulation import events as ev
+from emulator.simulation.timeline import DAY_MS, Plan, iso
+
+
+class Member:
+    """The campaign_members row of one member while a batch changes it."""
+
+    __slots__ = (
+        "campaign_id",
+        "clicks",
+        "company",
+        "contact_id",
+        "engagement",
+        "first_name",
+        "items",
+        "next_ms",
+        "opens",
+        "profile_url",
+        "replies",
+        "sequence_status",
+        "step_index",
+    )
+
+    def __init__(self, row: tuple[Any, ...]) -> None:
+        (
+            self.campaign_id,
+            self.contact_id,
+            self.step_index,
+            self.sequence_status,
+            self.engagement,
+            self.opens,
+            self.clicks,
+            self.replies,
+        ) = row[:8]
+        self.next_ms: int | None = None
+        self.first_name: str | None = None
+        self.company: str | None = None
+        self.profile_url: str | None = None
+        self.items: list[Any] = []
+
+    def engage(self, status: str) -> None:
+        if engagement_rank(status) > engagement_rank(self.engagement):
+            self.engagement = status
+
+    def progress(self, status: str) -> None:
+        if SEQUENCE_ORDER.get(status, -1) > SEQUENCE_ORDER.get(self.sequence_status, -1):
+            self.sequence_status = status
+
+    def row(self) -> tuple[Any, ...]:
+        return (
+            self.step_index,
+            self.sequence_status,
+            self.engagement,
+            self.opens,
+            self.clicks,
+            self.replies,
+            None if self.next_ms is None else iso(self.next_ms),
+            self.campaign_id,
+            self.contact_id,
+        )
+
+
+class Known:
+    """Conversation ids by (contact, campaign), shared by the chunks of one advance (the
+    simulation is the only writer of conversations while it holds its lock)."""
+
+    def __init__(self) -> None:
+        self.conversations: dict[tuple[int, int], int] = {}
+        self.campaigns: set[int] = set()
+
+
+class Batch:
+    """Buffered effects of the events of one transaction."""
+
+    def __init__(self, conn: sqlite3.Connection, known: Known | None = None) -> None:
+        self.conn = conn
+        self.known = known or Known()
+        self.next_message = _next_id(conn, "messages")
+        self.next_conversation = _next_id(conn, "conversations")
+        self.next_task = _next_id(conn, "platform_tasks")
+        self.conversations = self.known.conversations
+        self.sent: dict[tuple[int, int, int], int] = {}  # (conversation, n, 0) -> message id
+        self.events: list[tuple[Any, ...]] = []
+        self.messages: list[tuple[Any, ...]] = []
+        self.new_conversations: list[tuple[int, int, int, int]] = []
+        self.tasks: list[tuple[Any, ...]] = []
+        self.counts: dict[int, list[Any]] = {}  # message id -> [views, clicks, updatedAt]
+        self.contacts: dict[int, str] = {}
+        self.members: dict[tuple[int, int], Member] = {}
+        self.touched: set[int] = set()
+        self.by_type: dict[str, int] = {}
+
+    def load_conversations(self, campaign_ids: list[int]) -> None:
+        """Known conversations of these campaigns (lowest id per contact and campaign)."""
+        campaign_ids = [c for c in campaign_ids if c not in self.known.campaigns]
+        if not campaign_ids:
+            return
+        self.known.campaigns.update(campaign_ids)
+        marks = ",".join("?" * len(campaign_ids))
+        for cid, contact, campaign in self.conn.execute(
+            f"SELECT id, contactId, campaignId FROM conversations WHERE campaignId IN ({marks})"
+            " ORDER BY id DESC",
+            campaign_ids,
+        ):
+            self.conversations[(contact, campaign)] = cid
+
+    def conversation(self, member: Member, plan: Plan) -> int:
+        key = (member.contact_id, member.campaign_id)
+        cid = self.conversations.get(key)
+        if cid is not None:
+            return cid
+        if member.campaign_id not in self.known.campaigns:  # else all of them are known
+            cid = self.conn.execute(
+                "SELECT MIN(id) FROM conversations WHERE contactId = ? AND campaignId = ?", key
+            ).fetchone()[0]
+        if cid is None:
+            cid = self.next_conversation
+            self.next_conversation += 1
+            self.new_conversations.append(
+                (cid, member.contact_id, member.campaign_id, plan.identity_id)
+            )
+        self.conversations[key] = cid
+        return cid
+
+    def sent_message(self, conversation: int, number: int) -> int | None:
+        """The outbound message numbered `number` in a conversation (0: the latest one)."""
+        found = self.sent.get((conversation, number, 0))
+        if found is not None:
+            return found
+        if number:
+            row = self.conn.execute(
+                "SELECT MAX(id) FROM messages WHERE conversationId = ? AND sequenceIndex = ?"
+                " AND isContactSender = 0",
+                (conversation, number),
+            ).fetchone()
+        else:
+            row = self.conn.execute(
+                "SELECT MAX(id) FROM messages WHERE conversationId = ? AND isContactSender = 0",
+                (conversation,),
+            ).fetchone()
+        return row[0] if row else None
+
+    def message(
+        self,
+        conversation: int,
+        at: str,
+        mtype: str,
+        inbound: bool,
+        content: str | None,
+        subject: str | None,
+        number: int | None,
+    ) -> int:
+        mid = self.next_message
+        self.next_message += 1
+        self.messages.append(
+            (
+                mid,
+                conversation,
+                content,
+                subject,
+                mtype,
+                int(inbound),
+                int(not inbound),
+                number,
+                at,
+                at,
+            )
+        )
+        if not inbound and number:
+            self.sent[(conversation, number, 0)] = mid
+        return mid
+
+    def count(self, message_id: int, at: str, views: int, clicks: int) -> None:
+        entry = self.counts.setdefault(message_id, [0, 0, ""])
+        entry[0] += views
+        entry[1] += clicks
+        entry[2] = at
+
+    def event(self, member: Member, at: str, message_id: int | None, data: ev.Event) -> None:
+        etype = ev.event_type(data)
+        self.events.append(
+            (etype, member.contact_id, member.campaign_id, message_id, at, ev.encode_data(data))
+        )
+        self.contacts[member.contact_id] = at
+        self.members[(member.campaign_id, member.contact_id)] = member
+        self.touched.add(member.campaign_id)
+        self.by_type[etype] = self.by_type.get(etype, 0) + 1
+
+    def task(self, member: Member, plan: Plan, step: int, ms: int) -> tuple[int, str, str | None]:
+        """The platform task of a TASK step, keyed like platform.tasks.ensure_for_members."""
+        spec = plan.steps[step]
+        subject = sequence_text.task_subject(
+            spec.taskSubject, spec.taskType, plan.name, member.first_name, member.company
+        )
+        found = platform_tasks.find(self.conn, member.contact_id, member.campaign_id, step)
+        if found is not None:
+            return found, subject, spec.taskType
+        tid = self.next_task
+        self.next_task += 1
+        self.tasks.append(
+            (
+                tid,
+                member.contact_id,
+                member.campaign_id,
+                step,
+                subject,
+                spec.taskType,
+                iso(ms + DAY_MS),
+            )
+        )
+        return tid, subject, spec.taskType
+
+    def flush(self) -> None:
+        conn = self.conn
+        conn.executemany("INSERT INTO conversations VALUES (?, ?, ?, ?)", self.new_conversations)
+        conn.executemany(
+            "INSERT INTO messages(id, conversationId, content, subject, type, isContactSender,"
+            " isAutosent, sequenceIndex, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            self.messages,
+        )
+        conn.executemany(
+            "UPDATE messages SET viewCount = viewCount + ?, clickCount = clickCount + ?,"
+            " updatedAt = max(updatedAt, ?) WHERE id = ?",
+            [(v, c, at, mid) for mid, (v, c, at) in self.counts.items()],
+        )
+        platform_tasks.insert_sequence_tasks(conn, self.tasks)
+        conn.executemany(
+            "INSERT INTO events(type, contactId, campaignId, messageId, occurredAt, data)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            self.events,
+        )
+        engagement.write_members(conn, [self.members[key].row() for key in sorted(self.members)])
+        platform_contacts.touch(conn, [(self.contacts[cid], cid) for cid in sorted(self.contacts)])
+
+
+def _next_id(conn: sqlite3.Connection, table: str) -> int:
+    row = conn.execute(f"SELECT MAX(id) FROM {table}").fetchone()
+    return (row[0] or 0) + 1
