@@ -4,7 +4,7 @@ id, `replace` emptying whole kinds first, and its connection checked by the plat
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 
@@ -19,19 +19,7 @@ from emulator.platform import connection as platform_connection
 from emulator.scenarios import models as sm
 from emulator.wire import split_validation_error
 
-INLINE_KINDS = (
-    "apiKeys",
-    "users",
-    "identities",
-    "campaigns",
-    "companies",
-    "contacts",
-    "lists",
-    "savedViews",
-    "conversations",
-    "webhooks",
-    "actionsRuns",
-)
+INLINE_KINDS = get_args(sm.FixtureKind)  # the kinds a scenario may lay over its directory
 STAMPED = (
     "identities",
     "campaigns",
