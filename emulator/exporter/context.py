@@ -75,9 +75,9 @@ class RunContext:
         # Reshapes each create (False) and update (True) item before it is sent (actions runs'
         # field-mapping options); None: items as planned.
         self.shape_item: Callable[[Kind, dict[str, Any], bool], dict[str, Any]] | None = None
-        # Platform ids whose CRM id this run learnt (sync match or create), per kind. A full
-        # run sends no CRM id it did not learn (decisions.md §3); a push (None) has no sync
-        # and trusts the stored ids.
+        # Platform ids whose CRM id this run learnt (sync match or create), per kind, set by
+        # the records phase: a run that syncs sends no CRM id it did not learn (decisions.md
+        # §3); a push (None) has no sync and trusts the stored ids.
         self.learned: dict[str, set[int]] | None = None
         # The failure entry of each record that failed in the companies or contacts phase:
         # what it holds back is noted on it.

@@ -28,7 +28,6 @@ class Exporter(RunContext):
         self.totals = await self.store.read(
             lambda c: {k: rec.count(c, k) for k in ("companies", "contacts")}  # type: ignore[misc]
         )
-        self.learned = {"companies": set(), "contacts": set()}
 
         async def sequence() -> None:
             await probes.health(self)
@@ -80,8 +79,6 @@ class Exporter(RunContext):
         users (unless `owner_selection` is known), companies, contacts, associations."""
         self.record_ids = {"contacts": contacts, "companies": companies}
         self.totals = {"contacts": len(contacts), "companies": len(companies)}
-        # It syncs its records, so like a full run it sends only CRM ids it learnt.
-        self.learned = {"companies": set(), "contacts": set()}
 
         async def sequence() -> None:
             await probes.health(self)

@@ -22,6 +22,8 @@ from emulator.platform.keys import with_keys
 
 async def run(ctx: RunContext, kind: Kind) -> None:
     """Every record of `kind` (or of `record_ids`), batch by batch, at most `in_flight` batches at once."""
+    if ctx.learned is None:  # a run that syncs sends only the CRM ids it learns (decisions.md §3)
+        ctx.learned = {"companies": set(), "contacts": set()}
     with ctx.timed(kind):
         ctx.progress(kind, 0, ctx.totals.get(kind, 0))
         ids = None if ctx.record_ids is None else ctx.record_ids[kind]
