@@ -22,6 +22,13 @@ def read(conn: sqlite3.Connection) -> CrmConnection | None:
     return None if row is None else decode(row[0], CrmConnection)
 
 
+def read_stored(conn: sqlite3.Connection) -> tuple[str | None, str | None]:
+    """The stored settings and lastHealth as JSON text (None, None without a connection);
+    `record_health` compares the settings text to store a check only for the CRM it checked."""
+    row = conn.execute("SELECT settings, lastHealth FROM crm_connection WHERE id = 1").fetchone()
+    return (None, None) if row is None else (row[0], row[1])
+
+
 def write(conn: sqlite3.Connection, connection: CrmConnection) -> None:
     """Store the settings; a connection's health history stays."""
     conn.execute(

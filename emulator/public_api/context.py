@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from emulator.fixtures.models import CrmConnection
+from emulator.platform import connection as platform_connection
 from emulator.public_api.auth import KeyRing
 from emulator.public_api.rate_limit import RateLimiter
 from emulator.state import Emulator
@@ -53,14 +53,14 @@ class ApiContext:
     async def links(self) -> LinkTemplates:
         """The connection's link templates, re-read only after a write."""
         if self._links_version != self.store.version:
-            row = await self.store.fetchone("SELECT settings FROM crm_connection WHERE id = 1")
-            if row is None:
-                self._links = LinkTemplates()
-            else:
-                conn: CrmConnection = decode(row[0], CrmConnection)
-                self._links = LinkTemplates(
+            conn = await self.store.read(platform_connection.read)
+            self._links = (
+                LinkTemplates()
+                if conn is None
+                else LinkTemplates(
                     contact=conn.contactLinkTemplate, company=conn.companyLinkTemplate
                 )
+            )
             self._links_version = self.store.version
         return self._links
 

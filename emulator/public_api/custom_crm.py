@@ -102,8 +102,7 @@ async def connect(
 
 
 async def status(ctx: ApiContext) -> CustomCrmStatus:
-    row = await ctx.store.fetchone("SELECT settings, lastHealth FROM crm_connection WHERE id = 1")
-    return _status(None, None) if row is None else _status(row[0], row[1])
+    return _status(*await ctx.store.read(platform_connection.read_stored))
 
 
 async def disconnect(ctx: ApiContext) -> CustomCrmStatus:

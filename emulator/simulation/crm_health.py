@@ -123,10 +123,8 @@ def fresh_owner_selection(
 
 
 def read_health(conn: sqlite3.Connection) -> ConnectionHealth | None:
-    row = conn.execute("SELECT lastHealth FROM crm_connection WHERE id = 1").fetchone()
-    if row is None or row[0] is None:
-        return None
-    return decode(row[0], ConnectionHealth)
+    health = platform_connection.read_stored(conn)[1]
+    return None if health is None else decode(health, ConnectionHealth)
 
 
 async def probe(
@@ -160,11 +158,8 @@ class HealthChecker:
     async def __call__(self, target: datetime) -> None:
         db = self.emulator.db
 
-        def read(conn: sqlite3.Connection) -> tuple[str | None, ConnectionHealth | None]:
-            row = conn.execute("SELECT settings FROM crm_connection WHERE id = 1").fetchone()
-            return (None if row is None else row[0]), read_health(conn)
-
-        settings, stored = await db.read(read)
+        settings, health_text = await db.read(platform_connection.read_stored)
+        stored = None if health_text is None else decode(health_text, ConnectionHealth)
         if settings is None:
             return
         connection: CrmConnection = decode(settings, CrmConnection)
