@@ -6,10 +6,6 @@ from typing import Any
 
 from emulator.normalise import domain_key, email_key, name_key, url_key
 
-# The key column each source column moves, per table.
-CONTACT_KEYS = {"professionalEmail": "emailKey", "networkProfileUrl": "networkUrlKey"}
-
-
 def contact_keys(values: dict[str, Any]) -> dict[str, str | None]:
     """The key columns of the contact columns in `values` (only those it holds)."""
     out: dict[str, str | None] = {}
@@ -31,8 +27,8 @@ def company_keys(values: dict[str, Any]) -> dict[str, str | None]:
 
 def with_keys(kind: str, columns: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
     """Core column changes of an exported record plus the match keys derived from them."""
-    if kind == "contacts" and "professionalEmail" in columns:
-        return {**columns, "emailKey": email_key(columns["professionalEmail"])}
+    if kind == "contacts":
+        return {**columns, **contact_keys(columns)}
     if kind == "companies" and "domain" in columns:
         return {**columns, "domainKey": domain_key(columns["domain"] or row.get("website"))}
     return columns
