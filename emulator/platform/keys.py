@@ -6,6 +6,7 @@ from typing import Any
 
 from emulator.normalise import domain_key, email_key, name_key, url_key
 
+
 def contact_keys(values: dict[str, Any]) -> dict[str, str | None]:
     """The key columns of the contact columns in `values` (only those it holds)."""
     out: dict[str, str | None] = {}
