@@ -75,12 +75,29 @@ class Member:
 
 
 class Known:
-    """Conversation ids by (contact, campaign), shared by the chunks of one advance (the
-    simulation is the only writer of conversations while it holds its lock)."""
+    """Conversation ids by (contact, campaign), kept by the simulation from one chunk (one
+    write transaction) to the next, across advances. Valid while the conversations table's
+    (max id, row count) is the one `seal` saw as the last chunk ended: any other writer (an
+    injected event, a reset's seeding) changes it, and `valid_for` then answers a fresh one."""
+
+    LIMIT = 1_000_000  # conversations kept at most: with more, every chunk loads its own
 
     def __init__(self) -> None:
         self.conversations: dict[tuple[int, int], int] = {}
         self.campaigns: set[int] = set()
+        self.stamp: tuple[Any, ...] | None = None
+
+    def valid_for(self, conn: sqlite3.Connection) -> Known:
+        """This one if the table is as it was sealed, else an empty one."""
+        return self if self.stamp is not None and self.stamp == _stamp(conn) else Known()
+
+    def seal(self, conn: sqlite3.Connection) -> None:
+        """Remember the table as this transaction leaves it."""
+        self.stamp = _stamp(conn) if len(self.conversations) <= self.LIMIT else None
+
+
+def _stamp(conn: sqlite3.Connection) -> tuple[Any, ...]:
+    return tuple(conn.execute("SELECT MAX(id), COUNT(*) FROM conversations").fetchone())
 
 
 class Batch:

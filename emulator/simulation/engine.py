@@ -78,11 +78,14 @@ class Simulation:
         # (campaign, contact) -> (fingerprint, anchor, first step, items): timelines are pure
         # (items with their stored timestamps: comparing text is cheaper than parsing it)
         self._timelines: dict[tuple[int, int], tuple[Any, str, int, list[tuple[Item, str]]]] = {}
+        # conversation ids, checked against the table at the start of each chunk
+        self._known = Known()
         emulator.on_reset.append(self._forget)
 
     def _forget(self) -> None:
         self._generation += 1
         self._timelines.clear()
+        self._known = Known()
 
     # -----------------------------------------------------------------------------------------
     async def advance_to(self, target: datetime, wait: float | None = None) -> AdvanceResult:
@@ -103,7 +106,6 @@ class Simulation:
             )
             generation = self._generation
             target_ms = to_ms(target)
-            known = Known()
             while self._generation == generation:
                 start_ms = to_ms(clock.now())
                 first = await self.emulator.db.read(first_due)
@@ -113,7 +115,7 @@ class Simulation:
                     start_ms = min(first, target_ms)  # nothing due before: skip the empty span
                 end_ms = min(target_ms, start_ms + CHUNK_MS)
                 await self.emulator.db.write(
-                    functools.partial(self._chunk, end_ms=end_ms, result=result, known=known)
+                    functools.partial(self._chunk, end_ms=end_ms, result=result)
                 )
                 if self._generation != generation:
                     break  # reset or restored meanwhile: that state's clock stands
@@ -142,10 +144,10 @@ class Simulation:
             except Exception:  # a listener records its own errors; this only keeps advancing
                 log.exception("simulation listener %r failed", listener)
 
-    def _chunk(
-        self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult, known: Known
-    ) -> None:
+    def _chunk(self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult) -> None:
         """Process every item due at or before `end_ms`; runs inside one write transaction."""
+        known = self._known.valid_for(conn)
+        self._known = Known()  # kept only if this chunk gets to its end (else it rolls back)
         plans = load_plans(conn, "WHERE status = 'ACTIVE'")
         batch = Batch(conn, known)
         # Members first (the nextActionAt index), campaign status checked here: a join on
@@ -187,6 +189,8 @@ class Simulation:
         batch.flush()
         result.completedCampaigns.extend(complete_finished(conn, batch.touched))
         write_meta(conn, "clock", iso(end_ms))
+        known.seal(conn)
+        self._known = known
         result.events += len(batch.events)
         for etype, n in batch.by_type.items():
             result.eventsByType[etype] = result.eventsByType.get(etype, 0) + n

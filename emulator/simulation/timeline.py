@@ -142,16 +142,22 @@ def from_ms(ms: int) -> datetime:
     return _EPOCH + timedelta(milliseconds=ms)
 
 
+# The pieces of a timestamp after its date, by position (2,500 short strings): joining them
+# is ~3x faster than formatting hours, minutes, seconds and milliseconds on every call.
+_MINUTES = tuple(f"{h:02d}:{m:02d}:" for h in range(24) for m in range(60))
+_SECONDS = tuple(f"{s:02d}." for s in range(60))
+_MILLIS = tuple(f"{m:03d}Z" for m in range(1000))
+
+
 def iso(ms: int) -> str:
     """The stored timestamp form of `ms`, like wire.now_iso but without a datetime per call."""
     day, rest = divmod(ms, DAY_MS)
     prefix = _days.get(day)
     if prefix is None:
         prefix = _days[day] = (_EPOCH + timedelta(days=day)).strftime("%Y-%m-%dT")
-    hour, rest = divmod(rest, 3_600_000)
     minute, rest = divmod(rest, 60_000)
     second, milli = divmod(rest, 1000)
-    return f"{prefix}{hour:02d}:{minute:02d}:{second:02d}.{milli:03d}Z"
+    return prefix + _MINUTES[minute] + _SECONDS[second] + _MILLIS[milli]
 
 
 _day_ms: dict[str, int] = {}
