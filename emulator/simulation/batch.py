@@ -6,6 +6,7 @@ is time order because callers emit in time order."""
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from typing import Any
 
 from emulator.platform import contacts as platform_contacts
@@ -119,7 +120,6 @@ class Batch:
         self.contacts: dict[int, str] = {}
         self.members: dict[tuple[int, int], Member] = {}
         self.touched: set[int] = set()
-        self.by_type: dict[str, int] = {}
 
     def load_conversations(self, campaign_ids: list[int]) -> None:
         """Known conversations of these campaigns (lowest id per contact and campaign)."""
@@ -208,14 +208,23 @@ class Batch:
         entry[2] = at
 
     def event(self, member: Member, at: str, message_id: int | None, data: ev.Event) -> None:
-        etype = ev.event_type(data)
         self.events.append(
-            (etype, member.contact_id, member.campaign_id, message_id, at, ev.encode_data(data))
+            (
+                ev.event_type(data),
+                member.contact_id,
+                member.campaign_id,
+                message_id,
+                at,
+                ev.encode_data(data),
+            )
         )
         self.contacts[member.contact_id] = at
         self.members[(member.campaign_id, member.contact_id)] = member
         self.touched.add(member.campaign_id)
-        self.by_type[etype] = self.by_type.get(etype, 0) + 1
+
+    def by_type(self) -> Counter[str]:
+        """How many events of each type, in the order each type first occurred."""
+        return Counter(e[0] for e in self.events)
 
     def task(self, member: Member, plan: Plan, step: int, ms: int) -> tuple[int, str, str | None]:
         """The platform task of a TASK step, keyed like platform.tasks.ensure_for_members."""
