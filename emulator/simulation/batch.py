@@ -81,7 +81,7 @@ class Known:
     (max id, row count) is the one `seal` saw as the last chunk ended: any other writer (an
     injected event, a reset's seeding) changes it, and `valid_for` then answers a fresh one."""
 
-    LIMIT = 1_000_000  # conversations kept at most: with more, every chunk loads its own
+    LIMIT = 200_000  # conversations kept at most (~35 MB): with more, each chunk loads its own
 
     def __init__(self) -> None:
         self.conversations: dict[tuple[int, int], int] = {}
