@@ -196,7 +196,11 @@ def collect(conn: sqlite3.Connection) -> Batch:
     ]
     completions = conn.execute(f"{rec.COMPLETIONS_DUE} LIMIT 1").fetchone() is not None
     number = int(read_meta(conn, "autosync.pushes") or 0) + 1
-    waiting = int(conn.execute(_WAITING).fetchone()[0])
+    # the pending records not among those in the CRM: _WAITING without its second scan
+    pending = conn.execute(
+        "SELECT count(*) FROM autosync_pending WHERE kind IN ('contacts', 'companies')"
+    ).fetchone()[0]
+    waiting = int(pending) - len(contacts) - len(companies)
     return Batch(number, contacts, companies, waiting, completions)
 
 

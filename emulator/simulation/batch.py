@@ -6,6 +6,7 @@ is time order because callers emit in time order."""
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from typing import Any
 
 from emulator.platform import contacts as platform_contacts
@@ -75,12 +76,29 @@ class Member:
 
 
 class Known:
-    """Conversation ids by (contact, campaign), shared by the chunks of one advance (the
-    simulation is the only writer of conversations while it holds its lock)."""
+    """Conversation ids by (contact, campaign), kept by the simulation from one chunk (one
+    write transaction) to the next, across advances. Valid while the conversations table's
+    (max id, row count) is the one `seal` saw as the last chunk ended: any other writer (an
+    injected event, a reset's seeding) changes it, and `valid_for` then answers a fresh one."""
+
+    LIMIT = 200_000  # conversations kept at most (~35 MB): with more, each chunk loads its own
 
     def __init__(self) -> None:
         self.conversations: dict[tuple[int, int], int] = {}
         self.campaigns: set[int] = set()
+        self.stamp: tuple[Any, ...] | None = None
+
+    def valid_for(self, conn: sqlite3.Connection) -> Known:
+        """This one if the table is as it was sealed, else an empty one."""
+        return self if self.stamp is not None and self.stamp == _stamp(conn) else Known()
+
+    def seal(self, conn: sqlite3.Connection) -> None:
+        """Remember the table as this transaction leaves it."""
+        self.stamp = _stamp(conn) if len(self.conversations) <= self.LIMIT else None
+
+
+def _stamp(conn: sqlite3.Connection) -> tuple[Any, ...]:
+    return tuple(conn.execute("SELECT MAX(id), COUNT(*) FROM conversations").fetchone())
 
 
 class Batch:
@@ -102,7 +120,6 @@ class Batch:
         self.contacts: dict[int, str] = {}
         self.members: dict[tuple[int, int], Member] = {}
         self.touched: set[int] = set()
-        self.by_type: dict[str, int] = {}
 
     def load_conversations(self, campaign_ids: list[int]) -> None:
         """Known conversations of these campaigns (lowest id per contact and campaign)."""
@@ -191,14 +208,23 @@ class Batch:
         entry[2] = at
 
     def event(self, member: Member, at: str, message_id: int | None, data: ev.Event) -> None:
-        etype = ev.event_type(data)
         self.events.append(
-            (etype, member.contact_id, member.campaign_id, message_id, at, ev.encode_data(data))
+            (
+                ev.event_type(data),
+                member.contact_id,
+                member.campaign_id,
+                message_id,
+                at,
+                ev.encode_data(data),
+            )
         )
         self.contacts[member.contact_id] = at
         self.members[(member.campaign_id, member.contact_id)] = member
         self.touched.add(member.campaign_id)
-        self.by_type[etype] = self.by_type.get(etype, 0) + 1
+
+    def by_type(self) -> Counter[str]:
+        """How many events of each type, in the order each type first occurred."""
+        return Counter(e[0] for e in self.events)
 
     def task(self, member: Member, plan: Plan, step: int, ms: int) -> tuple[int, str, str | None]:
         """The platform task of a TASK step, keyed like platform.tasks.ensure_for_members."""

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 
 import httpx
 
+from emulator.exporter.client import tls_verify
 from emulator.fixtures.models import CrmConnection
 from emulator.platform import connection as platform_connection
 from emulator.simulation.outbound import TIMEOUT_SECONDS, Outcome, call
@@ -172,7 +173,8 @@ class HealthChecker:
         at = now_iso(target)
         crm = platform_connection.resolve(connection.crmUrl, in_process=self.transport)
         base, transport = crm.base_url, crm.transport
-        async with httpx.AsyncClient(transport=transport, verify=connection.verify) as client:
+        verify = tls_verify(connection.verify, None)  # as before: the CA file is not used here
+        async with httpx.AsyncClient(transport=transport, verify=verify) as client:
             health, message, users = await probe(
                 base,
                 connection.apiKey,

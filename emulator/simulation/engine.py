@@ -11,6 +11,7 @@ import asyncio
 import functools
 import logging
 import sqlite3
+from bisect import bisect_left
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
@@ -75,14 +76,18 @@ class Simulation:
         self.listeners: list[Listener] = []
         self._lock = asyncio.Lock()
         self._generation = 0
-        # (campaign, contact) -> (fingerprint, anchor, first step, items): timelines are pure
-        # (items with their stored timestamps: comparing text is cheaper than parsing it)
-        self._timelines: dict[tuple[int, int], tuple[Any, str, int, list[tuple[Item, str]]]] = {}
+        # (campaign, contact) -> (fingerprint, anchor, first step, items, their stored
+        # timestamps): timelines are pure; the timestamps are in order, for bisect (comparing
+        # text is cheaper than parsing it)
+        self._timelines: dict[tuple[int, int], tuple[Any, str, int, list[Item], list[str]]] = {}
+        # conversation ids, checked against the table at the start of each chunk
+        self._known = Known()
         emulator.on_reset.append(self._forget)
 
     def _forget(self) -> None:
         self._generation += 1
         self._timelines.clear()
+        self._known = Known()
 
     # -----------------------------------------------------------------------------------------
     async def advance_to(self, target: datetime, wait: float | None = None) -> AdvanceResult:
@@ -103,7 +108,6 @@ class Simulation:
             )
             generation = self._generation
             target_ms = to_ms(target)
-            known = Known()
             while self._generation == generation:
                 start_ms = to_ms(clock.now())
                 first = await self.emulator.db.read(first_due)
@@ -113,7 +117,7 @@ class Simulation:
                     start_ms = min(first, target_ms)  # nothing due before: skip the empty span
                 end_ms = min(target_ms, start_ms + CHUNK_MS)
                 await self.emulator.db.write(
-                    functools.partial(self._chunk, end_ms=end_ms, result=result, known=known)
+                    functools.partial(self._chunk, end_ms=end_ms, result=result)
                 )
                 if self._generation != generation:
                     break  # reset or restored meanwhile: that state's clock stands
@@ -142,10 +146,10 @@ class Simulation:
             except Exception:  # a listener records its own errors; this only keeps advancing
                 log.exception("simulation listener %r failed", listener)
 
-    def _chunk(
-        self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult, known: Known
-    ) -> None:
+    def _chunk(self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult) -> None:
         """Process every item due at or before `end_ms`; runs inside one write transaction."""
+        known = self._known.valid_for(conn)
+        self._known = Known()  # kept only if this chunk gets to its end (else it rolls back)
         plans = load_plans(conn, "WHERE status = 'ACTIVE'")
         batch = Batch(conn, known)
         # Members first (the nextActionAt index), campaign status checked here: a join on
@@ -167,17 +171,15 @@ class Simulation:
                 continue
             member = Member(row)
             member.first_name, member.company, member.profile_url = row[11], row[12], row[13]
-            items = self._timeline(plan, member.contact_id, row[9], row[10])
-            start = row[8]
+            items, ats = self._timeline(plan, member.contact_id, row[9], row[10])
             member.next_ms = None
-            for item, at in items:
-                if at < start:
-                    continue
+            for i in range(bisect_left(ats, row[8]), len(items)):  # from nextActionAt on
+                item = items[i]
                 if item[0] > end_ms:
                     member.next_ms = item[0]
                     break
                 due.append(
-                    (item[0], member.campaign_id, member.contact_id, item[1], item, at, member)
+                    (item[0], member.campaign_id, member.contact_id, item[1], item, ats[i], member)
                 )
             batch.members[(member.campaign_id, member.contact_id)] = member
         due.sort()  # (time, campaign, contact, order) is unique: the rest is never compared
@@ -187,13 +189,16 @@ class Simulation:
         batch.flush()
         result.completedCampaigns.extend(complete_finished(conn, batch.touched))
         write_meta(conn, "clock", iso(end_ms))
+        known.seal(conn)
+        self._known = known
         result.events += len(batch.events)
-        for etype, n in batch.by_type.items():
+        for etype, n in batch.by_type().items():
             result.eventsByType[etype] = result.eventsByType.get(etype, 0) + n
 
     def _timeline(
         self, plan: Plan, contact_id: int, anchor: str, first_step: int
-    ) -> list[tuple[Item, str]]:
+    ) -> tuple[list[Item], list[str]]:
+        """A member's items and their stored timestamps (both in time order)."""
         key = (plan.id, contact_id)
         cached = self._timelines.get(key)
         if (
@@ -202,13 +207,11 @@ class Simulation:
             and cached[2] == first_step
             and cached[0] == plan.fingerprint
         ):
-            return cached[3]
-        items = [
-            (item, iso(item[0]))
-            for item in timeline(plan, contact_id, parse_ms(anchor), first_step)
-        ]
-        self._timelines[key] = (plan.fingerprint, anchor, first_step, items)
-        return items
+            return cached[3], cached[4]
+        items = timeline(plan, contact_id, parse_ms(anchor), first_step)
+        ats = [iso(item[0]) for item in items]
+        self._timelines[key] = (plan.fingerprint, anchor, first_step, items, ats)
+        return items, ats
 
     # -----------------------------------------------------------------------------------------
     async def start_campaign(self, campaign_id: int) -> tuple[str, int]:

@@ -30,8 +30,16 @@ Item = tuple[int, int, int, int]
 
 def draw(seed: int, contact_id: int, step: int, kind: str) -> float:
     """A number in [0, 1) fixed by its four inputs."""
-    digest = hashlib.blake2b(f"{seed}|{contact_id}|{step}|{kind}".encode(), digest_size=8).digest()
+    return _draw(f"{seed}|{contact_id}|".encode(), step, kind)
+
+
+def _draw(prefix: bytes, step: int, kind: str) -> float:
+    """`draw` with its "seed|contact|" bytes made once per member by the caller."""
+    digest = _blake2b(prefix + f"{step}|{kind}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") / 18_446_744_073_709_551_616
+
+
+_blake2b = hashlib.blake2b
 
 
 # Stored sequences and rates come from validated fixtures: decode them as the fixture models.
@@ -83,7 +91,8 @@ class Plan:
 
 def timeline(plan: Plan, contact_id: int, anchor_ms: int, first_step: int) -> list[Item]:
     """Every item of one member from `first_step` on, in time order; a reply ends it."""
-    steps, seed, rates = plan.steps, plan.seed, plan.rates
+    steps, rates = plan.steps, plan.rates
+    prefix = f"{plan.seed}|{contact_id}|".encode()
     items: list[Item] = []
     order = 0
     t = anchor_ms
@@ -100,25 +109,23 @@ def timeline(plan: Plan, contact_id: int, anchor_ms: int, first_step: int) -> li
         order += 1
         if step.type == "CONNECTION_REQUEST":
             has_request = True
-            if draw(seed, contact_id, i, "accept") < rates.acceptance:
+            if _draw(prefix, i, "accept") < rates.acceptance:
                 connected = True
-                items.append(
-                    (t + int(draw(seed, contact_id, i, "accept.at") * gap), order, ACCEPTED, i)
-                )
+                items.append((t + int(_draw(prefix, i, "accept.at") * gap), order, ACCEPTED, i))
                 order += 1
             continue
         if step.type not in MESSAGE_STEPS:
             continue
-        if step.type == "EMAIL" and draw(seed, contact_id, i, "open") < rates.open:
-            opened = t + int(draw(seed, contact_id, i, "open.at") * gap)
+        if step.type == "EMAIL" and _draw(prefix, i, "open") < rates.open:
+            opened = t + int(_draw(prefix, i, "open.at") * gap)
             items.append((opened, order, OPENED, i))
             order += 1
-            if draw(seed, contact_id, i, "click") < rates.click:
-                clicked = opened + int(draw(seed, contact_id, i, "click.at") * (t + gap - opened))
+            if _draw(prefix, i, "click") < rates.click:
+                clicked = opened + int(_draw(prefix, i, "click.at") * (t + gap - opened))
                 items.append((clicked, order, CLICKED, i))
                 order += 1
-        if draw(seed, contact_id, i, "reply") < rates.reply:
-            at = t + int(draw(seed, contact_id, i, "reply.at") * gap)
+        if _draw(prefix, i, "reply") < rates.reply:
+            at = t + int(_draw(prefix, i, "reply.at") * gap)
             items.append((at, order, REPLIED, i))
             replied_at = (at, order)
             break
@@ -142,16 +149,22 @@ def from_ms(ms: int) -> datetime:
     return _EPOCH + timedelta(milliseconds=ms)
 
 
+# The pieces of a timestamp after its date, by position (2,500 short strings): joining them
+# is ~3x faster than formatting hours, minutes, seconds and milliseconds on every call.
+_MINUTES = tuple(f"{h:02d}:{m:02d}:" for h in range(24) for m in range(60))
+_SECONDS = tuple(f"{s:02d}." for s in range(60))
+_MILLIS = tuple(f"{m:03d}Z" for m in range(1000))
+
+
 def iso(ms: int) -> str:
     """The stored timestamp form of `ms`, like wire.now_iso but without a datetime per call."""
     day, rest = divmod(ms, DAY_MS)
     prefix = _days.get(day)
     if prefix is None:
         prefix = _days[day] = (_EPOCH + timedelta(days=day)).strftime("%Y-%m-%dT")
-    hour, rest = divmod(rest, 3_600_000)
     minute, rest = divmod(rest, 60_000)
     second, milli = divmod(rest, 1000)
-    return f"{prefix}{hour:02d}:{minute:02d}:{second:02d}.{milli:03d}Z"
+    return prefix + _MINUTES[minute] + _SECONDS[second] + _MILLIS[milli]
 
 
 _day_ms: dict[str, int] = {}

@@ -273,6 +273,7 @@ async def test_records_not_in_the_crm_wait(app: Starlette, client: httpx.AsyncCl
     await autosync_of(app)(TARGET)
     state = (await client.get("/_emulator/autosync")).json()
     assert state["waiting"] >= 1 and len(await crm_all(client, "activities")) == before
+    assert state["last"]["waiting"] == state["waiting"]  # the push counted them as the state does
     # Once the contact is in the CRM, the next push sends what waited.
     await write(
         app,
