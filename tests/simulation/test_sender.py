@@ -207,3 +207,20 @@ async def test_a_proxy_in_the_environment_sends_through_a_client(
             outcome = await posts.post("http://receiver.invalid/hook", {}, b"x")
     assert outcome.ok
     assert server.requests[0][0].startswith(b"POST http://receiver.invalid/hook HTTP/1.1")
+
+
+async def test_lanes_are_kept_per_receiver_and_idle_ones_are_capped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sender, "MAX_IDLE", 2)
+    async with (
+        raw_server() as (first, a),
+        raw_server() as (second, b),
+        sender.Sender() as posts,
+    ):
+        for url in (first, second, first, second):
+            assert (await posts.post(url, {}, b"x")).ok
+        assert (a.connections, b.connections) == (1, 1)  # one lane each, reused
+        outcomes = await asyncio.gather(*(posts.post(first, {}, b"y") for _ in range(6)))
+        assert all(o.ok for o in outcomes)
+        assert len(posts._lanes) <= 2  # the lanes beyond MAX_IDLE were closed on return
