@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import subprocess
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -224,3 +225,14 @@ async def test_lanes_are_kept_per_receiver_and_idle_ones_are_capped(
         outcomes = await asyncio.gather(*(posts.post(first, {}, b"y") for _ in range(6)))
         assert all(o.ok for o in outcomes)
         assert len(posts._lanes) <= 2  # the lanes beyond MAX_IDLE were closed on return
+
+
+def test_the_sender_alone_keeps_httpcore_from_searching_for_sniffio() -> None:
+    """Without sniffio installed httpcore would search sys.path on every lock it takes; the
+    delivery path sets the guard itself, whatever else the process imported."""
+    code = (
+        "import importlib.util, sys\n"
+        "import emulator.simulation.sender\n"
+        "assert importlib.util.find_spec('sniffio') is not None or sys.modules['sniffio'] is None\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
