@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import importlib.util
 import logging
 import random
 import ssl
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,15 +20,10 @@ from typing import Any, Self
 import httpx
 import msgspec
 
+import emulator.sniffio_guard  # noqa: F401 (its effect: httpcore without sniffio stays fast)
 from emulator.wire import decode, encode
 
 log = logging.getLogger(__name__)
-
-# httpcore tries `import sniffio` on every request and lock; when sniffio is not installed each
-# failed import walks sys.path again (a third of the exporter's CPU). A None entry in
-# sys.modules makes that ImportError instant; it changes nothing else, the module is absent.
-if importlib.util.find_spec("sniffio") is None:
-    sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 REDACTED = b"***"

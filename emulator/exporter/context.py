@@ -15,7 +15,8 @@ import httpx
 
 from emulator.exporter import plan as p
 from emulator.exporter.client import CrmClient, Exchange, MalformedBody, RetryPolicy, StopExport
-from emulator.exporter.journal import Journal
+from emulator.exporter.idset import IdSet
+from emulator.exporter.journal import JOURNAL_BUFFER, Journal
 from emulator.exporter.plan import Finding, Kind
 from emulator.exporter.report import (
     FAILED_CAP,
@@ -66,7 +67,9 @@ class RunContext:
         self.on_progress = on_progress
         self.owner_enabled = True
         self.totals: dict[str, int] = {}
-        self.pairs: list[tuple[str, str]] = []  # (contact crmId, company crmId) exported this run
+        # Contacts exported this run with a company in the CRM: their links are the
+        # associations phase's (their CRM ids are read back then: a compact set, not strings).
+        self.linked = IdSet()
         # Platform ids of the records a push left something unsent for (retried next push).
         self.unfinished: dict[str, set[int]] = {"contacts": set(), "companies": set()}
         self.stop_when_unreachable = False  # a push gives up at once on a CRM that is down
@@ -78,7 +81,7 @@ class RunContext:
         # Platform ids whose CRM id this run learnt (sync match or create), per kind, set by
         # the records phase: a run that syncs sends no CRM id it did not learn (decisions.md
         # §3); a push (None) has no sync and trusts the stored ids.
-        self.learned: dict[str, set[int]] | None = None
+        self.learned: dict[str, IdSet] | None = None
         # The failure entry of each record that failed in the companies or contacts phase:
         # what it holds back is noted on it.
         self.record_failures: dict[tuple[str, int], FailedRecord] = {}
@@ -117,6 +120,8 @@ class RunContext:
             raise StopExport(f"CRM unreachable at {self.conn.crmUrl}: {ex.error}")
         self.report.phases[self._phase].requests += 1
         self.report.checks[check].calls += 1
+        if self.journal.buffered >= JOURNAL_BUFFER:  # phases without write hops of their own
+            await self.flush_journal()
         return ex
 
     def finding(self, f: Finding, ex: Exchange | None, check: str | None = None) -> None:

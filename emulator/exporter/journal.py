@@ -11,6 +11,7 @@ from typing import Any
 from emulator.exporter.client import Attempt
 
 JOURNAL_BODY_CAP = 4096
+JOURNAL_BUFFER = 1 << 20  # bytes of bodies buffered before a call stores them (RunContext.call)
 
 
 class Journal:
@@ -19,6 +20,7 @@ class Journal:
     def __init__(self, export_id: str, now: Callable[[], str], limit: int) -> None:
         self.export_id, self.now, self.limit = export_id, now, limit
         self._rows: list[tuple[Any, ...]] = []
+        self.buffered = 0  # characters of bodies in `_rows`
 
     def add(self, a: Attempt) -> None:
         def cap(data: bytes | None) -> str | None:
@@ -27,6 +29,8 @@ class Journal:
             text = data[:JOURNAL_BODY_CAP].decode("utf-8", "replace")
             return text + "…" if len(data) > JOURNAL_BODY_CAP else text
 
+        request, response = cap(a.request), cap(a.response)
+        self.buffered += len(request or "") + len(response or "")
         self._rows.append(
             (
                 self.export_id,
@@ -36,14 +40,15 @@ class Journal:
                 a.status,
                 round(a.duration_ms, 3),
                 a.attempt,
-                cap(a.request),
-                cap(a.response),
+                request,
+                response,
                 a.error,
             )
         )
 
     def take(self) -> list[tuple[Any, ...]]:
         rows, self._rows = self._rows, []
+        self.buffered = 0
         return rows
 
     def store(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:

@@ -88,6 +88,21 @@ def read_batch(
     return rows
 
 
+def read_links(conn: sqlite3.Connection, ids: Sequence[int]) -> list[tuple[str, str]]:
+    """(contact CRM id, company CRM id) of the given contacts, in their order; a contact
+    without both is left out."""
+    marks = ",".join("?" * len(ids))
+    found = {
+        row[0]: (row[1], row[2])
+        for row in conn.execute(
+            "SELECT c.id, c.contactCRMId, co.companyCRMId FROM contacts c"
+            f" JOIN companies co ON co.id = c.companyId WHERE c.id IN ({marks})",
+            tuple(ids),
+        )
+    }
+    return [found[i] for i in ids if i in found and found[i][0] and found[i][1]]
+
+
 # ---------------------------------------------------------------------------------------------
 # Activities and tasks
 

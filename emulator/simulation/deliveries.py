@@ -13,19 +13,16 @@ whether the clock moved in one step or in many.
 from __future__ import annotations
 
 import asyncio
-import functools
 import heapq
 import sqlite3
-import ssl
 from collections import deque
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any, NamedTuple, Self
-
-import httpx
+from typing import Any, NamedTuple
 
 from emulator.simulation import webhook_delivery as delivery
-from emulator.simulation.outbound import TIMEOUT_SECONDS, Outcome, call
+from emulator.simulation.outbound import Outcome
+from emulator.simulation.sender import Sender
 from emulator.store.db import Store
 from emulator.wire import decode, now_iso, parse_iso
 
@@ -56,37 +53,6 @@ class Due(NamedTuple):
     eventType: str
     url: str | None
     payload: str
-
-
-@functools.cache
-@functools.cache
-def _tls() -> ssl.SSLContext:
-    """Loading the CA bundle takes ~0.1 s: once per process, not once per client."""
-    return httpx.create_ssl_context()
-
-
-class Sender:
-    """Posts the attempts of a pass through one shared keep-alive httpx client (made only when
-    something is due), so a pass opens each receiver's connections once."""
-
-    def __init__(self) -> None:
-        self._client: httpx.AsyncClient | None = None
-
-    async def post(self, url: str, headers: dict[str, str], body: bytes) -> Outcome:
-        if self._client is None:
-            # httpcore polls every idle pooled connection on each request: with 32 kept alive
-            # that cost more than the sends (py-spy: 30% of a pass). 8 idle ones serve the
-            # next requests as well; up to 32 still run at once.
-            limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=8)
-            self._client = httpx.AsyncClient(timeout=TIMEOUT_SECONDS, limits=limits, verify=_tls())
-        return await call("POST", url, headers=headers, content=body, client=self._client)
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._client is not None:
-            await self._client.aclose()
 
 
 Key = tuple[str, int, int, int]

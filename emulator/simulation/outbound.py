@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import httpx
 
+import emulator.sniffio_guard  # noqa: F401 (its effect: httpcore without sniffio stays fast)
 from emulator.self_target import control_api_target
 from emulator.wire import Wire
 
@@ -52,10 +53,10 @@ async def call(
     method: str,
     url: str,
     *,
-    headers: dict[str, str] | None = None,
+    headers: dict[str, str] | httpx.Headers | None = None,
     content: bytes | None = None,
     timeout: float = TIMEOUT_SECONDS,
-    client: httpx.AsyncClient | None = None,
+    client: httpx.AsyncClient | httpx.AsyncBaseTransport | None = None,
 ) -> Outcome:
     """Make one request; the whole exchange must finish within `timeout` seconds."""
     started = time.monotonic()
@@ -84,10 +85,10 @@ async def call(
 async def _send(
     method: str,
     url: str,
-    headers: dict[str, str] | None,
+    headers: dict[str, str] | httpx.Headers | None,
     content: bytes | None,
     timeout: float,
-    client: httpx.AsyncClient | None,
+    client: httpx.AsyncClient | httpx.AsyncBaseTransport | None,
     elapsed: Callable[[], int],
 ) -> Outcome:
     try:
@@ -95,6 +96,14 @@ async def _send(
             if client is None:
                 async with httpx.AsyncClient(timeout=timeout) as own:
                     response = await own.request(method, url, headers=headers, content=content)
+            elif isinstance(client, httpx.AsyncBaseTransport):
+                response = await client.handle_async_request(
+                    httpx.Request(method, url, headers=headers, content=content)
+                )
+                try:
+                    await response.aread()
+                finally:
+                    await response.aclose()
             else:
                 response = await client.request(method, url, headers=headers, content=content)
     except (TimeoutError, httpx.TimeoutException):

@@ -410,6 +410,29 @@ async def test_journal_redacts_the_api_key_and_is_capped() -> None:
         await emulator.close()
 
 
+async def test_buffered_journal_rows_are_stored_as_they_pile_up(
+    platform: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A phase without write hops of its own (associations, engagement) stores the journal
+    whenever its bodies pass JOURNAL_BUFFER, so the buffer never holds a whole phase."""
+    from emulator.exporter import context, journal
+
+    monkeypatch.setattr(context, "JOURNAL_BUFFER", 1)
+    most = [0]
+    add = journal.Journal.add
+
+    def counting(self: journal.Journal, attempt: Any) -> None:
+        add(self, attempt)
+        most[0] = max(most[0], len(self._rows))
+
+    monkeypatch.setattr(journal.Journal, "add", counting)
+    report = await run_export(platform, FakeCrm())
+    assert report.exitCode == 0, report.failed
+    requests = sum(stats.requests for stats in report.phases.values())
+    stored = await platform.db.fetchall("SELECT count(*) FROM export_journal")
+    assert stored[0][0] == requests and 0 < most[0] <= 4  # at most the calls in flight
+
+
 @pytest.mark.parametrize(
     ("answer", "created", "failed", "violations"),
     [

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from functools import partial
+from itertools import islice
+
 from emulator.exporter import plan as p
+from emulator.exporter import records as rec
 from emulator.exporter.context import RunContext
+from emulator.exporter.idset import IdSet
 
 
 async def run(ctx: RunContext) -> None:
-    """Link the contacts this run exported to their companies, 100 links per call."""
+    """Link the contacts this run exported to their companies, 100 links per call, in contact
+    id order; their CRM ids are read back 100 at a time (the contacts phase stored them)."""
     with ctx.timed("associations") as stats:
-        pairs, ctx.pairs = ctx.pairs, []
-        for chunk in p.chunks(pairs, 100):
+        linked, ctx.linked = ctx.linked, IdSet()
+        for ids in _batched(linked, 100):
+            chunk = await ctx.store.read(partial(rec.read_links, ids=ids))
+            if not chunk:
+                continue
             items = [{"contactCRMId": a, "companyCRMId": b} for a, b in chunk]
             stats.sent += len(items)
             ex = await ctx.call(
@@ -28,3 +38,9 @@ async def run(ctx: RunContext) -> None:
                 ctx.fail("associations", "associations", contact, why)
             stats.created += links.created
         await ctx.flush_journal()
+
+
+def _batched(ids: Iterable[int], size: int) -> Iterator[list[int]]:
+    it = iter(ids)
+    while chunk := list(islice(it, size)):
+        yield chunk

@@ -14,6 +14,7 @@ from emulator.exporter import records as rec
 from emulator.exporter import shapes
 from emulator.exporter.client import Exchange
 from emulator.exporter.context import RunContext
+from emulator.exporter.idset import IdSet
 from emulator.exporter.plan import Finding, Kind
 from emulator.exporter.report import CLEARED_CAP, ClearedField
 from emulator.platform import crm_sync
@@ -23,7 +24,7 @@ from emulator.platform.keys import with_keys
 async def run(ctx: RunContext, kind: Kind) -> None:
     """Every record of `kind` (or of `record_ids`), batch by batch, at most `in_flight` batches at once."""
     if ctx.learned is None:  # a run that syncs sends only the CRM ids it learns (decisions.md §3)
-        ctx.learned = {"companies": set(), "contacts": set()}
+        ctx.learned = {"companies": IdSet(), "contacts": IdSet()}
     with ctx.timed(kind):
         ctx.progress(kind, 0, ctx.totals.get(kind, 0))
         ids = None if ctx.record_ids is None else ctx.record_ids[kind]
@@ -71,8 +72,7 @@ async def record_batch(ctx: RunContext, kind: Kind, rows: list[dict[str, Any]]) 
     for ext, why in failed.items():
         ctx.fail_record(kind, by_ext[ext], why)
     if kind == "contacts":
-        crm_ids = {**{e: m.crm_id for e, m in sync_plan.matched.items()}, **created}
-        note_links(ctx, [(by_ext[e], crm_ids[e]) for e in (*created, *updated) if e not in failed])
+        note_links(ctx, [by_ext[e] for e in (*created, *updated) if e not in failed])
     ctx.advance(kind)
 
 
@@ -156,16 +156,15 @@ async def update_matched(
     return plan.updated, plan.failed
 
 
-def note_links(ctx: RunContext, contacts: list[tuple[dict[str, Any], str]]) -> None:
-    """Contacts (row, CRM id) exported with a company in the CRM get a link for the
+def note_links(ctx: RunContext, contacts: list[dict[str, Any]]) -> None:
+    """Contacts exported (their CRM ids stored) with a company in the CRM get a link for the
     associations phase, unless their company's CRM id was not learnt this run."""
-    for row, crm_id in contacts:
-        company = row.get("companyCRMId")
-        if not company or ctx.held_back(
+    for row in contacts:
+        if not row.get("companyCRMId") or ctx.held_back(
             "associations", f"association of contact {row['id']}", ("companies", row["companyId"])
         ):
             continue
-        ctx.pairs.append((crm_id, company))
+        ctx.linked.add(row["id"])
 
 
 def as_sent(kind: Kind, row: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,258 @@
+"""httpcore's network layer on plain asyncio, for the delivery client's httpx transport.
+
+httpcore's default layer goes through anyio: a cancel scope per read and write, a select()
+on every idle pooled connection before each request (`is_readable`), one send() for the
+request head and another for its body. Deliveries spend most of their time there (py-spy over
+a delivery run). This layer answers the same interface (`httpcore.AsyncNetworkBackend`, a
+documented extension point) with an asyncio protocol:
+
+- the event loop already reads every socket it watches, so "is an idle connection readable"
+  is whether the protocol holds data or saw the end of the stream: no system call;
+- writes are gathered until the next read (HTTP/1.1 writes the whole request before it reads
+  its answer), so a request goes out in one send() and reaches the receiver in one segment;
+- a timeout is one timer on the waiting future, not a cancel scope.
+
+Failures raise httpcore's own exceptions (ConnectError, ReadTimeout, ...), which httpx maps
+to its own as it does for its default layer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import ssl
+from collections.abc import Iterable
+from typing import Any, cast
+
+import httpcore
+import httpx
+
+import emulator.sniffio_guard  # noqa: F401 (its effect: httpcore without sniffio stays fast)
+
+FLUSH_AT = 64 * 1024  # gathered bytes beyond this go out at once (large bodies)
+_READ_ERRORS = (OSError, ssl.SSLError)
+
+
+class _Protocol(asyncio.Protocol):
+    """The received bytes and the state of one connection, for `Stream`."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.eof = False
+        self.error: BaseException | None = None
+        self.waiter: asyncio.Future[None] | None = None
+        self.drained: asyncio.Future[None] | None = None  # set while writing is paused
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's are not subclasses
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        self._wake()
+        return False  # close our side too
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.eof = True
+        self.error = exc
+        self._wake()
+        self.resume_writing()
+
+    def pause_writing(self) -> None:
+        if self.drained is None:
+            self.drained = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if self.drained is not None:
+            if not self.drained.done():
+                self.drained.set_result(None)
+            self.drained = None
+
+    def _wake(self) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
+
+
+async def _wait(fut: asyncio.Future[None], timeout: float | None, error: type[Exception]) -> None:
+    """Wait for `fut`; `error` when `timeout` seconds pass first."""
+    if timeout is None:
+        await fut
+        return
+    handle = asyncio.get_running_loop().call_later(timeout, _expire, fut, error)
+    try:
+        await fut
+    finally:
+        handle.cancel()
+
+
+def _expire(fut: asyncio.Future[None], error: type[Exception]) -> None:
+    if not fut.done():
+        fut.set_exception(error("timed out"))
+
+
+class Stream(httpcore.AsyncNetworkStream):
+    def __init__(self, transport: asyncio.Transport, protocol: _Protocol) -> None:
+        self._transport = transport
+        self._protocol = protocol
+        self._pending: list[bytes] = []
+        self._pending_size = 0
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        await self._flush(timeout, httpcore.ReadError, httpcore.ReadTimeout)
+        protocol = self._protocol
+        if not protocol.buffer and not protocol.eof:
+            protocol.waiter = asyncio.get_running_loop().create_future()
+            try:
+                await _wait(protocol.waiter, timeout, httpcore.ReadTimeout)
+            finally:
+                protocol.waiter = None
+        if protocol.buffer:
+            data = bytes(protocol.buffer[:max_bytes])
+            del protocol.buffer[:max_bytes]
+            return data
+        if protocol.error is not None:  # reset, not a clean end of stream
+            raise httpcore.ReadError(str(protocol.error) or type(protocol.error).__name__)
+        return b""
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if not buffer:
+            return
+        self._pending.append(buffer)
+        self._pending_size += len(buffer)
+        if self._pending_size >= FLUSH_AT:
+            await self._flush(timeout, httpcore.WriteError, httpcore.WriteTimeout)
+
+    async def _flush(
+        self, timeout: float | None, error: type[Exception], timed_out: type[Exception]
+    ) -> None:
+        if not self._pending:
+            return
+        data = self._pending[0] if len(self._pending) == 1 else b"".join(self._pending)
+        self._pending.clear()
+        self._pending_size = 0
+        if self._transport.is_closing():
+            raise error(str(self._protocol.error or "connection closed"))
+        self._transport.write(data)
+        if self._protocol.drained is not None:
+            await _wait(self._protocol.drained, timeout, timed_out)
+
+    async def aclose(self) -> None:
+        self._pending.clear()
+        self._transport.close()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(timeout):
+                await self._flush(timeout, httpcore.ConnectError, httpcore.ConnectTimeout)
+                transport = await loop.start_tls(
+                    self._transport,
+                    self._protocol,
+                    ssl_context,
+                    server_hostname=server_hostname,
+                )
+        except TimeoutError as exc:
+            self._transport.close()
+            raise httpcore.ConnectTimeout(str(exc) or "TLS handshake timed out") from exc
+        except _READ_ERRORS as exc:
+            self._transport.close()
+            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
+        if transport is None:  # the loop closed it under us
+            raise httpcore.ConnectError("connection closed during the TLS handshake")
+        self._protocol.transport = transport
+        return Stream(transport, self._protocol)
+
+    def get_extra_info(self, info: str) -> Any:
+        if info == "is_readable":  # an idle connection the server closed or wrote to
+            return bool(self._protocol.buffer) or self._protocol.eof
+        if info == "ssl_object":
+            return self._transport.get_extra_info("ssl_object")
+        if info == "client_addr":
+            return self._transport.get_extra_info("sockname")
+        if info == "server_addr":
+            return self._transport.get_extra_info("peername")
+        if info == "socket":
+            return self._transport.get_extra_info("socket")
+        return None
+
+
+SocketOptions = Iterable[
+    tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
+]
+
+
+class Backend(httpcore.AsyncNetworkBackend):
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: SocketOptions | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        loop = asyncio.get_running_loop()
+        local = None if local_address is None else (local_address, 0)
+        try:
+            async with asyncio.timeout(timeout):
+                transport, protocol = await loop.create_connection(
+                    _Protocol, host, port, local_addr=local
+                )
+        except TimeoutError as exc:
+            raise httpcore.ConnectTimeout(str(exc) or "connect timed out") from exc
+        except OSError as exc:
+            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
+        return _stream(transport, protocol, socket_options)
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: SocketOptions | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(timeout):
+                transport, protocol = await loop.create_unix_connection(_Protocol, path)
+        except TimeoutError as exc:
+            raise httpcore.ConnectTimeout(str(exc) or "connect timed out") from exc
+        except OSError as exc:
+            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
+        return _stream(transport, protocol, socket_options)
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+def _stream(
+    transport: asyncio.BaseTransport, protocol: _Protocol, options: SocketOptions | None
+) -> Stream:
+    transport = cast(asyncio.Transport, transport)  # uvloop's are not subclasses
+    sock: socket.socket | None = transport.get_extra_info("socket")
+    if sock is not None:
+        for option in options or ():
+            sock.setsockopt(*option)  # type: ignore[call-overload]
+    return Stream(transport, protocol)
+
+
+class Transport(httpx.AsyncHTTPTransport):
+    """httpx's own HTTP transport (its pool, its exception mapping) over `Backend`."""
+
+    def __init__(self, *, ssl_context: ssl.SSLContext, limits: httpx.Limits) -> None:
+        super().__init__(verify=ssl_context, limits=limits)
+        # AsyncHTTPTransport takes no network backend: the same pool as its own, given ours.
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=ssl_context,
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=Backend(),
+        )

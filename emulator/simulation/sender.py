@@ -1,0 +1,108 @@
+"""The HTTP side of one delivery pass: POSTs over keep-alive httpx transports, one connection
+each, kept per receiver.
+
+httpcore's pool scans all its connections, and for each idle one all of them again, on every
+request and every response (O(n^2): with 32 connections that cost more than the sends). A
+lane here is an httpx transport holding one connection; idle lanes wait in a list per
+receiver (scheme and host), so taking one is O(1) however many run at once. A lane is added
+only when every lane of that receiver is busy, so the pass's own bound on concurrent
+attempts bounds them too.
+
+The lanes go through `asyncio_net` (httpcore's network layer on plain asyncio) and are used
+as transports, not through an `httpx.AsyncClient`: no cookie jar kept between deliveries, no
+redirect or auth machinery (a delivery follows no redirect either way). The request still
+carries the client's default headers (User-Agent, Accept-Encoding, Connection), so a
+receiver sees the same request as before. When the environment names a proxy, every POST goes
+through one plain `httpx.AsyncClient` instead (httpx's own transports), which routes by
+HTTP(S)_PROXY and NO_PROXY as before.
+"""
+
+from __future__ import annotations
+
+import functools
+import ssl
+import urllib.request
+from typing import Self
+from urllib.parse import urlsplit
+
+import httpx
+
+from emulator.simulation.asyncio_net import Transport
+from emulator.simulation.outbound import Outcome, call
+
+MAX_IDLE = 64  # idle lanes kept across receivers; beyond it a returned lane is closed
+MAX_HEADER_SETS = 256  # merged header sets kept (one per subscription secret, or so)
+_ONE = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """Loading the CA bundle takes ~0.1 s: once per process, not once per client."""
+    return httpx.create_ssl_context()
+
+
+@functools.cache
+def client_headers() -> httpx.Headers:
+    """The headers an `httpx.AsyncClient` adds to every request (Accept, User-Agent...)."""
+    return httpx.AsyncClient(transport=httpx.AsyncBaseTransport(), trust_env=False).headers
+
+
+def _lane() -> Transport:
+    return Transport(ssl_context=_tls(), limits=_ONE)
+
+
+class Sender:
+    """Posts the attempts of a pass; lanes are opened only when something is sent."""
+
+    def __init__(self) -> None:
+        self._idle: dict[tuple[str, str], list[Transport]] = {}
+        self._idle_count = 0
+        self._lanes: list[Transport] = []  # every lane opened, closed on exit
+        self._client: httpx.AsyncClient | None = None
+        self._proxied = bool(urllib.request.getproxies())
+        self._headers: dict[tuple[tuple[str, str], ...], httpx.Headers] = {}
+
+    def _merged(self, headers: dict[str, str]) -> httpx.Headers:
+        """The client's headers updated by `headers`, as `httpx.AsyncClient` merges them."""
+        key = tuple(headers.items())
+        merged = self._headers.get(key)
+        if merged is None:
+            if len(self._headers) >= MAX_HEADER_SETS:
+                self._headers.clear()
+            merged = self._headers[key] = httpx.Headers(client_headers())
+            merged.update(headers)
+        return merged
+
+    async def post(self, url: str, headers: dict[str, str], body: bytes) -> Outcome:
+        if self._proxied:
+            if self._client is None:
+                self._client = httpx.AsyncClient(verify=_tls())  # its own transports
+            return await call("POST", url, headers=headers, content=body, client=self._client)
+        parts = urlsplit(url)
+        key = (parts.scheme, parts.netloc)
+        idle = self._idle.get(key)
+        if idle:
+            lane = idle.pop()
+            self._idle_count -= 1
+        else:
+            lane = _lane()
+            self._lanes.append(lane)
+        try:
+            return await call("POST", url, headers=self._merged(headers), content=body, client=lane)
+        finally:
+            if self._idle_count < MAX_IDLE:
+                self._idle.setdefault(key, []).append(lane)
+                self._idle_count += 1
+            else:
+                self._lanes.remove(lane)
+                await lane.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        lanes, self._lanes, self._idle = self._lanes, [], {}
+        for lane in lanes:
+            await lane.aclose()
+        if self._client is not None:
+            await self._client.aclose()

@@ -1,0 +1,238 @@
+"""The delivery sender's HTTP path: httpx transports over `asyncio_net`, one connection per
+lane, lanes kept per receiver. Raw asyncio servers script what the receiver does on the wire
+(keep the connection, close it, reset it, never answer, speak TLS)."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from emulator.simulation import asyncio_net, sender
+from emulator.simulation.outbound import call
+
+pytestmark = pytest.mark.anyio
+
+OK = b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n"
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, "Server"], Awaitable[None]]
+
+
+class Server:
+    def __init__(self) -> None:
+        self.requests: list[tuple[bytes, bytes]] = []  # (head, body)
+        self.connections = 0
+
+
+async def read_request(reader: asyncio.StreamReader) -> tuple[bytes, bytes] | None:
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except (asyncio.IncompleteReadError, ConnectionError):
+        return None
+    length = 0
+    for line in head.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    return head, await reader.readexactly(length)
+
+
+async def keep_alive(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server) -> None:
+    while (request := await read_request(reader)) is not None:
+        s.requests.append(request)
+        writer.write(OK)
+        await writer.drain()
+
+
+@asynccontextmanager
+async def raw_server(
+    handler: Handler = keep_alive, tls: ssl.SSLContext | None = None
+) -> AsyncIterator[tuple[str, Server]]:
+    state = Server()
+
+    async def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        state.connections += 1
+        try:
+            await handler(reader, writer, state)
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(connected, "127.0.0.1", 0, ssl=tls)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{port}/hook", state
+
+
+def lane(ssl_context: ssl.SSLContext | None = None) -> asyncio_net.Transport:
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    return asyncio_net.Transport(
+        ssl_context=ssl_context or ssl.create_default_context(), limits=limits
+    )
+
+
+async def test_a_delivery_carries_what_an_httpx_client_sends() -> None:
+    headers = {"Content-Type": "application/json", "X-Webhook-Secret": "s3cret"}
+    async with raw_server() as (url, server):
+        async with httpx.AsyncClient() as client:
+            await client.post(url, headers=headers, content=b'{"a": 1}')
+        async with sender.Sender() as posts:
+            outcome = await posts.post(url, headers, b'{"a": 1}')
+    assert outcome.ok and outcome.statusCode == 204
+    (by_client, by_sender) = server.requests
+    assert by_sender == by_client  # same head (header names, order, values), same body
+
+
+async def test_one_receiver_reuses_its_lanes_and_concurrent_posts_add_lanes() -> None:
+    async with raw_server() as (url, server), sender.Sender() as posts:
+        for _ in range(20):
+            assert (await posts.post(url, {}, b"x")).ok
+        assert server.connections == 1
+        outcomes = await asyncio.gather(*(posts.post(url, {}, b"y") for _ in range(8)))
+        assert all(o.ok for o in outcomes)
+        assert 1 < server.connections <= 8
+        before = server.connections
+        for _ in range(20):
+            assert (await posts.post(url, {}, b"z")).ok
+        assert server.connections == before  # the lanes were kept
+    assert len(server.requests) == 48
+
+
+async def test_a_connection_the_receiver_closes_is_replaced() -> None:
+    async def one_then_close(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server
+    ) -> None:
+        request = await read_request(reader)
+        assert request is not None
+        s.requests.append(request)
+        writer.write(OK)
+        await writer.drain()
+
+    async with raw_server(one_then_close) as (url, server), sender.Sender() as posts:
+        for _ in range(5):
+            assert (await posts.post(url, {}, b"x")).ok
+            await asyncio.sleep(0.1)  # the close reaches the idle lane
+    assert server.connections == 5
+
+
+async def test_a_receiver_that_never_answers_times_out() -> None:
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server) -> None:
+        await asyncio.sleep(5)
+
+    async with raw_server(silent) as (url, _):
+        outcome = await call("POST", url, content=b"x", timeout=0.2, client=lane())
+    assert not outcome.ok and outcome.errorMessage == "timed out after 0.2 s"
+
+
+async def test_a_reset_or_an_early_close_is_a_failed_outcome() -> None:
+    async def reset(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server) -> None:
+        await read_request(reader)
+        writer.transport.abort()
+
+    async with raw_server(reset) as (url, _):
+        outcome = await call("POST", url, content=b"x", client=lane())
+    assert not outcome.ok and outcome.statusCode is None
+    assert outcome.errorMessage is not None and outcome.errorMessage.startswith("request failed")
+
+
+async def test_nobody_listening_is_a_failed_outcome() -> None:
+    async with raw_server() as (url, _):
+        pass  # closed: the port is free again
+    outcome = await call("POST", url, content=b"x", client=lane())
+    assert not outcome.ok and outcome.errorMessage is not None
+    assert outcome.errorMessage.startswith("request failed")
+
+
+async def test_a_large_body_arrives_whole_and_an_error_answer_is_kept() -> None:
+    body = bytes(range(256)) * 4096  # 1 MiB, beyond the gathered-write limit
+
+    async def refuse(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server) -> None:
+        request = await read_request(reader)
+        assert request is not None
+        s.requests.append(request)
+        writer.write(b"HTTP/1.1 413 Too Large\r\nContent-Length: 8\r\n\r\ntoo big!")
+        await writer.drain()
+
+    async with raw_server(refuse) as (url, server):
+        outcome = await call("POST", url, content=body, client=lane())
+    assert server.requests[0][1] == body
+    assert outcome.statusCode == 413 and outcome.errorMessage == "HTTP 413: too big!"
+
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> tuple[Path, Path]:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"),
+            *("-keyout", str(key), "-out", str(cert)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+async def test_https_receivers_verify_their_certificate(certificate: tuple[Path, Path]) -> None:
+    cert, key = certificate
+    server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_side.load_cert_chain(cert, key)
+    async with raw_server(tls=server_side) as (url, server):
+        trusted = ssl.create_default_context(cafile=str(cert))
+        transport = lane(trusted)
+        for _ in range(3):
+            outcome = await call("POST", url, content=b"secret", client=transport)
+            assert outcome.ok, outcome
+        await transport.aclose()
+        untrusted = await call("POST", url, content=b"x", client=lane())
+    # one kept-alive connection for three posts (a failed handshake never reaches the handler)
+    assert server.connections == 1 and [body for _, body in server.requests] == [b"secret"] * 3
+    assert not untrusted.ok and untrusted.errorMessage is not None
+    assert "CERTIFICATE_VERIFY_FAILED" in untrusted.errorMessage
+
+
+async def test_a_proxy_in_the_environment_sends_through_a_client(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with raw_server() as (proxy, server):
+        monkeypatch.setenv("HTTP_PROXY", proxy.removesuffix("/hook"))
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        async with sender.Sender() as posts:
+            outcome = await posts.post("http://receiver.invalid/hook", {}, b"x")
+    assert outcome.ok
+    assert server.requests[0][0].startswith(b"POST http://receiver.invalid/hook HTTP/1.1")
+
+
+async def test_lanes_are_kept_per_receiver_and_idle_ones_are_capped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sender, "MAX_IDLE", 2)
+    async with (
+        raw_server() as (first, a),
+        raw_server() as (second, b),
+        sender.Sender() as posts,
+    ):
+        for url in (first, second, first, second):
+            assert (await posts.post(url, {}, b"x")).ok
+        assert (a.connections, b.connections) == (1, 1)  # one lane each, reused
+        outcomes = await asyncio.gather(*(posts.post(first, {}, b"y") for _ in range(6)))
+        assert all(o.ok for o in outcomes)
+        assert len(posts._lanes) <= 2  # the lanes beyond MAX_IDLE were closed on return
+
+
+def test_the_sender_alone_keeps_httpcore_from_searching_for_sniffio() -> None:
+    """Without sniffio installed httpcore would search sys.path on every lock it takes; the
+    delivery path sets the guard itself, whatever else the process imported."""
+    code = (
+        "import importlib.util, sys\n"
+        "import emulator.simulation.sender\n"
+        "assert importlib.util.find_spec('sniffio') is not None or sys.modules['sniffio'] is None\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
