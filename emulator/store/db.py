@@ -103,7 +103,7 @@ def _virtual(create: str) -> tuple[str, list[str]]:
 
 def _column_spans(create: str) -> list[tuple[int, int]]:
     """(start, end) of each comma-separated definition between a CREATE TABLE's parentheses."""
-    depth, bounds = 0, []
+    depth, bounds = 0, list[int]()
     for i, ch in _significant(create):
         if ch == "(":
             depth += 1
