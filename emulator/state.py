@@ -112,13 +112,16 @@ class Emulator:
             self.store = None
         self._pristine = None
 
-    def build_image(self) -> Path | None:
+    def build_image(self, digest_of: Callable[[], str | None] | None = None) -> Path | None:
         """Before serving (the command line): the cached image of the fixtures, seeded now if
         there is none yet, validating and seeding file by file with contacts in chunks so
         that no start holds every decoded record. None: no seed cache, or the directory is
-        not cacheable. Raises FixtureError (and keeps no image)."""
-        digest = self._digest()
-        if self._images is None or digest is None:
+        not cacheable. Raises FixtureError (and keeps no image). `digest_of` answers the
+        directory's digest when it was computed beforehand (a DigestThread's result)."""
+        if self._images is None:
+            return None
+        digest = self._digest() if digest_of is None else digest_of()
+        if digest is None:
             return None
         found = self._images.find(digest)
         if found is not None:
