@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +31,19 @@ from emulator.wire import now_iso, parse_iso
 log = logging.getLogger(__name__)
 
 Seeder = Callable[[sqlite3.Connection, FixtureSet], None]
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a seed image is built: the decoded records hold no
+    cycles, and each collection would walk the hundreds of thousands of them alive again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @dataclass(frozen=True)
@@ -127,6 +142,10 @@ class Emulator:
         if found is not None:
             self._prepared = (digest, found)
             return found
+        with _gc_paused():
+            return self._seed_image(self._images, digest)
+
+    def _seed_image(self, images: ImageCache, digest: str) -> Path | None:
         # The biggest files one after the other: contacts (in chunks) first, then the
         # files that only refer to them, so their decoded records are never alive together.
         later = ("conversations.json", "crm.json")
@@ -146,13 +165,11 @@ class Emulator:
 
         self.fixtures = fixtures
         try:
-            built = self._images.build(digest, lambda conn: self._seed_into(conn, contacts_first))
+            built = images.build(digest, lambda conn: self._seed_into(conn, contacts_first))
             self._prepared = (digest, built)
             return built
         except (OSError, sqlite3.Error) as exc:  # an unwritable or full cache: seed in memory
-            log.warning(
-                "seed cache %s not usable (%s); seeding in memory", self._images.directory, exc
-            )
+            log.warning("seed cache %s not usable (%s); seeding in memory", images.directory, exc)
             return None
         finally:
             self.fixtures = None
