@@ -25,7 +25,7 @@ from emulator.fixtures.models import FixtureSet
 from emulator.operations import Operations
 from emulator.platform.bulk import insert_contacts
 from emulator.settings import Settings
-from emulator.store.db import Store, bulk_load, open_sync, write_meta
+from emulator.store.db import Indexes, Store, bulk_load, open_sync, write_meta
 from emulator.wire import now_iso, parse_iso
 
 log = logging.getLogger(__name__)
@@ -156,12 +156,14 @@ class Emulator:
             {c.id for c in fixtures.campaigns},
         )
 
-        def contacts_first(conn: sqlite3.Connection) -> None:
+        def contacts_first(conn: sqlite3.Connection, indexes: Indexes) -> None:
             for chunk in contacts.chunks():
                 insert_contacts(conn, chunk)
+            indexes.build_later("contacts")  # on the other core, while the rest decodes
             rest = decode_fixture_dir(self.fixtures_dir, only=later)
             fixtures.conversations, fixtures.crm = rest.conversations, rest.crm
             check_fixtures(fixtures, contacts)  # the other files' references to contacts
+            indexes.wait()
 
         self.fixtures = fixtures
         try:
@@ -175,16 +177,18 @@ class Emulator:
             self.fixtures = None
 
     def _seed_into(
-        self, conn: sqlite3.Connection, first: Callable[[sqlite3.Connection], None] | None = None
+        self,
+        conn: sqlite3.Connection,
+        first: Callable[[sqlite3.Connection, Indexes], None] | None = None,
     ) -> None:
         fixtures = self.fixtures
         assert fixtures is not None
         if fixtures.clockStart is None:  # the clock's start (on reset: the same as before)
             fixtures.clockStart = now_iso(self.clock.start)  # seeders date records from it
 
-        def fill(conn: sqlite3.Connection) -> None:
+        def fill(conn: sqlite3.Connection, indexes: Indexes) -> None:
             if first is not None:
-                first(conn)
+                first(conn, indexes)
             for seeder in self.seeders:
                 seeder(conn, fixtures)
 
