@@ -23,7 +23,7 @@ from emulator.fixtures.loader import (
 )
 from emulator.fixtures.models import FixtureSet
 from emulator.operations import Operations
-from emulator.platform.bulk import insert_contacts
+from emulator.platform.bulk import contact_rows, write_contact_rows
 from emulator.settings import Settings
 from emulator.store.db import Indexes, Store, bulk_load, open_sync, write_meta
 from emulator.wire import now_iso, parse_iso
@@ -157,8 +157,8 @@ class Emulator:
         )
 
         def contacts_first(conn: sqlite3.Connection, indexes: Indexes) -> None:
-            for chunk in contacts.chunks():
-                insert_contacts(conn, chunk)
+            for rows, members in contacts.mapped(contact_rows):  # made on the other core
+                write_contact_rows(conn, rows, members)
             indexes.build_later("contacts")  # on the other core, while the rest decodes
             rest = decode_fixture_dir(self.fixtures_dir, only=later)
             fixtures.conversations, fixtures.crm = rest.conversations, rest.crm
