@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,14 +23,27 @@ from emulator.fixtures.loader import (
 )
 from emulator.fixtures.models import FixtureSet
 from emulator.operations import Operations
-from emulator.platform.bulk import insert_contacts
+from emulator.platform.bulk import contact_rows, write_contact_rows
 from emulator.settings import Settings
-from emulator.store.db import Store, bulk_load, open_sync, write_meta
+from emulator.store.db import Indexes, Store, bulk_load, open_sync, write_meta
 from emulator.wire import now_iso, parse_iso
 
 log = logging.getLogger(__name__)
 
 Seeder = Callable[[sqlite3.Connection, FixtureSet], None]
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a seed image is built: the decoded records hold no
+    cycles, and each collection would walk the hundreds of thousands of them alive again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @dataclass(frozen=True)
@@ -112,18 +127,25 @@ class Emulator:
             self.store = None
         self._pristine = None
 
-    def build_image(self) -> Path | None:
+    def build_image(self, digest_of: Callable[[], str | None] | None = None) -> Path | None:
         """Before serving (the command line): the cached image of the fixtures, seeded now if
         there is none yet, validating and seeding file by file with contacts in chunks so
         that no start holds every decoded record. None: no seed cache, or the directory is
-        not cacheable. Raises FixtureError (and keeps no image)."""
-        digest = self._digest()
-        if self._images is None or digest is None:
+        not cacheable. Raises FixtureError (and keeps no image). `digest_of` answers the
+        directory's digest when it was computed beforehand (a DigestThread's result)."""
+        if self._images is None:
+            return None
+        digest = self._digest() if digest_of is None else digest_of()
+        if digest is None:
             return None
         found = self._images.find(digest)
         if found is not None:
             self._prepared = (digest, found)
             return found
+        with _gc_paused():
+            return self._seed_image(self._images, digest)
+
+    def _seed_image(self, images: ImageCache, digest: str) -> Path | None:
         # The biggest files one after the other: contacts (in chunks) first, then the
         # files that only refer to them, so their decoded records are never alive together.
         later = ("conversations.json", "crm.json")
@@ -134,37 +156,39 @@ class Emulator:
             {c.id for c in fixtures.campaigns},
         )
 
-        def contacts_first(conn: sqlite3.Connection) -> None:
-            for chunk in contacts.chunks():
-                insert_contacts(conn, chunk)
+        def contacts_first(conn: sqlite3.Connection, indexes: Indexes) -> None:
+            for rows, members in contacts.mapped(contact_rows):  # made on the other core
+                write_contact_rows(conn, rows, members)
+            indexes.build_later("contacts")  # on the other core, while the rest decodes
             rest = decode_fixture_dir(self.fixtures_dir, only=later)
             fixtures.conversations, fixtures.crm = rest.conversations, rest.crm
             check_fixtures(fixtures, contacts)  # the other files' references to contacts
+            indexes.wait()
 
         self.fixtures = fixtures
         try:
-            built = self._images.build(digest, lambda conn: self._seed_into(conn, contacts_first))
+            built = images.build(digest, lambda conn: self._seed_into(conn, contacts_first))
             self._prepared = (digest, built)
             return built
         except (OSError, sqlite3.Error) as exc:  # an unwritable or full cache: seed in memory
-            log.warning(
-                "seed cache %s not usable (%s); seeding in memory", self._images.directory, exc
-            )
+            log.warning("seed cache %s not usable (%s); seeding in memory", images.directory, exc)
             return None
         finally:
             self.fixtures = None
 
     def _seed_into(
-        self, conn: sqlite3.Connection, first: Callable[[sqlite3.Connection], None] | None = None
+        self,
+        conn: sqlite3.Connection,
+        first: Callable[[sqlite3.Connection, Indexes], None] | None = None,
     ) -> None:
         fixtures = self.fixtures
         assert fixtures is not None
         if fixtures.clockStart is None:  # the clock's start (on reset: the same as before)
             fixtures.clockStart = now_iso(self.clock.start)  # seeders date records from it
 
-        def fill(conn: sqlite3.Connection) -> None:
+        def fill(conn: sqlite3.Connection, indexes: Indexes) -> None:
             if first is not None:
-                first(conn)
+                first(conn, indexes)
             for seeder in self.seeders:
                 seeder(conn, fixtures)
 

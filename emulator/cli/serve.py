@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from emulator.clock import parse_clock
-from emulator.fixtures.image_cache import default_cache_dir, image_counts
+from emulator.fixtures.image_cache import DigestThread, default_cache_dir, image_counts
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
 from emulator.settings import RateLimit, Settings
@@ -148,6 +148,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
+    # The fixture files are hashed (the seed cache's key) while the server's modules import.
+    digest = None if args.no_seed_cache else DigestThread(args.fixtures)
     from emulator.app import create_app  # the whole server: other commands start without it
 
     settings = Settings(
@@ -167,7 +169,7 @@ def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
     try:
         # With a seed cache the fixtures are validated while an image is seeded (or were,
         # when the image of the same files exists): the app starts from the image.
-        image = app.state.services.emulator.build_image()
+        image = app.state.services.emulator.build_image(None if digest is None else digest.result)
         fixtures = None if image is not None else load_fixture_dir(args.fixtures)
     except FixtureError as exc:
         return _fail(f"fixture error: {exc}")

@@ -15,7 +15,6 @@ from starlette.routing import BaseRoute, Route
 
 from emulator.errors import BadRequest, Conflict, FieldError, NotFound
 from emulator.exporter.report import Report
-from emulator.exporter.report_html import html_report
 from emulator.exporter.run import Exporter
 from emulator.exporter.runs import ExportRuns
 from emulator.fixtures.models import CrmConnection
@@ -185,6 +184,9 @@ async def get_export_html(request: Request) -> Response:
     exporter = _runs(request).get(request.path_params["exportId"])
     if exporter is None:
         raise NotFound("unknown export")
+    # Deferred: its template compiles on import (~20 ms of every start, for a page rarely asked)
+    from emulator.exporter.report_html import html_report
+
     return HTMLResponse(html_report(exporter.report))
 
 

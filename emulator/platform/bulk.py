@@ -4,7 +4,7 @@ each), with the match keys every other write keeps."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from emulator.fixtures import models as m
@@ -66,10 +66,31 @@ def insert_companies(conn: sqlite3.Connection, companies: Iterable[m.Company]) -
 
 def insert_contacts(conn: sqlite3.Connection, contacts: list[m.Contact]) -> None:
     """Insert contacts and their campaign memberships (also chunk by chunk: ContactStream)."""
+    write_contact_rows(conn, *contact_rows(contacts))
+
+
+Rows = list[tuple[Any, ...]]
+
+
+def write_contact_rows(
+    conn: sqlite3.Connection, contacts: Sequence[Sequence[Any]], members: Sequence[Sequence[Any]]
+) -> None:
+    """The rows of `contact_rows` (or lists of the same values) into their tables."""
     conn.executemany(
         "INSERT INTO contacts VALUES "
         "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
+        contacts,
+    )
+    conn.executemany(
+        "INSERT INTO campaign_members(campaignId, contactId, addedAt) VALUES (?, ?, ?)", members
+    )
+
+
+def contact_rows(contacts: list[m.Contact]) -> tuple[Rows, Rows]:
+    """The contacts' rows and their campaign memberships' (no I/O: a forked process makes
+    them while the seeding writes the chunk before)."""
+    return (
+        [
             (
                 c.id,
                 c.firstName,
@@ -96,9 +117,6 @@ def insert_contacts(conn: sqlite3.Connection, contacts: list[m.Contact]) -> None
                 c.updatedAt,
             )
             for c in contacts
-        ),
-    )
-    conn.executemany(
-        "INSERT INTO campaign_members(campaignId, contactId, addedAt) VALUES (?, ?, ?)",
+        ],
         [(cid, c.id, c.createdAt) for c in contacts for cid in c.campaignIds],
     )
