@@ -15,6 +15,9 @@ from typing import Any, TypeVar, cast
 
 import aiosqlite
 
+from emulator.store import contact_changes
+from emulator.store.contact_changes import ALL, ChangeLog
+
 T = TypeVar("T")
 
 
@@ -115,12 +118,14 @@ def restore_file(conn: sqlite3.Connection, path: Path) -> None:
 
 
 class Store:
-    """Async facade over the database; `version` grows on every write (cache invalidation)."""
+    """Async facade over the database; `version` grows on every write (cache invalidation),
+    and `contacts` logs the lowest contact id each write touched (finer page caches)."""
 
     def __init__(self, db: aiosqlite.Connection, path: str | None) -> None:
         self._db = db
         self.path = path
         self.version = 0
+        self.contacts = ChangeLog()
 
     @classmethod
     async def open(cls, path: str | Path | None = None) -> Store:
@@ -131,6 +136,7 @@ class Store:
         store = cls(db, None if path is None else str(path))
         try:
             await store.read(lambda conn: configure(conn, on_disk=path is not None))
+            await store.read(contact_changes.install)
         except BaseException:  # not a database, read-only...: its thread must not outlive it
             await db.close()
             raise
@@ -158,20 +164,30 @@ class Store:
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn(conn)` in one transaction on the database thread; roll back if it raises."""
 
+        touched: int | None = ALL  # unknown until the transaction commits
+
         def in_transaction(conn: sqlite3.Connection) -> T:
+            nonlocal touched
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn)
+                low = contact_changes.collect(conn)
             except BaseException:
                 conn.execute("ROLLBACK")
+                touched = None  # the triggers' notes are rolled back with the rest
                 raise
             conn.execute("COMMIT")
+            touched = low
             return result
 
         try:
             return await self.read(in_transaction)
         finally:
-            self.version += 1
+            self._bump(touched)
+
+    def _bump(self, touched: int | None) -> None:
+        self.version += 1
+        self.contacts.note(self.version, touched)
 
     async def page(
         self,
@@ -203,12 +219,12 @@ class Store:
     async def restore(self, image: bytes) -> None:
         """Overwrite the whole database with a serialized image (see `serialize`)."""
         await self.read(lambda conn: restore_into(conn, image))
-        self.version += 1
+        self._bump(ALL)
 
     async def restore_path(self, path: Path) -> None:
         """Overwrite the whole database with the database file at `path`."""
         await self.read(lambda conn: restore_file(conn, path))
-        self.version += 1
+        self._bump(ALL)
 
     async def serialize(self) -> bytes:
         """The whole database as bytes (a snapshot)."""

@@ -1,4 +1,4 @@
-"""PageIndex and EncodedPages: pages of a whole table, and bodies dropped on every write."""
+"""PageIndex and EncodedPages: pages of a whole table, and bodies dropped by contact writes."""
 
 from __future__ import annotations
 
@@ -38,7 +38,9 @@ async def test_table_page_is_the_slice_of_the_sorted_ids(
         await store.close()
 
 
-async def test_encoded_pages_drop_everything_on_a_write_and_keep_within_their_bytes() -> None:
+async def test_encoded_pages_keep_within_their_bytes_and_drop_what_a_contact_write_touched() -> (
+    None
+):
     store = await Store.open()
     try:
         bodies = EncodedPages(store, max_bytes=10)
@@ -49,10 +51,32 @@ async def test_encoded_pages_drop_everything_on_a_write_and_keep_within_their_by
         bodies.put(store.version, "c", b"abc")  # over 10 bytes: the least recently used goes
         assert (bodies.get("b"), bodies.get("a"), bodies.size_bytes) == (None, b"12345", 8)
         stale = store.version
-        await store.set_meta("k", "v")
+        await store.set_meta("k", "v")  # no contact touched: every answer stays
+        assert bodies.get("a") == b"12345"
+        await store.execute("INSERT INTO contacts(id, createdAt, updatedAt) VALUES (50, '', '')")
         assert bodies.get("a") is None
-        bodies.put(stale, "a", b"old")  # read before the write: never kept
+        bodies.put(stale, "a", b"old")  # read before the write: kept, but checked from then
         assert bodies.get("a") is None
+    finally:
+        await store.close()
+
+
+async def test_page_items_stay_while_every_write_touched_only_contacts_above_them() -> None:
+    store = await Store.open()
+    try:
+        bodies = EncodedPages(store)
+        await store.executemany(
+            "INSERT INTO contacts(id, createdAt, updatedAt) VALUES (?, '', '')", [(10,), (20,)]
+        )
+        bodies.put(store.version, "p", b'{"data":[1,2],"meta":1}', 12, [10, 20])
+        await store.execute("INSERT INTO contacts(id, createdAt, updatedAt) VALUES (21, '', '')")
+        assert bodies.get("p") is None  # the envelope's total may have changed
+        assert bodies.items("p", [10, 20]) == b'{"data":[1,2'
+        assert bodies.items("p", [10, 21]) is None  # other ids: other items
+        await store.execute("UPDATE contacts SET firstName = 'x' WHERE id = 21")
+        assert bodies.items("p", [10, 20]) == b'{"data":[1,2'
+        await store.execute("UPDATE contacts SET firstName = 'y' WHERE id = 21 OR id = 20")
+        assert bodies.items("p", [10, 20]) is None
     finally:
         await store.close()
 
