@@ -85,8 +85,8 @@ def collect(conn: sqlite3.Connection) -> int | None:
     start over; inside the writing transaction, so a rolled-back write notes nothing."""
     row = conn.execute(
         "SELECT min(low) FROM (SELECT low FROM temp.contact_watch UNION ALL"
-        " SELECT min(id) FROM main.contacts"
-        " WHERE companyId IN (SELECT id FROM temp.company_watch))"
+        " SELECT (SELECT min(id) FROM main.contacts WHERE companyId = w.id)"  # one index probe
+        " FROM temp.company_watch w)"
     ).fetchone()
     low = row[0]
     conn.execute("DELETE FROM temp.contact_watch")

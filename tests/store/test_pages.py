@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from emulator.store.contact_changes import ALL, ChangeLog
 from emulator.store.db import Store
 from emulator.store.pages import EncodedPages, PageIndex
 
@@ -94,3 +95,15 @@ async def test_id_lists_are_bounded_by_their_total_length() -> None:
         assert list(await index.ids(queries[3])) == list(range(4, 11))  # still right
     finally:
         await store.close()
+
+
+def test_the_change_log_answers_the_lowest_id_since_a_version_and_all_once_it_forgot() -> None:
+    log = ChangeLog(size=2)
+    assert log.lowest_since(0) is None
+    log.note(1, 50)
+    log.note(2, None)  # a write that touched no contact is not logged
+    log.note(3, 70)
+    assert (log.lowest_since(0), log.lowest_since(1), log.lowest_since(3)) == (50, 70, None)
+    log.note(4, 60)  # the entry of version 1 is forgotten
+    assert log.lowest_since(0) == ALL
+    assert (log.lowest_since(1), log.lowest_since(3)) == (60, 60)
