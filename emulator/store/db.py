@@ -15,7 +15,7 @@ from typing import Any, TypeVar, cast
 
 import aiosqlite
 
-from emulator.store import contact_changes
+from emulator.store import contact_changes, table_changes
 from emulator.store.contact_changes import ALL, ChangeLog
 
 T = TypeVar("T")
@@ -126,6 +126,8 @@ class Store:
         self.path = path
         self.version = 0
         self.contacts = ChangeLog()
+        self._tables: dict[str, int] = {}  # watched table -> the version of its last write
+        self._restored = 0  # the version of the last restore of the whole database
 
     @classmethod
     async def open(cls, path: str | Path | None = None) -> Store:
@@ -137,6 +139,7 @@ class Store:
         try:
             await store.read(lambda conn: configure(conn, on_disk=path is not None))
             await store.read(contact_changes.install)
+            await store.read(table_changes.install)
         except BaseException:  # not a database, read-only...: its thread must not outlive it
             await db.close()
             raise
@@ -164,30 +167,43 @@ class Store:
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn(conn)` in one transaction on the database thread; roll back if it raises."""
 
-        touched: int | None = ALL  # unknown until the transaction commits
+        # Unknown until the transaction commits: a write cancelled on the way counts as all.
+        touched: int | None = ALL
+        tables: list[str] | None = None
 
         def in_transaction(conn: sqlite3.Connection) -> T:
-            nonlocal touched
+            nonlocal touched, tables
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn)
-                low = contact_changes.collect(conn)
+                low, written = contact_changes.collect(conn), table_changes.collect(conn)
             except BaseException:
                 conn.execute("ROLLBACK")
-                touched = None  # the triggers' notes are rolled back with the rest
+                touched, tables = None, []  # the triggers' notes are rolled back with the rest
                 raise
             conn.execute("COMMIT")
-            touched = low
+            touched, tables = low, written
             return result
 
         try:
             return await self.read(in_transaction)
         finally:
-            self._bump(touched)
+            self._bump(touched, tables)
 
-    def _bump(self, touched: int | None) -> None:
+    def _bump(self, touched: int | None, tables: list[str] | None) -> None:
+        """One more version: `touched` the lowest contact id, `tables` the watched tables
+        it wrote (None: any of them)."""
         self.version += 1
         self.contacts.note(self.version, touched)
+        if tables is None:
+            self._restored = self.version
+        else:
+            for table in tables:
+                self._tables[table] = self.version
+
+    def changed(self, table: str) -> int:
+        """The version of the last write to `table`, one of table_changes.WATCHED."""
+        return max(self._tables.get(table, 0), self._restored)
 
     async def page(
         self,
@@ -219,12 +235,12 @@ class Store:
     async def restore(self, image: bytes) -> None:
         """Overwrite the whole database with a serialized image (see `serialize`)."""
         await self.read(lambda conn: restore_into(conn, image))
-        self._bump(ALL)
+        self._bump(ALL, None)
 
     async def restore_path(self, path: Path) -> None:
         """Overwrite the whole database with the database file at `path`."""
         await self.read(lambda conn: restore_file(conn, path))
-        self._bump(ALL)
+        self._bump(ALL, None)
 
     async def serialize(self) -> bytes:
         """The whole database as bytes (a snapshot)."""

@@ -6,6 +6,7 @@ into `ids[start:end]` plus one `WHERE id IN (...)` lookup, and `total` into `len
 
 from __future__ import annotations
 
+import asyncio
 from array import array
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
@@ -23,7 +24,9 @@ class PageIndex:
         self._max_ids = max_ids
         self._held = 0
         self._lists: OrderedDict[tuple[str, tuple[Any, ...]], array[int]] = OrderedDict()
-        self._bounds: dict[str, tuple[int, int, int]] = {}
+        # (count, min, max) of a table at this version, read once by whoever asks first: right
+        # after a write, every page asked meanwhile waits for that one read.
+        self._bounds: dict[str, asyncio.Task[tuple[int, int, int]]] = {}
         self._version = -1
 
     @property
@@ -57,6 +60,14 @@ class PageIndex:
                 self._held -= len(self._lists.popitem(last=False)[1])
         return ids
 
+    async def _read_bounds(self, table: str) -> tuple[int, int, int]:
+        row = await self._store.fetchone(
+            f"SELECT (SELECT count(*) FROM {table}), (SELECT min(id) FROM {table}),"
+            f" (SELECT max(id) FROM {table})"
+        )
+        assert row is not None
+        return int(row[0]), int(row[1] or 0), int(row[2] or 0)
+
     async def page(
         self, sql: str, params: Sequence[Any], page: int, page_size: int
     ) -> tuple[int, list[int]]:
@@ -74,17 +85,15 @@ class PageIndex:
         100,000 ids after every write would cost ~60 ms, the aggregates ~0.1 ms.
         """
         self._sync()
-        bounds = self._bounds.get(table)
-        if bounds is None:
-            version = self._store.version
-            row = await self._store.fetchone(
-                f"SELECT (SELECT count(*) FROM {table}), (SELECT min(id) FROM {table}),"
-                f" (SELECT max(id) FROM {table})"
-            )
-            assert row is not None
-            bounds = (int(row[0]), int(row[1] or 0), int(row[2] or 0))
-            if version == self._store.version:
-                self._bounds[table] = bounds
+        read = self._bounds.get(table)
+        if read is None:
+            read = self._bounds[table] = asyncio.ensure_future(self._read_bounds(table))
+        try:
+            bounds = await asyncio.shield(read)  # one caller cancelled: the others still wait
+        except BaseException:
+            if read.done() and self._bounds.get(table) is read:
+                del self._bounds[table]  # a failed read is not kept
+            raise
         count, low, high = bounds
         if count == 0 or high - low + 1 != count:
             return await self.page(f"SELECT id FROM {table} ORDER BY id", (), page, page_size)

@@ -214,6 +214,9 @@ async def write(client: httpx.AsyncClient, step: tuple[Any, ...], state: dict[st
             connection["contactLinkTemplate"] = f"https://crm{k}.example/c/{{{{crmId}}}}"
             response = await client.put("/_emulator/connection", json=connection)
             assert response.status_code == 200, response.text
+            # The link templates are re-read (the fresh answers share them: checked alone).
+            one = (await client.get("/v1/contact/4", headers=ALL)).json()["data"]
+            assert one["contactCRMUrl"].startswith(f"https://crm{k}.example/c/"), one
         case ("event", (contact_id, campaign_id)):
             body = {"campaignId": campaign_id, "contactId": contact_id, "type": "MESSAGE_REPLIED"}
             response = await client.post("/_emulator/events", json={**body, "content": "Hi"})
@@ -246,14 +249,48 @@ async def write(client: httpx.AsyncClient, step: tuple[Any, ...], state: dict[st
 
 
 def other_fixtures(root: Path) -> Path:
-    """The default fixtures with the first contact renamed (a fixture load changes a page)."""
+    """The default fixtures with the first contact renamed (a fixture load changes a page)
+    and another API key in place of demo-readonly."""
     other = root / "other-fixtures"
     if not other.exists():
         shutil.copytree(DEFAULT_FIXTURES, other)
         contacts = json.loads((other / "contacts.json").read_text())
         contacts[0]["firstName"] = "Loaded"
         (other / "contacts.json").write_text(json.dumps(contacts))
+        keys = json.loads((other / "api_keys.json").read_text())
+        keys = [k for k in keys if k["key"] != "demo-readonly"]
+        keys.append({"key": "other-all", "name": "Other", "scopes": ["ALL"]})
+        (other / "api_keys.json").write_text(json.dumps(keys))
     return other
+
+
+async def test_api_keys_are_read_again_after_a_fixture_load_reset_and_restore(
+    tmp_path: Path,
+) -> None:
+    """The key ring is kept across writes that leave `api_keys` alone, never past one."""
+    other, readonly, new = (
+        other_fixtures(tmp_path),
+        {"x-api-key": "demo-readonly"},
+        {"x-api-key": "other-all"},
+    )
+
+    async def status(client: httpx.AsyncClient, headers: dict[str, str]) -> int:
+        return (await client.get("/v1/contacts", headers=headers)).status_code
+
+    app = create_app(make_settings(allowPaths=[str(tmp_path)]))
+    async for client in open_client(app):
+        assert (await status(client, readonly), await status(client, new)) == (200, 401)
+        await client.patch("/v1/webhooks/1", json={"name": "x"}, headers=ALL)
+        snapshot = (await client.post("/_emulator/snapshots")).json()["id"]
+        loaded = await client.post("/_emulator/fixtures", json={"directory": str(other)})
+        assert loaded.status_code == 200, loaded.text
+        assert (await status(client, readonly), await status(client, new)) == (401, 200)
+        restored = await client.post(f"/_emulator/snapshots/{snapshot}/restore")
+        assert restored.status_code == 200, restored.text
+        assert (await status(client, readonly), await status(client, new)) == (200, 401)
+        assert (await client.post("/_emulator/fixtures", json={"directory": str(other)})).is_success
+        assert (await client.post("/_emulator/reset")).status_code == 200
+        assert (await status(client, readonly), await status(client, new)) == (401, 200)
 
 
 BY_ID = {c.id: c for c in fixtures().contacts}
