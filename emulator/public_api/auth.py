@@ -16,7 +16,8 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 
 class KeyRing:
-    """API key -> scopes, re-read from the store after any write (keys come from fixtures)."""
+    """API key -> scopes, re-read from the store after a write to `api_keys` (keys come from
+    fixtures: only a reset, fixture load or restore writes them)."""
 
     def __init__(self, store_of: Callable[[], Store]) -> None:
         self._store_of = store_of
@@ -25,10 +26,11 @@ class KeyRing:
 
     async def scopes(self, key: str) -> frozenset[str] | None:
         store = self._store_of()
-        if self._version != store.version:
+        if store.changed("api_keys") > self._version:
+            version = store.version  # read from here on: a later write is seen next time
             rows = await store.fetchall("SELECT key, scopes FROM api_keys")
             self._keys = {k: frozenset(decode(s, list[str])) for k, s in rows}
-            self._version = store.version
+            self._version = version
         return self._keys.get(key)
 
 

@@ -51,8 +51,9 @@ class ApiContext:
         return self.emulator.clock.now_iso()
 
     async def links(self) -> LinkTemplates:
-        """The connection's link templates, re-read only after a write."""
-        if self._links_version != self.store.version:
+        """The connection's link templates, re-read only after a write to the connection."""
+        if self.store.changed("crm_connection") > self._links_version:
+            version = self.store.version  # read from here on: a later write is seen next time
             conn = await self.store.read(platform_connection.read)
             self._links = (
                 LinkTemplates()
@@ -61,7 +62,7 @@ class ApiContext:
                     contact=conn.contactLinkTemplate, company=conn.companyLinkTemplate
                 )
             )
-            self._links_version = self.store.version
+            self._links_version = version
         return self._links
 
 

@@ -66,9 +66,13 @@ def success(data: Any, message: str = "OK") -> Success[Any]:
 # shapes as MetaList and Success, assembled without decoding and re-encoding the records.
 
 
-def meta_list_json(items: list[str], page: int, page_size: int, total: int) -> bytes:
-    meta = encode(Meta(page=page, pageSize=page_size, total=total))
-    return b'{"data":[' + ",".join(items).encode() + b'],"meta":' + meta + b"}"
+def meta_list_items(items: list[str]) -> bytes:
+    """The MetaList's opening up to its items (a part cached pages reuse)."""
+    return b'{"data":[' + ",".join(items).encode()
+
+
+def meta_list_end(page: int, page_size: int, total: int) -> bytes:
+    return b'],"meta":' + encode(Meta(page=page, pageSize=page_size, total=total)) + b"}"
 
 
 def success_json(item: str, message: str) -> bytes:

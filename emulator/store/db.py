@@ -18,6 +18,9 @@ from typing import Any, TypeVar, cast
 
 import aiosqlite
 
+from emulator.store import contact_changes, table_changes
+from emulator.store.contact_changes import ALL, ChangeLog
+
 T = TypeVar("T")
 
 
@@ -244,12 +247,16 @@ def restore_file(conn: sqlite3.Connection, path: Path) -> None:
 
 
 class Store:
-    """Async facade over the database; `version` grows on every write (cache invalidation)."""
+    """Async facade over the database; `version` grows on every write (cache invalidation),
+    and `contacts` logs the lowest contact id each write touched (finer page caches)."""
 
     def __init__(self, db: aiosqlite.Connection, path: str | None) -> None:
         self._db = db
         self.path = path
         self.version = 0
+        self.contacts = ChangeLog()
+        self._tables: dict[str, int] = {}  # watched table -> the version of its last write
+        self._restored = 0  # the version of the last restore of the whole database
 
     @classmethod
     async def open(cls, path: str | Path | None = None) -> Store:
@@ -260,6 +267,8 @@ class Store:
         store = cls(db, None if path is None else str(path))
         try:
             await store.read(lambda conn: configure(conn, on_disk=path is not None))
+            await store.read(contact_changes.install)
+            await store.read(table_changes.install)
         except BaseException:  # not a database, read-only...: its thread must not outlive it
             await db.close()
             raise
@@ -287,20 +296,43 @@ class Store:
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn(conn)` in one transaction on the database thread; roll back if it raises."""
 
+        # Unknown until the transaction commits: a write cancelled on the way counts as all.
+        touched: int | None = ALL
+        tables: list[str] | None = None
+
         def in_transaction(conn: sqlite3.Connection) -> T:
+            nonlocal touched, tables
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn)
+                low, written = contact_changes.collect(conn), table_changes.collect(conn)
             except BaseException:
                 conn.execute("ROLLBACK")
+                touched, tables = None, []  # the triggers' notes are rolled back with the rest
                 raise
             conn.execute("COMMIT")
+            touched, tables = low, written
             return result
 
         try:
             return await self.read(in_transaction)
         finally:
-            self.version += 1
+            self._bump(touched, tables)
+
+    def _bump(self, touched: int | None, tables: list[str] | None) -> None:
+        """One more version: `touched` the lowest contact id, `tables` the watched tables
+        it wrote (None: any of them)."""
+        self.version += 1
+        self.contacts.note(self.version, touched)
+        if tables is None:
+            self._restored = self.version
+        else:
+            for table in tables:
+                self._tables[table] = self.version
+
+    def changed(self, table: str) -> int:
+        """The version of the last write to `table`, one of table_changes.WATCHED."""
+        return max(self._tables.get(table, 0), self._restored)
 
     async def page(
         self,
@@ -332,12 +364,12 @@ class Store:
     async def restore(self, image: bytes) -> None:
         """Overwrite the whole database with a serialized image (see `serialize`)."""
         await self.read(lambda conn: restore_into(conn, image))
-        self.version += 1
+        self._bump(ALL, None)
 
     async def restore_path(self, path: Path) -> None:
         """Overwrite the whole database with the database file at `path`."""
         await self.read(lambda conn: restore_file(conn, path))
-        self.version += 1
+        self._bump(ALL, None)
 
     async def serialize(self) -> bytes:
         """The whole database as bytes (a snapshot)."""

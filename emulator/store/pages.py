@@ -6,6 +6,7 @@ into `ids[start:end]` plus one `WHERE id IN (...)` lookup, and `total` into `len
 
 from __future__ import annotations
 
+import asyncio
 from array import array
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
@@ -23,7 +24,9 @@ class PageIndex:
         self._max_ids = max_ids
         self._held = 0
         self._lists: OrderedDict[tuple[str, tuple[Any, ...]], array[int]] = OrderedDict()
-        self._bounds: dict[str, tuple[int, int, int]] = {}
+        # (count, min, max) of a table at this version, read once by whoever asks first: right
+        # after a write, every page asked meanwhile waits for that one read.
+        self._bounds: dict[str, asyncio.Task[tuple[int, int, int]]] = {}
         self._version = -1
 
     @property
@@ -57,6 +60,14 @@ class PageIndex:
                 self._held -= len(self._lists.popitem(last=False)[1])
         return ids
 
+    async def _read_bounds(self, table: str) -> tuple[int, int, int]:
+        row = await self._store.fetchone(
+            f"SELECT (SELECT count(*) FROM {table}), (SELECT min(id) FROM {table}),"
+            f" (SELECT max(id) FROM {table})"
+        )
+        assert row is not None
+        return int(row[0]), int(row[1] or 0), int(row[2] or 0)
+
     async def page(
         self, sql: str, params: Sequence[Any], page: int, page_size: int
     ) -> tuple[int, list[int]]:
@@ -74,17 +85,15 @@ class PageIndex:
         100,000 ids after every write would cost ~60 ms, the aggregates ~0.1 ms.
         """
         self._sync()
-        bounds = self._bounds.get(table)
-        if bounds is None:
-            version = self._store.version
-            row = await self._store.fetchone(
-                f"SELECT (SELECT count(*) FROM {table}), (SELECT min(id) FROM {table}),"
-                f" (SELECT max(id) FROM {table})"
-            )
-            assert row is not None
-            bounds = (int(row[0]), int(row[1] or 0), int(row[2] or 0))
-            if version == self._store.version:
-                self._bounds[table] = bounds
+        read = self._bounds.get(table)
+        if read is None:
+            read = self._bounds[table] = asyncio.ensure_future(self._read_bounds(table))
+        try:
+            bounds = await asyncio.shield(read)  # one caller cancelled: the others still wait
+        except BaseException:
+            if read.done() and self._bounds.get(table) is read:
+                del self._bounds[table]  # a failed read is not kept
+            raise
         count, low, high = bounds
         if count == 0 or high - low + 1 != count:
             return await self.page(f"SELECT id FROM {table} ORDER BY id", (), page, page_size)
@@ -92,47 +101,80 @@ class PageIndex:
         return count, list(range(first, min(first + page_size, high + 1)))
 
 
-class EncodedPages:
-    """Encoded list answers of the store's current version, bounded in bytes.
+class _Body:
+    """An encoded page: `body[:items_end]` is its `{"data":[...` part; `ids` are the page's
+    ids (None: a filtered listing, whose items are not reused across versions)."""
 
-    A page served from here skips the database hop and the JSON assembly. Every entry is
-    keyed on the store version it was read at, so the first write drops them all: a
-    page never hides a write made before it was asked for.
+    __slots__ = ("body", "ids", "items_end", "version")
+
+    def __init__(self, version: int, body: bytes, items_end: int, ids: list[int] | None) -> None:
+        self.version = version  # the store version the body is known to answer at
+        self.body = body
+        self.items_end = items_end
+        self.ids = ids
+
+
+class EncodedPages:
+    """Encoded answers of GET /v1/contacts, bounded in bytes, valid by the store's contact log.
+
+    An answer read at version v stays the answer while no write since v touched a contact
+    (the log of `Store.contacts`: a webhook or campaign change keeps every page). The items
+    of a page of the whole table stay its items while every write since touched only
+    contacts above its last id (creates append above every full page): only the envelope's
+    `total` is new. A page never hides a write made before it was asked for.
     """
 
     def __init__(self, store: Store, max_bytes: int = 32 * 1024 * 1024) -> None:
         self._store = store
         self._max_bytes = max_bytes
-        self._bodies: OrderedDict[Hashable, bytes] = OrderedDict()
+        self._bodies: OrderedDict[Hashable, _Body] = OrderedDict()
         self._bytes = 0
-        self._version = -1
 
     @property
     def size_bytes(self) -> int:
         return self._bytes
 
     def get(self, key: Hashable) -> bytes | None:
-        if self._version != self._store.version:
-            self._bodies.clear()
-            self._bytes = 0
-            self._version = self._store.version
+        """The answer kept for `key` if no write since it was read touched any contact."""
+        entry = self._bodies.get(key)
+        if entry is None:
             return None
-        body = self._bodies.get(key)
-        if body is not None:
-            self._bodies.move_to_end(key)
-        return body
+        current = self._store.version
+        if entry.version != current:
+            if self._store.contacts.lowest_since(entry.version) is not None:
+                return None
+            entry.version = current  # checked up to here: the next check starts from now
+        self._bodies.move_to_end(key)
+        return entry.body
 
-    def put(self, version: int, key: Hashable, body: bytes) -> None:
-        """Keep `body`, read at store `version`, unless a write came since (then it is stale)."""
-        if version != self._store.version or version != self._version:
-            return
+    def items(self, key: Hashable, ids: list[int]) -> bytes | None:
+        """The `{"data":[...` part kept for `key` if it listed exactly `ids` and no write since
+        touched a contact at or below the last of them (ids in ascending order)."""
+        entry = self._bodies.get(key)
+        if entry is None or entry.ids != ids:
+            return None
+        if ids:
+            low = self._store.contacts.lowest_since(entry.version)
+            if low is not None and low <= ids[-1]:
+                return None
+        return entry.body[: entry.items_end]
+
+    def put(
+        self,
+        version: int,
+        key: Hashable,
+        body: bytes,
+        items_end: int = 0,
+        ids: list[int] | None = None,
+    ) -> None:
+        """Keep `body`, read from store `version` on (any write after it is checked on use)."""
         if len(body) > self._max_bytes:
             return
         old = self._bodies.pop(key, None)
         if old is not None:
-            self._bytes -= len(old)
-        self._bodies[key] = body
+            self._bytes -= len(old.body)
+        self._bodies[key] = _Body(version, body, items_end, ids)
         self._bytes += len(body)
         while self._bytes > self._max_bytes:  # oldest first
             _, dropped = self._bodies.popitem(last=False)
-            self._bytes -= len(dropped)
+            self._bytes -= len(dropped.body)

@@ -1,4 +1,4 @@
-"""PageIndex and EncodedPages: pages of a whole table, and bodies dropped on every write."""
+"""PageIndex and EncodedPages: pages of a whole table, and bodies dropped by contact writes."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from emulator.store.contact_changes import ALL, ChangeLog
 from emulator.store.db import Store
 from emulator.store.pages import EncodedPages, PageIndex
 
@@ -38,7 +39,9 @@ async def test_table_page_is_the_slice_of_the_sorted_ids(
         await store.close()
 
 
-async def test_encoded_pages_drop_everything_on_a_write_and_keep_within_their_bytes() -> None:
+async def test_encoded_pages_keep_within_their_bytes_and_drop_what_a_contact_write_touched() -> (
+    None
+):
     store = await Store.open()
     try:
         bodies = EncodedPages(store, max_bytes=10)
@@ -49,10 +52,32 @@ async def test_encoded_pages_drop_everything_on_a_write_and_keep_within_their_by
         bodies.put(store.version, "c", b"abc")  # over 10 bytes: the least recently used goes
         assert (bodies.get("b"), bodies.get("a"), bodies.size_bytes) == (None, b"12345", 8)
         stale = store.version
-        await store.set_meta("k", "v")
+        await store.set_meta("k", "v")  # no contact touched: every answer stays
+        assert bodies.get("a") == b"12345"
+        await store.execute("INSERT INTO contacts(id, createdAt, updatedAt) VALUES (50, '', '')")
         assert bodies.get("a") is None
-        bodies.put(stale, "a", b"old")  # read before the write: never kept
+        bodies.put(stale, "a", b"old")  # read before the write: kept, but checked from then
         assert bodies.get("a") is None
+    finally:
+        await store.close()
+
+
+async def test_page_items_stay_while_every_write_touched_only_contacts_above_them() -> None:
+    store = await Store.open()
+    try:
+        bodies = EncodedPages(store)
+        await store.executemany(
+            "INSERT INTO contacts(id, createdAt, updatedAt) VALUES (?, '', '')", [(10,), (20,)]
+        )
+        bodies.put(store.version, "p", b'{"data":[1,2],"meta":1}', 12, [10, 20])
+        await store.execute("INSERT INTO contacts(id, createdAt, updatedAt) VALUES (21, '', '')")
+        assert bodies.get("p") is None  # the envelope's total may have changed
+        assert bodies.items("p", [10, 20]) == b'{"data":[1,2'
+        assert bodies.items("p", [10, 21]) is None  # other ids: other items
+        await store.execute("UPDATE contacts SET firstName = 'x' WHERE id = 21")
+        assert bodies.items("p", [10, 20]) == b'{"data":[1,2'
+        await store.execute("UPDATE contacts SET firstName = 'y' WHERE id = 21 OR id = 20")
+        assert bodies.items("p", [10, 20]) is None
     finally:
         await store.close()
 
@@ -70,3 +95,15 @@ async def test_id_lists_are_bounded_by_their_total_length() -> None:
         assert list(await index.ids(queries[3])) == list(range(4, 11))  # still right
     finally:
         await store.close()
+
+
+def test_the_change_log_answers_the_lowest_id_since_a_version_and_all_once_it_forgot() -> None:
+    log = ChangeLog(size=2)
+    assert log.lowest_since(0) is None
+    log.note(1, 50)
+    log.note(2, None)  # a write that touched no contact is not logged
+    log.note(3, 70)
+    assert (log.lowest_since(0), log.lowest_since(1), log.lowest_since(3)) == (50, 70, None)
+    log.note(4, 60)  # the entry of version 1 is forgotten
+    assert log.lowest_since(0) == ALL
+    assert (log.lowest_since(1), log.lowest_since(3)) == (60, 60)

@@ -1,0 +1,125 @@
+"""Which contacts each write may have shown differently on /v1: the lowest such id, per version.
+
+A contact as /v1 lists it is its `contacts` row, the `ref` of its company and the link
+template of `crm_connection`; which contacts a listing holds also depends on `list_members`
+and `lists`. TEMP triggers on the store's own connection (never in the schema, so seeds on
+other connections do not pay for them) note, inside every transaction, the lowest contact id
+any write to these tables touched: they catch every writer, whatever module it is in. The
+store collects that id as the transaction commits and logs it under the version it bumps to,
+so a cached page can ask "did any write since version v touch a contact at or below id n?".
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import deque
+
+# Every contact may look different (a new link template, a restored database, a lost log).
+ALL = -(2**63)
+
+
+def _note(name: str, event: str, table: str, contact_id: str, when: str = "") -> str:
+    """A trigger that lowers the noted id to `contact_id` (skipped when it is not lower, so a
+    bulk write notes its lowest row once and its other rows cost one comparison)."""
+    lower = f"coalesce({contact_id} < (SELECT low FROM temp.contact_watch), 1)"  # none yet: 1
+    return (
+        f"CREATE TEMP TRIGGER IF NOT EXISTS {name} AFTER {event} ON main.{table}"
+        f" WHEN {lower}{f' AND ({when})' if when else ''}"
+        f" BEGIN INSERT OR REPLACE INTO contact_watch VALUES (0, {contact_id}); END;"
+    )
+
+
+def _company(name: str, event: str, *ids: str, when: str = "") -> str:
+    """A company's contacts are looked up when the write is collected: a bulk load drops the
+    contacts_company index, and a lookup per company row would then scan the table."""
+    notes = " ".join(f"INSERT OR IGNORE INTO company_watch VALUES ({i});" for i in ids)
+    return (
+        f"CREATE TEMP TRIGGER IF NOT EXISTS {name} AFTER {event} ON main.companies"
+        f"{f' WHEN {when}' if when else ''} BEGIN {notes} END;"
+    )
+
+
+WATCH_SQL = "\n".join(
+    [
+        "CREATE TEMP TABLE IF NOT EXISTS contact_watch"
+        " (k INTEGER PRIMARY KEY CHECK (k = 0), low INTEGER NOT NULL);",
+        "CREATE TEMP TABLE IF NOT EXISTS company_watch (id INTEGER PRIMARY KEY);",
+        _note("watch_contact_insert", "INSERT", "contacts", "NEW.id"),
+        _note("watch_contact_update", "UPDATE", "contacts", "min(OLD.id, NEW.id)"),
+        _note("watch_contact_delete", "DELETE", "contacts", "OLD.id"),
+        # `ref` (a STORED generated column) is what a contact embeds of its company.
+        _company("watch_company_insert", "INSERT", "NEW.id"),
+        _company(
+            "watch_company_update", "UPDATE", "OLD.id", "NEW.id", when="OLD.ref IS NOT NEW.ref"
+        ),
+        _company("watch_company_delete", "DELETE", "OLD.id"),
+        # The contact link template (health checks, written often, change no link).
+        _note("watch_connection_insert", "INSERT", "crm_connection", str(ALL)),
+        _note(
+            "watch_connection_update",
+            "UPDATE",
+            "crm_connection",
+            str(ALL),
+            when="OLD.settings IS NOT NEW.settings OR OLD.id IS NOT NEW.id",
+        ),
+        _note("watch_connection_delete", "DELETE", "crm_connection", str(ALL)),
+        # Members decide a listId listing (a company list's entity ids are noted too: that
+        # only drops more); a list's existence and type decide whether it answers at all.
+        _note("watch_member_insert", "INSERT", "list_members", "NEW.entityId"),
+        _note("watch_member_update", "UPDATE", "list_members", "min(OLD.entityId, NEW.entityId)"),
+        _note("watch_member_delete", "DELETE", "list_members", "OLD.entityId"),
+        _note("watch_list_insert", "INSERT", "lists", str(ALL)),
+        _note("watch_list_update", "UPDATE", "lists", str(ALL)),
+        _note("watch_list_delete", "DELETE", "lists", str(ALL)),
+    ]
+)
+
+
+def install(conn: sqlite3.Connection) -> None:
+    """Create the watch on this connection (its TEMP triggers outlive a restore of `main`)."""
+    conn.executescript(WATCH_SQL)
+
+
+def collect(conn: sqlite3.Connection) -> int | None:
+    """The lowest contact id noted since the last collect (None: no contact touched), and
+    start over; inside the writing transaction, so a rolled-back write notes nothing."""
+    row = conn.execute(
+        "SELECT min(low) FROM (SELECT low FROM temp.contact_watch UNION ALL"
+        " SELECT (SELECT min(id) FROM main.contacts WHERE companyId = w.id)"  # one index probe
+        " FROM temp.company_watch w)"
+    ).fetchone()
+    low = row[0]
+    conn.execute("DELETE FROM temp.contact_watch")
+    conn.execute("DELETE FROM temp.company_watch")
+    return None if low is None else int(low)
+
+
+class ChangeLog:
+    """(version, lowest contact id) of the last `size` writes that touched contacts.
+
+    A write that touched none is not logged; a version older than the oldest one dropped
+    answers ALL (its writes are no longer known).
+    """
+
+    def __init__(self, size: int = 1024) -> None:
+        self._entries: deque[tuple[int, int]] = deque()
+        self._size = size
+        self._forgotten = -1  # writes up to this version may be missing from the log
+
+    def note(self, version: int, low: int | None) -> None:
+        if low is None:
+            return
+        self._entries.append((version, low))
+        if len(self._entries) > self._size:
+            self._forgotten = self._entries.popleft()[0]
+
+    def lowest_since(self, version: int) -> int | None:
+        """The lowest contact id any write after `version` touched; None if none did."""
+        if version < self._forgotten:
+            return ALL
+        lowest: int | None = None
+        for logged, low in reversed(self._entries):
+            if logged <= version:
+                break
+            lowest = low if lowest is None else min(lowest, low)
+        return lowest
