@@ -103,9 +103,13 @@ def bulk_load(
     for name, _, _ in dropped:
         conn.execute(f'DROP INDEX "{name}"')
     deferred: list[tuple[str, list[str]]] = []
+    triggers: list[str] = []
     for table, sql in _empty_tables(conn):
         without, columns = _virtual(sql)
         if columns:
+            # Dropping the table drops the TEMP triggers on it too (the store's contact
+            # watch, when it seeds on its own connection): they are made again after.
+            triggers += _temp_triggers(conn, table)
             conn.execute(f'DROP TABLE "{table}"')
             conn.execute(without)
             deferred.append((table, columns))
@@ -117,7 +121,19 @@ def bulk_load(
     for table, columns in deferred:
         for column in columns:  # a VIRTUAL column is added without touching a row
             conn.execute(f'ALTER TABLE "{table}" ADD COLUMN {column}')
+    for sql in triggers:
+        conn.execute(sql)
     indexes.build_rest()
+
+
+def _temp_triggers(conn: sqlite3.Connection, table: str) -> list[str]:
+    rows = conn.execute(
+        "SELECT sql FROM sqlite_temp_master WHERE type = 'trigger' AND tbl_name = ?", (table,)
+    ).fetchall()
+    # sqlite_temp_master keeps them as `CREATE TRIGGER`: made so again they would be in main
+    return [
+        re.sub(r"^CREATE\s+TRIGGER", "CREATE TEMP TRIGGER", str(sql), flags=re.I) for (sql,) in rows
+    ]
 
 
 def _empty_tables(conn: sqlite3.Connection) -> list[tuple[str, str]]:
