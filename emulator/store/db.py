@@ -7,11 +7,9 @@ atomic with respect to every other request and costs one thread round trip.
 
 from __future__ import annotations
 
-import itertools
-import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -94,112 +92,18 @@ class Indexes:
 def bulk_load(
     conn: sqlite3.Connection, fill: Callable[[sqlite3.Connection, Indexes], None]
 ) -> None:
-    """Run `fill` with the indexes dropped and rebuild them after (bulk inserts go 2x faster),
-    and empty tables' VIRTUAL generated columns left out until after: SQLite computes every
-    generated column on each insert, and contacts' `doc` is most of what a contact costs."""
+    """Run `fill` with the indexes dropped and rebuild them after (bulk inserts go 2x faster)."""
     dropped = conn.execute(
         "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
     ).fetchall()
     for name, _, _ in dropped:
         conn.execute(f'DROP INDEX "{name}"')
-    deferred: list[tuple[str, list[str]]] = []
-    triggers: list[str] = []
-    for table, sql in _empty_tables(conn):
-        without, columns = _virtual(sql)
-        if columns:
-            # Dropping the table drops the TEMP triggers on it too (the store's contact
-            # watch, when it seeds on its own connection): they are made again after.
-            triggers += _temp_triggers(conn, table)
-            conn.execute(f'DROP TABLE "{table}"')
-            conn.execute(without)
-            deferred.append((table, columns))
     indexes = Indexes(conn, dropped)
     try:
         fill(conn, indexes)
     finally:
         indexes.join()  # no thread may use the connection once this returns
-    for table, columns in deferred:
-        for column in columns:  # a VIRTUAL column is added without touching a row
-            conn.execute(f'ALTER TABLE "{table}" ADD COLUMN {column}')
-    for sql in triggers:
-        conn.execute(sql)
     indexes.build_rest()
-
-
-def _temp_triggers(conn: sqlite3.Connection, table: str) -> list[str]:
-    rows = conn.execute(
-        "SELECT sql FROM sqlite_temp_master WHERE type = 'trigger' AND tbl_name = ?", (table,)
-    ).fetchall()
-    # sqlite_temp_master keeps them as `CREATE TRIGGER`: made so again they would be in main
-    return [
-        re.sub(r"^CREATE\s+TRIGGER", "CREATE TEMP TRIGGER", str(sql), flags=re.I) for (sql,) in rows
-    ]
-
-
-def _empty_tables(conn: sqlite3.Connection) -> list[tuple[str, str]]:
-    """(name, CREATE TABLE) of the empty tables that may have VIRTUAL columns."""
-    tables = conn.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE '%VIRTUAL%'"
-    ).fetchall()
-    return [
-        (name, sql)
-        for name, sql in tables
-        if conn.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone() is None
-    ]
-
-
-_VIRTUAL = re.compile(r"\w+\s.*\bGENERATED\s+ALWAYS\s+AS\s*\(.*\)\s*VIRTUAL", re.S | re.I)
-
-
-def _virtual(create: str) -> tuple[str, list[str]]:
-    """A CREATE TABLE statement without its VIRTUAL generated columns, and their definitions
-    (comments dropped) for ALTER TABLE ADD COLUMN, in order."""
-    spans = _column_spans(create)
-    kept: list[str] = []
-    virtual: list[str] = []
-    for start, end in spans:
-        definition = re.sub(r"--[^\n]*", "", create[start:end]).strip()
-        if _VIRTUAL.fullmatch(definition):
-            virtual.append(definition)
-        else:
-            kept.append(create[start:end])
-    if not virtual:
-        return create, []
-    body_start, body_end = spans[0][0], spans[-1][1]
-    return create[:body_start] + ",".join(kept) + create[body_end:], virtual
-
-
-def _column_spans(create: str) -> list[tuple[int, int]]:
-    """(start, end) of each comma-separated definition between a CREATE TABLE's parentheses."""
-    depth, bounds = 0, list[int]()
-    for i, ch in _significant(create):
-        if ch == "(":
-            depth += 1
-            if depth == 1 and not bounds:
-                bounds.append(i)
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                bounds.append(i)
-                break
-        elif ch == "," and depth == 1:
-            bounds.append(i)
-    return [(a + 1, b) for a, b in itertools.pairwise(bounds)]
-
-
-def _significant(sql: str) -> Iterator[tuple[int, str]]:
-    """Each character of `sql` outside comments, strings and quoted names, with its index."""
-    i = 0
-    while i < len(sql):
-        if sql.startswith("--", i):
-            i = len(sql) if (nl := sql.find("\n", i)) < 0 else nl
-        elif sql.startswith("/*", i):
-            i = sql.index("*/", i) + 2
-        elif (ch := sql[i]) in "'\"`[":
-            i = sql.index("]" if ch == "[" else ch, i + 1) + 1
-        else:
-            yield i, ch
-            i += 1
 
 
 def read_meta(conn: sqlite3.Connection, key: str) -> str | None:

@@ -67,22 +67,9 @@ CREATE TABLE IF NOT EXISTS contacts (
     emailKey TEXT,                            -- lower-cased professionalEmail
     networkUrlKey TEXT,                       -- normalised networkProfileUrl
     createdAt TEXT NOT NULL,
-    updatedAt TEXT NOT NULL,
-    -- The contact as /v1 shows it, less `company` and `contactCRMUrl` (added on read): a
-    -- page of contacts reads one column per row. VIRTUAL: built on read (~6 us a row), as
-    -- STORED it doubled the table (100,000 contacts: 114 MB -> ~60 MB in memory).
-    doc TEXT GENERATED ALWAYS AS (json_object(
-        'id', id, 'firstName', firstName, 'lastName', lastName, 'jobTitle', jobTitle,
-        'networkProfileUrl', networkProfileUrl, 'professionalEmail', professionalEmail,
-        'personalEmails', personalEmails, 'mobilePhone', mobilePhone, 'phones', phones,
-        'imageUrl', imageUrl, 'companyId', companyId,
-        'emailVerificationStatus', emailVerificationStatus, 'contactCountry', contactCountry,
-        'networkHeadline', networkHeadline, 'numberOfConnections', numberOfConnections,
-        'contactCRMId', contactCRMId, 'leadCRMId', leadCRMId,
-        'isInCRM', json(CASE WHEN contactCRMId IS NULL THEN 'false' ELSE 'true' END),
-        'createdAt', createdAt, 'updatedAt', updatedAt,
-        'smartFieldExplanations', json(smartFieldExplanations)
-    )) VIRTUAL
+    updatedAt TEXT NOT NULL
+    -- The contact as /v1 shows it is built on read (public_api/contacts.py): no generated
+    -- column, which SQLite would compute on every insert and update of a contact.
 );
 CREATE INDEX IF NOT EXISTS contacts_company ON contacts(companyId);
 CREATE INDEX IF NOT EXISTS contacts_email ON contacts(emailKey);
