@@ -22,6 +22,17 @@ from emulator.store.contact_changes import ALL, ChangeLog
 T = TypeVar("T")
 
 
+def _null(value: None) -> None:
+    return value
+
+
+# CPython's sqlite3 finds no adapter for None and then looks up `__adapt__` on its protocol
+# type, raising and clearing an AttributeError for every None it binds (~0.3 us each; a cold
+# start of 100,000 contacts binds ~900,000). A registered adapter is one dict lookup; None
+# still binds as NULL.
+sqlite3.register_adapter(type(None), _null)
+
+
 def schema_sql() -> str:
     """Every schema file of every area, in name order."""
     folder = resources.files("emulator.store") / "schema"
