@@ -10,19 +10,22 @@ same route with fixed bytes), each figure printed beside its target (issue 13):
   page reads: >= half WireMock's static figure (--wiremock-rps, from the peers harness);
 - start-up to the first 200 on /_emulator/health: default fixtures <= 0.5 s; 100,000
   contacts <= 2.5 s cold (no seeded image yet) and <= 1.0 s warm (the image of the files);
-- peak RSS from a cold start through a walk over every page: <= 250 MB.
+- peak memory from a cold start through a walk over every page: <= 250 MB, as the peak of
+  the process tree's summed PSS and as the peers harness's sum of VmHWM (both printed).
 """
 
 from __future__ import annotations
 
 import argparse
 import compileall
+import contextlib
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -81,15 +84,22 @@ def ensure_wrk() -> str:
 
 
 def start_server(
-    fixtures: Path, port: int, *extra: str, command: list[str] | None = None
+    fixtures: Path,
+    port: int,
+    *extra: str,
+    command: list[str] | None = None,
+    sampled: list[TreeMemory] | None = None,
 ) -> tuple[subprocess.Popen[bytes], float]:
-    """Start `emulator serve` (or `command`); answer the process and seconds to its first 200."""
+    """Start `emulator serve` (or `command`); answer the process and seconds to its first 200
+    (with `sampled`, its memory is sampled from the spawn on: a TreeMemory appended there)."""
     began = time.perf_counter()
     proc = subprocess.Popen(
         command or [*EMULATOR, "serve", "--fixtures", str(fixtures), "--port", str(port), *extra],
         stdout=subprocess.DEVNULL,
         cwd=ROOT,
     )
+    if sampled is not None:
+        sampled.append(TreeMemory(proc.pid))
     url = f"http://127.0.0.1:{port}/_emulator/health"
     if command:
         url = f"http://127.0.0.1:{port}/v1/contacts"
@@ -116,10 +126,51 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-def peak_rss_mb(pid: int) -> float:
-    status = Path(f"/proc/{pid}/status").read_text()
-    match = re.search(r"VmHWM:\s+(\d+) kB", status)
-    return int(match.group(1)) / 1024 if match else float("nan")
+class TreeMemory:
+    """Samples a process tree every 10 ms: the peak of its summed PSS (each page counted once,
+    shared among the processes of the tree or not: what the machine gives it) and each
+    process's VmHWM (their sum is the peers harness's measure, which counts the pages a forked
+    child shares with its parent twice)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.peak_pss_kb, self.hwm_kb = pid, 0, dict[int, int]()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _tree(self) -> list[int]:
+        found, todo = [], [self.pid]
+        while todo:
+            pid = todo.pop()
+            found.append(pid)
+            with contextlib.suppress(OSError):
+                todo += map(int, Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
+        return found
+
+    @staticmethod
+    def _kb(pid: int, file: str, name: str) -> int:
+        try:
+            match = re.search(
+                rf"^{name}:\s+(\d+) kB", Path(f"/proc/{pid}/{file}").read_text(), re.M
+            )
+        except OSError:  # ended between the listing and the read
+            return 0
+        return int(match.group(1)) if match else 0
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            tree = self._tree()
+            pss = sum(self._kb(pid, "smaps_rollup", "Pss") for pid in tree)
+            self.peak_pss_kb = max(self.peak_pss_kb, pss)
+            for pid in tree:
+                self.hwm_kb[pid] = max(self.hwm_kb.get(pid, 0), self._kb(pid, "status", "VmHWM"))
+            time.sleep(0.01)
+
+    def stop(self) -> tuple[float, float]:
+        """(peak summed PSS, sum of VmHWM) in MB."""
+        self._stop.set()
+        self._thread.join()
+        return self.peak_pss_kb / 1024, sum(self.hwm_kb.values()) / 1024
 
 
 def _ms(text: str) -> float:
@@ -228,14 +279,17 @@ def main() -> int:
     pages = max(1, args.contacts // 100)
     try:
         # Cold start (seeds the image), a walk over every page, then its peak RSS.
-        cold = rss = float("nan")
+        cold = pss = hwm = float("nan")
         if not args.throughput_only:
             port = free_port()
-            proc, cold = start_server(fixtures, port, "--rate-limit", "off", *seeded)
+            sampled: list[TreeMemory] = []
+            proc, cold = start_server(
+                fixtures, port, "--rate-limit", "off", *seeded, sampled=sampled
+            )
             try:
                 walk_pages(port, pages)
-                rss = peak_rss_mb(proc.pid)
             finally:
+                pss, hwm = sampled[0].stop()
                 stop(proc)
         # The stack's ceiling and the emulator, one after the other in the same run.
         port = free_port()
@@ -309,8 +363,12 @@ def main() -> int:
         f"[target <= 1.0 s: {verdict(warm <= 1.0)}]"
     )
     print(
-        f"  peak RSS               {rss:8.1f} MB, cold start and a walk over {pages:,} pages "
-        f"[target <= 250 MB: {verdict(rss <= 250)}]"
+        f"  peak memory            {pss:8.1f} MB, summed PSS of the process tree, cold start and a"
+        f" walk over {pages:,} pages [target <= 250 MB: {verdict(pss <= 250)}]"
+    )
+    print(
+        f"  peak RSS, harness      {hwm:8.1f} MB, sum of VmHWM over the process tree (a forked"
+        f" seeding child's shared pages twice) [target <= 250 MB: {verdict(hwm <= 250)}]"
     )
     return 0
 
