@@ -20,13 +20,13 @@ HTTP(S)_PROXY and NO_PROXY as before.
 from __future__ import annotations
 
 import functools
-import ssl
 import urllib.request
 from typing import Self
 from urllib.parse import urlsplit
 
 import httpx
 
+from emulator.exporter.client import default_tls
 from emulator.simulation.asyncio_net import Transport
 from emulator.simulation.outbound import Outcome, call
 
@@ -36,19 +36,13 @@ _ONE = httpx.Limits(max_connections=1, max_keepalive_connections=1)
 
 
 @functools.cache
-def _tls() -> ssl.SSLContext:
-    """Loading the CA bundle takes ~0.1 s: once per process, not once per client."""
-    return httpx.create_ssl_context()
-
-
-@functools.cache
 def client_headers() -> httpx.Headers:
     """The headers an `httpx.AsyncClient` adds to every request (Accept, User-Agent...)."""
     return httpx.AsyncClient(transport=httpx.AsyncBaseTransport(), trust_env=False).headers
 
 
 def _lane() -> Transport:
-    return Transport(ssl_context=_tls(), limits=_ONE)
+    return Transport(ssl_context=default_tls(), limits=_ONE)
 
 
 class Sender:
@@ -76,7 +70,7 @@ class Sender:
     async def post(self, url: str, headers: dict[str, str], body: bytes) -> Outcome:
         if self._proxied:
             if self._client is None:
-                self._client = httpx.AsyncClient(verify=_tls())  # its own transports
+                self._client = httpx.AsyncClient(verify=default_tls())  # its own transports
             return await call("POST", url, headers=headers, content=body, client=self._client)
         parts = urlsplit(url)
         key = (parts.scheme, parts.netloc)
