@@ -1,3 +1,5 @@
 """Full-stack emulator of an outreach platform: public API, reference CRM and exporter."""
 
+import emulator.sniffio_guard  # noqa: F401 (for its effect, before any module sends through httpx)
+
 __version__ = "0.1.0"

@@ -3,7 +3,8 @@
 httpcore tries `import sniffio` on every request and lock; when sniffio is not installed each
 failed import walks sys.path again (a third of the exporter's CPU, and of a webhook
 delivery's). A None entry in sys.modules makes that ImportError instant; it changes nothing
-else, the module is absent. Every module that sends through httpcore imports this one.
+else, the module is absent. The package imports it, so every command and every module that
+sends through httpx (exporter, deliveries, verify, scenarios) has it.
 """
 
 from __future__ import annotations

@@ -20,7 +20,6 @@ from typing import Any, Self
 import httpx
 import msgspec
 
-import emulator.sniffio_guard  # noqa: F401 (its effect: httpcore without sniffio stays fast)
 from emulator.wire import decode, encode
 
 log = logging.getLogger(__name__)

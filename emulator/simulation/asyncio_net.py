@@ -27,8 +27,6 @@ from typing import Any, cast
 import httpcore
 import httpx
 
-import emulator.sniffio_guard  # noqa: F401 (its effect: httpcore without sniffio stays fast)
-
 FLUSH_AT = 64 * 1024  # gathered bytes beyond this go out at once (large bodies)
 _READ_ERRORS = (OSError, ssl.SSLError)
 

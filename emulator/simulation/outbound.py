@@ -13,7 +13,6 @@ from collections.abc import Callable
 
 import httpx
 
-import emulator.sniffio_guard  # noqa: F401 (its effect: httpcore without sniffio stays fast)
 from emulator.self_target import control_api_target
 from emulator.wire import Wire
 
