@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
@@ -10,6 +11,7 @@ import pytest
 from starlette.applications import Starlette
 
 from emulator.app import create_app
+from emulator.fixtures.image_cache import CACHE_ENV
 from emulator.fixtures.loader import DEFAULT_FIXTURES
 from emulator.settings import RateLimit, Settings
 
@@ -22,6 +24,20 @@ CRM_KEY = {"X-API-Key": "crm-demo-key"}
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def seed_cache_of_the_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Seed images of every `emulator serve` a test starts go to the session's temp dir, not
+    the user's ~/.cache: a test run leaves nothing behind and never reads an image from
+    another run or checkout."""
+    before = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("seed-cache"))
+    yield
+    if before is None:
+        del os.environ[CACHE_ENV]
+    else:
+        os.environ[CACHE_ENV] = before
 
 
 def make_settings(**overrides: object) -> Settings:
