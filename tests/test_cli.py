@@ -67,6 +67,25 @@ def test_broken_fixture_stops_start_up_naming_file_record_and_field(tmp_path: Pa
     assert "contacts.json: [12].companyId: unknown company 999999" in result.stderr
 
 
+def test_a_fixture_file_linking_to_nothing_stops_start_up(tmp_path: Path) -> None:
+    broken = tmp_path / "fixtures"
+    shutil.copytree(ROOT / "fixtures" / "default", broken)
+    (broken / "contacts.json").unlink()
+    (broken / "contacts.json").symlink_to(tmp_path / "moved" / "contacts.json")
+    result = subprocess.run(
+        [sys.executable, "-m", "emulator", "serve", "--fixtures", str(broken)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert (
+        "contacts.json: a symbolic link to " in result.stderr and "does not exist" in result.stderr
+    )
+
+
 def test_bad_rate_limit_flag_is_a_usage_error() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "emulator", "serve", "--rate-limit", "sometimes"],
