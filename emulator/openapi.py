@@ -144,9 +144,15 @@ _ERROR_TEXT = {
     404: "Unknown id",
     405: "Method not allowed",
     409: "Conflict",
+    413: "Request body too large",
     429: "Rate limited",
     501: "Not implemented",
 }
+
+
+_ONLY_UNDER_LIMIT_ALL = "Rate limited (only when the server runs with --rate-limit all)"
+# A state-changing control operation refused while another holds the store (operations.Busy).
+BUSY: Error = (409, "Another control operation (advance, export, push, reset, snapshot) runs")
 
 
 def _walk(routes: Iterable[BaseRoute], prefix: str = "") -> Iterable[tuple[str, Route]]:
@@ -229,6 +235,11 @@ def build_document(
         )
         for code in op.security.codes if op.security else ():
             texts.setdefault(code, _ERROR_TEXT[code])
+        if op.body is not None:  # asgi_guards.BodyLimit, before any handler
+            texts.setdefault(413, "Request body larger than the server's limit (serve --max-body)")
+        limited = getattr(route.endpoint, "rate_limited", None)  # public_api.auth.guarded
+        if limited is not None:
+            texts.setdefault(429, _ERROR_TEXT[429] if limited else _ONLY_UNDER_LIMIT_ALL)
         for code in sorted(texts):
             responses[str(code)] = {
                 "description": texts[code],

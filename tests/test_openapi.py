@@ -227,3 +227,43 @@ async def test_control_answers_match_their_documented_schemas(
     assert r.status_code == 404
     check("get", "/_emulator/crm/{kind}", r)
     check("post", "/_emulator/reset", await client.post("/_emulator/reset"))
+
+
+async def test_control_operations_refused_while_another_runs_document_their_409(
+    client: httpx.AsyncClient, app: Starlette
+) -> None:
+    answers = Answers(app, (await client.get("/openapi.json")).json())
+    snapshot = (await client.post("/_emulator/snapshots", json={})).json()["id"]
+    calls = [
+        ("/_emulator/reset", None, "/_emulator/reset"),
+        ("/_emulator/fixtures", {"directory": "fixtures/default"}, "/_emulator/fixtures"),
+        ("/_emulator/snapshots", {}, "/_emulator/snapshots"),
+        (
+            f"/_emulator/snapshots/{snapshot}/restore",
+            None,
+            "/_emulator/snapshots/{snapshotId}/restore",
+        ),
+        ("/_emulator/clock/advance", {"seconds": 60}, "/_emulator/clock/advance"),
+        ("/_emulator/autosync/push", None, "/_emulator/autosync/push"),
+        ("/_emulator/exports", None, "/_emulator/exports"),
+    ]
+    operations = app.state.services.emulator.operations
+    operations.wait_seconds = 0.0
+    async with operations.exclusive("a test's operation"):
+        for url, body, path in calls:
+            r = await client.post(url, json=body)
+            assert r.status_code == 409, (url, r.text)
+            assert "a test's operation is running" in answers.check("post", path, r)["message"]
+
+
+async def test_bodies_over_the_limit_and_rate_limits_are_documented(
+    client: httpx.AsyncClient,
+) -> None:
+    paths = (await client.get("/openapi.json")).json()["paths"]
+    for path, item in paths.items():
+        for method, op in item.items():
+            assert ("413" in op["responses"]) == ("requestBody" in op), (method, path)
+            assert ("429" in op["responses"]) == path.startswith("/v1/"), (method, path)
+    limited = paths["/v1/contact/{contactId}"]["get"]["responses"]["429"]["description"]
+    assert limited == "Rate limited"
+    assert "--rate-limit all" in paths["/v1/contacts"]["get"]["responses"]["429"]["description"]

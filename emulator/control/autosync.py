@@ -11,7 +11,7 @@ from starlette.routing import BaseRoute, Route
 
 from emulator.errors import BadRequest, NotFound
 from emulator.http import decode_body, json_response
-from emulator.openapi import operation
+from emulator.openapi import BUSY, operation
 from emulator.platform import connection as platform_connection
 from emulator.simulation.autosync import AutoSync, AutoSyncState
 from emulator.wire import Wire
@@ -61,7 +61,7 @@ async def switch(request: Request) -> Response:
 @operation(
     "Push what changed since the last push now (also when autoSync is off); answers the state",
     AutoSyncState,
-    errors=((404, "No CRM connection configured"),),
+    errors=((404, "No CRM connection configured"), BUSY),
     security=None,
 )
 async def push_now(request: Request) -> Response:

@@ -11,7 +11,7 @@ from starlette.routing import BaseRoute, Route
 
 from emulator.errors import ApiError, BadRequest, Conflict, NotFound
 from emulator.http import decode_body, json_response
-from emulator.openapi import Param, operation, query
+from emulator.openapi import BUSY, Param, operation, query
 from emulator.public_api.params import path_id
 from emulator.simulation.engine import AdvanceResult, Simulation
 from emulator.simulation.event_log import EventOut, read_events
@@ -74,6 +74,7 @@ async def get_clock(request: Request) -> Response:
     "Advance the clock by `seconds` or to `until`: campaigns progress, listeners run",
     AdvanceResult,
     body=AdvanceIn,
+    errors=(400, BUSY),
     security=None,
 )
 async def advance(request: Request) -> Response:

@@ -15,7 +15,7 @@ from emulator.control.schemas import ControlHealth, Counts, FixturesLoaded, Rese
 from emulator.errors import BadRequest
 from emulator.fixtures.loader import FixtureError
 from emulator.http import decode_body, json_response
-from emulator.openapi import operation
+from emulator.openapi import BUSY, operation
 from emulator.path_roots import PathRefused, PathRoots
 from emulator.state import Emulator
 from emulator.wire import Wire
@@ -44,7 +44,7 @@ async def health(request: Request) -> Response:
     )
 
 
-@operation("Restore the loaded fixtures", ResetOut, errors=(), security=None)
+@operation("Restore the loaded fixtures", ResetOut, errors=(BUSY,), security=None)
 async def reset(request: Request) -> Response:
     emulator: Emulator = request.app.state.services.emulator
     await emulator.reset()
@@ -55,6 +55,7 @@ async def reset(request: Request) -> Response:
     "Load another fixture directory and reset onto it",
     FixturesLoaded,
     body=FixturesIn,
+    errors=(400, BUSY),
     security=None,
 )
 async def load_fixtures(request: Request) -> Response:

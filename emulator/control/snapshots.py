@@ -21,7 +21,7 @@ from starlette.routing import BaseRoute, Route
 
 from emulator.errors import BadRequest, NotFound
 from emulator.http import decode_body, json_response
-from emulator.openapi import Param, operation
+from emulator.openapi import BUSY, Param, operation
 from emulator.state import Emulator, StateImage
 from emulator.wire import Wire
 
@@ -95,6 +95,7 @@ def _emulator(request: Request) -> Emulator:
     SnapshotInfo,
     status=201,
     body=SnapshotIn,
+    errors=(400, BUSY),
     security=None,
 )
 async def create_snapshot(request: Request) -> Response:
@@ -128,7 +129,7 @@ async def get_snapshot(request: Request) -> Response:
 @operation(
     "Put the whole state back as the snapshot saved it",
     SnapshotRestored,
-    errors=(404, (409, "Another control operation (advance, export, reset) is running")),
+    errors=(404, BUSY),
     params=[ID_PARAM],
     security=None,
 )

@@ -72,6 +72,7 @@ def guarded(scope: str, documented_limit: bool = False) -> Callable[[Handler], H
             return response
 
         inner.required_scope = scope  # type: ignore[attr-defined]
+        inner.rate_limited = documented_limit  # type: ignore[attr-defined]
         return inner
 
     return wrap

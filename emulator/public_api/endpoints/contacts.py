@@ -77,7 +77,7 @@ async def list_contacts(request: Request) -> Response:
     return json_response(meta_list(data, page, page_size, total))
 
 
-@operation("Get a contact", Success[Contact], params=(FIELDS,), errors=(400, 404, 429))
+@operation("Get a contact", Success[Contact], params=(FIELDS,), errors=(400, 404))
 @guarded("CONTACTS_READ", documented_limit=True)
 async def get_contact(request: Request) -> Response:
     ctx: ApiContext = request.app.state.services.public_api
