@@ -1,9 +1,10 @@
-"""httpcore's network layer on plain asyncio, for the delivery client's httpx transport.
+"""httpcore's network layer on plain asyncio, for the httpx transports of the platform's own
+outgoing calls (webhook deliveries, the CRM client of the exporter and auto-sync).
 
 httpcore's default layer goes through anyio: a cancel scope per read and write, a select()
 on every idle pooled connection before each request (`is_readable`), one send() for the
-request head and another for its body. Deliveries spend most of their time there (py-spy over
-a delivery run). This layer answers the same interface (`httpcore.AsyncNetworkBackend`, a
+request head and another for its body. Deliveries and auto-sync pushes spent most of their time
+there (py-spy). This layer answers the same interface (`httpcore.AsyncNetworkBackend`, a
 documented extension point) with an asyncio protocol:
 
 - the event loop already reads every socket it watches, so "is an idle connection readable"
