@@ -21,7 +21,7 @@ from typing import Any, Self
 import httpx
 import msgspec
 
-from emulator.asyncio_net import Transport
+from emulator.asyncio_net import Lanes
 from emulator.wire import decode, encode
 
 log = logging.getLogger(__name__)
@@ -186,15 +186,17 @@ class CrmClient:
             max_connections=max_connections, max_keepalive_connections=max_connections
         )
         self._http: httpx.AsyncClient | None = None
-        self._transport: httpx.AsyncBaseTransport | None = transport
+        self._transport = transport
+        self._lanes: Lanes | None = None
         if transport is None and urllib.request.getproxies():
             self._http = httpx.AsyncClient(
                 base_url=self.base_url, headers=headers, verify=tls, timeout=timeout, limits=limits
             )
         elif transport is None:
-            self._transport = Transport(
-                ssl_context=tls if isinstance(tls, ssl.SSLContext) else _unverified_tls(),
-                limits=limits,
+            self._lanes = Lanes(
+                tls if isinstance(tls, ssl.SSLContext) else _unverified_tls(),
+                max_connections,
+                pool_timeout=timeout,
             )
         # What AsyncClient would merge into each request: its defaults updated by ours.
         self._headers = httpx.Headers(client_headers())
@@ -215,6 +217,8 @@ class CrmClient:
             await self._http.aclose()
         if self._transport is not None:  # AsyncClient closed a transport given to it too
             await self._transport.aclose()
+        if self._lanes is not None:
+            await self._lanes.aclose()
 
     def _url(self, path: str) -> httpx.URL:
         """`path` joined to the base URL as AsyncClient joins a relative URL to its base_url."""
@@ -230,8 +234,7 @@ class CrmClient:
 
     async def _send(self, method: str, path: str, content: bytes | None) -> httpx.Response:
         """One request and its whole answer."""
-        if self._transport is None:
-            assert self._http is not None
+        if self._http is not None:
             return await self._http.request(method, path, content=content)
         request = httpx.Request(
             method,
@@ -242,14 +245,29 @@ class CrmClient:
         )
         if self._cookies:
             self._cookies.set_cookie_header(request)
-        response = await self._transport.handle_async_request(request)
+        if self._transport is not None:
+            response = await self._exchange(self._transport, request)
+        else:
+            assert self._lanes is not None
+            lane = await self._lanes.take()
+            try:
+                response = await self._exchange(lane, request)
+            finally:
+                self._lanes.give(lane)
+        if "set-cookie" in response.headers:
+            self._cookies.extract_cookies(response)
+        return response
+
+    @staticmethod
+    async def _exchange(
+        transport: httpx.AsyncBaseTransport, request: httpx.Request
+    ) -> httpx.Response:
+        response = await transport.handle_async_request(request)
         response.request = request
         try:
             await response.aread()
         finally:
             await response.aclose()
-        if "set-cookie" in response.headers:
-            self._cookies.extract_cookies(response)
         return response
 
     def _redact(self, data: bytes | None) -> bytes | None:

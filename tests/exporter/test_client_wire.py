@@ -157,3 +157,42 @@ async def test_a_proxy_in_the_environment_sends_through_an_httpx_client(
         async with CrmClient("http://crm.invalid/crm", "k") as client:
             assert (await client.call("GET", "/health")).status == 200
     assert server.requests[0][0].startswith(b"GET http://crm.invalid/crm/health HTTP/1.1")
+
+
+async def test_concurrent_calls_share_at_most_max_connections() -> None:
+    async with raw_server() as (url, server):
+        async with CrmClient(url, "k", max_connections=2) as client:
+            exchanges = await asyncio.gather(
+                *(client.call("POST", "/activities", {"n": i}) for i in range(12))
+            )
+            assert all(ex.status == 200 for ex in exchanges)
+            for _ in range(5):  # one at a time: a kept lane each time
+                assert (await client.call("GET", "/health")).status == 200
+    assert server.connections == 2
+    assert sorted(body for _, body in server.requests if body) == sorted(
+        encode({"n": i}) for i in range(12)
+    )
+
+
+async def test_a_caller_waiting_for_a_connection_times_out_as_a_pool_timeout() -> None:
+    done = asyncio.Event()
+    handlers: list[asyncio.Task[None]] = []
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        handlers.append(asyncio.current_task())  # type: ignore[arg-type]
+        try:
+            await done.wait()
+        finally:
+            writer.close()
+            await writer.wait_closed()
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    async with server:
+        policy = RetryPolicy(retries=0)
+        async with CrmClient(url, "k", timeout=0.3, max_connections=1, policy=policy) as client:
+            first, second = await asyncio.gather(client.call("GET", "/a"), client.call("GET", "/b"))
+        done.set()
+        await asyncio.gather(*handlers, return_exceptions=True)
+    assert first.error == "ReadTimeout: timed out"
+    assert second.error is not None and second.error.startswith("PoolTimeout")
