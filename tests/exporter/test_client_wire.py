@@ -160,14 +160,13 @@ async def test_a_proxy_in_the_environment_sends_through_an_httpx_client(
 
 
 async def test_concurrent_calls_share_at_most_max_connections() -> None:
-    async with raw_server() as (url, server):
-        async with CrmClient(url, "k", max_connections=2) as client:
-            exchanges = await asyncio.gather(
-                *(client.call("POST", "/activities", {"n": i}) for i in range(12))
-            )
-            assert all(ex.status == 200 for ex in exchanges)
-            for _ in range(5):  # one at a time: a kept lane each time
-                assert (await client.call("GET", "/health")).status == 200
+    async with raw_server() as (url, server), CrmClient(url, "k", max_connections=2) as client:
+        exchanges = await asyncio.gather(
+            *(client.call("POST", "/activities", {"n": i}) for i in range(12))
+        )
+        assert all(ex.status == 200 for ex in exchanges)
+        for _ in range(5):  # one at a time: a kept lane each time
+            assert (await client.call("GET", "/health")).status == 200
     assert server.connections == 2
     assert sorted(body for _, body in server.requests if body) == sorted(
         encode({"n": i}) for i in range(12)
