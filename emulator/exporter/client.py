@@ -12,6 +12,7 @@ import logging
 import random
 import ssl
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
@@ -20,6 +21,7 @@ from typing import Any, Self
 import httpx
 import msgspec
 
+from emulator.asyncio_net import Lanes
 from emulator.wire import decode, encode
 
 log = logging.getLogger(__name__)
@@ -128,8 +130,31 @@ def default_tls() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
+URL_CACHE = 256  # request URLs kept per client (one per distinct path: a handful in practice)
+
+
+@functools.cache
+def _unverified_tls() -> ssl.SSLContext:
+    return httpx.create_ssl_context(verify=False)
+
+
+@functools.cache
+def client_headers() -> httpx.Headers:
+    """The headers an `httpx.AsyncClient` adds to every request (Accept, User-Agent...)."""
+    return httpx.AsyncClient(transport=httpx.AsyncBaseTransport(), trust_env=False).headers
+
+
 class CrmClient:
-    """Calls one CRM; every attempt goes to `journal`, with the API key redacted."""
+    """Calls one CRM; every attempt goes to `journal`, with the API key redacted.
+
+    Requests go straight to an httpx transport: the one given (the app itself, a mock), else
+    httpx's HTTP transport over `asyncio_net` (httpcore on plain asyncio: no anyio layer, one
+    send() per request). Each request is the one `httpx.AsyncClient` would build (same
+    URL, headers in the same order, body, timeouts; cookies a CRM sets are kept and sent
+    back), without the client's per-request layers (auth, redirects, hooks: none are used).
+    When the environment names a proxy and no transport is given, a plain
+    `httpx.AsyncClient` sends instead, routing by HTTP(S)_PROXY and NO_PROXY.
+    """
 
     def __init__(
         self,
@@ -151,20 +176,35 @@ class CrmClient:
         self._resume_at = 0.0  # time.monotonic() before which no request starts
         self._journal = journal
         self._key = api_key.encode()
-        self._http = httpx.AsyncClient(
-            base_url=self.base_url,
-            headers={
-                api_key_header: api_key,
-                "Content-Type": "application/json",
-                "Accept": "application/json",
-            },
-            verify=tls_verify(verify, ca_file),
-            timeout=timeout,
-            transport=transport,
-            limits=httpx.Limits(
-                max_connections=max_connections, max_keepalive_connections=max_connections
-            ),
+        headers = {
+            api_key_header: api_key,
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+        }
+        tls = tls_verify(verify, ca_file)
+        limits = httpx.Limits(
+            max_connections=max_connections, max_keepalive_connections=max_connections
         )
+        self._http: httpx.AsyncClient | None = None
+        self._transport = transport
+        self._lanes: Lanes | None = None
+        if transport is None and urllib.request.getproxies():
+            self._http = httpx.AsyncClient(
+                base_url=self.base_url, headers=headers, verify=tls, timeout=timeout, limits=limits
+            )
+        elif transport is None:
+            self._lanes = Lanes(
+                tls if isinstance(tls, ssl.SSLContext) else _unverified_tls(),
+                max_connections,
+                pool_timeout=timeout,
+            )
+        # What AsyncClient would merge into each request: its defaults updated by ours.
+        self._headers = httpx.Headers(client_headers())
+        self._headers.update(headers)
+        self._base = httpx.URL(self.base_url + "/")  # AsyncClient's base_url ends in "/"
+        self._extensions = {"timeout": httpx.Timeout(timeout).as_dict()}
+        self._urls: dict[str, httpx.URL] = {}
+        self._cookies = httpx.Cookies()
 
     async def __aenter__(self) -> Self:
         return self
@@ -173,7 +213,62 @@ class CrmClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        if self._http is not None:
+            await self._http.aclose()
+        if self._transport is not None:  # AsyncClient closed a transport given to it too
+            await self._transport.aclose()
+        if self._lanes is not None:
+            await self._lanes.aclose()
+
+    def _url(self, path: str) -> httpx.URL:
+        """`path` joined to the base URL as AsyncClient joins a relative URL to its base_url."""
+        url = self._urls.get(path)
+        if url is None:
+            if len(self._urls) >= URL_CACHE:
+                self._urls.clear()
+            url = httpx.URL(path)
+            if url.is_relative_url:
+                url = self._base.copy_with(raw_path=self._base.raw_path + url.raw_path.lstrip(b"/"))
+            self._urls[path] = url
+        return url
+
+    async def _send(self, method: str, path: str, content: bytes | None) -> httpx.Response:
+        """One request and its whole answer."""
+        if self._http is not None:
+            return await self._http.request(method, path, content=content)
+        request = httpx.Request(
+            method,
+            self._url(path),
+            headers=self._headers,
+            content=content,
+            extensions=self._extensions,
+        )
+        if self._cookies:
+            self._cookies.set_cookie_header(request)
+        if self._transport is not None:
+            response = await self._exchange(self._transport, request)
+        else:
+            assert self._lanes is not None
+            lane = await self._lanes.take()
+            try:
+                response = await self._exchange(lane, request)
+            finally:
+                self._lanes.give(lane)
+        if "set-cookie" in response.headers:
+            self._cookies.extract_cookies(response)
+        return response
+
+    @staticmethod
+    async def _exchange(
+        transport: httpx.AsyncBaseTransport, request: httpx.Request
+    ) -> httpx.Response:
+        response = await transport.handle_async_request(request)
+        response.request = request
+        try:
+            await response.aread()
+        finally:
+            await response.aclose()
+        return response
 
     def _redact(self, data: bytes | None) -> bytes | None:
         if not data or not self._key or self._key not in data:
@@ -200,7 +295,7 @@ class CrmClient:
             t0 = time.perf_counter()
             status, data, error, retry_after = 0, b"", None, None
             try:
-                response = await self._http.request(method, path, content=content)
+                response = await self._send(method, path, content)
                 status, data = response.status_code, response.content
                 retry_after = retry_after_seconds(response.headers.get("Retry-After"))
             except httpx.TransportError as exc:

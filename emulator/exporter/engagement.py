@@ -6,16 +6,15 @@ Pure: campaign memberships and the activity log in, field values out.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from emulator.exporter.terms import Kind
 from emulator.platform.engagement import ENGAGEMENT_FIELDS, ENGAGEMENT_ORDER
 
 
-@dataclass(frozen=True)
-class Membership:
-    """One campaign_members row with what engagement values need from its campaign."""
+class Membership(NamedTuple):
+    """One campaign_members row with what engagement values need from its campaign (a
+    tuple: read by the thousand per push, cheaper to build than a frozen dataclass)."""
 
     campaign_name: str
     sender_name: str | None

@@ -257,7 +257,9 @@ def read_engagement(
     """(id, crmId, memberships, activity log) of exported records (among `ids` when given)
     with campaign members."""
     crm_col = CRM_ID_COLUMN[kind]
-    extra, params = only("r.id", ids)
+    # only the ids past this page's start: the whole list on every page made the lookups of
+    # a long push quadratic (each page went through every id before `after` again)
+    extra, params = only("r.id", None if ids is None else [i for i in ids if i > after])
     # owner_sql: the record of `kind` a contact row `ct` counts for
     if kind == "contacts":
         owner_sql, joined = "ct.id", "campaign_members m WHERE m.contactId = r.id"
@@ -275,31 +277,38 @@ def read_engagement(
         return []
     record_ids = [r[0] for r in records]
     marks = ",".join("?" * len(record_ids))
-    members: dict[int, list[eng.Membership]] = {}
-    step_types: dict[
-        str, tuple[str, ...]
-    ] = {}  # per campaign sequence: decoded once, not per member
-    for row in conn.execute(
-        f"SELECT {owner_sql}, ca.name, i.name, ca.sequence, m.sequenceStatus, m.engagementStatus,"
-        " m.opens, m.clicks, m.replies, m.addedAt FROM campaign_members m"
-        " JOIN contacts ct ON ct.id = m.contactId JOIN campaigns ca ON ca.id = m.campaignId"
-        " LEFT JOIN identities i ON i.id = ca.senderIdentityId"
-        f" WHERE {owner_sql} IN ({marks})",
+    rows = conn.execute(
+        f"SELECT {owner_sql}, m.campaignId, m.sequenceStatus, m.engagementStatus, m.opens,"
+        " m.clicks, m.replies, m.addedAt FROM campaign_members m"
+        f" JOIN contacts ct ON ct.id = m.contactId WHERE {owner_sql} IN ({marks})",
         record_ids,
-    ):
-        steps = step_types.get(row[3])
-        if steps is None:
-            steps = step_types[row[3]] = tuple(step.get("type", "") for step in _steps(row[3]))
-        members.setdefault(row[0], []).append(
-            eng.Membership(row[1], row[2], steps, row[4], row[5], row[6], row[7], row[8], row[9])
+    ).fetchall()
+    # Each campaign's name, sender and step types once, not joined onto every member row (a
+    # company's members repeat a few campaigns, and a sequence is ~1 KB of JSON to decode).
+    campaign_ids = list({row[1] for row in rows})
+    campaigns = {
+        cid: (name, sender, tuple(step.get("type", "") for step in _steps(sequence)))
+        for cid, name, sender, sequence in conn.execute(
+            "SELECT ca.id, ca.name, i.name, ca.sequence FROM campaigns ca"
+            " LEFT JOIN identities i ON i.id = ca.senderIdentityId"
+            f" WHERE ca.id IN ({','.join('?' * len(campaign_ids))})",
+            campaign_ids,
         )
+    }
+    members: dict[int, list[eng.Membership]] = {}
+    for owner, cid, *state in rows:
+        members.setdefault(owner, []).append(eng.Membership(*campaigns[cid], *state))
     log: dict[int, list[str]] = {}
+    names: dict[tuple[str, int], str] = {}  # (type, isContactSender) -> event name
     for owner, typ, inbound in conn.execute(
         f"SELECT {owner_sql}, m.type, m.isContactSender FROM messages m"
         " JOIN conversations cv ON cv.id = m.conversationId JOIN contacts ct ON ct.id = cv.contactId"
         f" WHERE {owner_sql} IN ({marks}) ORDER BY m.createdAt, m.id",
         record_ids,
     ):
-        log.setdefault(owner, []).append(shapes.event_name(typ, bool(inbound)))
+        name = names.get((typ, inbound))
+        if name is None:
+            name = names[(typ, inbound)] = shapes.event_name(typ, bool(inbound))
+        log.setdefault(owner, []).append(name)
     # The latest 20 entries: a CRM text field is no place for a whole history.
     return [(rid, crm, members.get(rid, []), log.get(rid, [])[-20:]) for rid, crm in records]

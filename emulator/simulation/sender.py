@@ -19,26 +19,19 @@ HTTP(S)_PROXY and NO_PROXY as before.
 
 from __future__ import annotations
 
-import functools
 import urllib.request
 from typing import Self
 from urllib.parse import urlsplit
 
 import httpx
 
-from emulator.exporter.client import default_tls
-from emulator.simulation.asyncio_net import Transport
+from emulator.asyncio_net import Transport
+from emulator.exporter.client import client_headers, default_tls
 from emulator.simulation.outbound import Outcome, call
 
 MAX_IDLE = 64  # idle lanes kept across receivers; beyond it a returned lane is closed
 MAX_HEADER_SETS = 256  # merged header sets kept (one per subscription secret, or so)
 _ONE = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-
-
-@functools.cache
-def client_headers() -> httpx.Headers:
-    """The headers an `httpx.AsyncClient` adds to every request (Accept, User-Agent...)."""
-    return httpx.AsyncClient(transport=httpx.AsyncBaseTransport(), trust_env=False).headers
 
 
 def _lane() -> Transport:

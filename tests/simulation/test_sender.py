@@ -15,7 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from emulator.simulation import asyncio_net, sender
+from emulator import asyncio_net
+from emulator.simulation import sender
 from emulator.simulation.outbound import call
 
 pytestmark = pytest.mark.anyio

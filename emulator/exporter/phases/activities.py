@@ -19,10 +19,27 @@ STREAM_PAGE = 500  # activity and task rows per read hop
 
 
 def crm_id_writer(
-    ctx: RunContext, store: Callable[[sqlite3.Connection, list[tuple[str, int]]], object]
+    ctx: RunContext,
+    phase: str,
+    store: Callable[[sqlite3.Connection, list[tuple[str, int]]], object],
 ) -> Coalescer:
-    """Stores (crm id, platform id) rows with `store`, several per write hop."""
-    return Coalescer(lambda rows: ctx.write(lambda c: store(c, rows)))
+    """Stores (crm id, platform id) rows with `store`, several per write hop; each row
+    stored counts as created in `phase`."""
+    stats = ctx.report.phases[phase]
+
+    def stored(rows: list[Any]) -> None:
+        stats.created += len(rows)
+
+    return Coalescer(lambda rows: ctx.write(lambda c: store(c, rows)), stored)
+
+
+async def send_all(ctx: RunContext, rows: Any, work: Any, crm_ids: Coalescer) -> None:
+    """work(row) for each row, `in_flight` at once; every CRM id answered is stored before
+    this returns, also when the phase stops early (a stored id is never sent again)."""
+    try:
+        await ctx.bounded(rows, work)
+    finally:
+        await crm_ids.flush()
 
 
 async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
@@ -38,11 +55,12 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
         )
         crm_ids = crm_id_writer(
             ctx,
+            "activities",
             lambda conn, rows: conn.executemany(
                 "UPDATE messages SET crmActivityId = ? WHERE id = ? AND crmActivityId IS NULL", rows
             ),
         )
-        await ctx.bounded(rows, partial(activity, ctx, crm_ids))
+        await send_all(ctx, rows, partial(activity, ctx, crm_ids), crm_ids)
 
 
 async def sendable(
@@ -101,9 +119,9 @@ async def post_one(
     ex = await ctx.call(check, "POST", f"/{phase}", body)
     crm_id = created(ctx, check, ex, phase, record_id)
     if crm_id is not None:
-        # Stored at once: a crash after this line never sends the row twice.
-        await crm_ids.add((crm_id, record_id))
-        stats.created += 1
+        # Stored within COALESCE_SECONDS (with others), and before the phase ends: once
+        # stored, the row is never sent again, also after a crash.
+        crm_ids.add((crm_id, record_id))
     else:
         ctx.unfinished["contacts"].add(contact_id)
 

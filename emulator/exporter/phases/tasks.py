@@ -10,7 +10,7 @@ from emulator.exporter import plan as p
 from emulator.exporter import records as rec
 from emulator.exporter import task_checks as tc
 from emulator.exporter.context import RunContext
-from emulator.exporter.phases.activities import crm_id_writer, sendable, task
+from emulator.exporter.phases.activities import crm_id_writer, send_all, sendable, task
 from emulator.exporter.plan import Finding
 from emulator.platform import tasks as platform_tasks
 
@@ -31,8 +31,8 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
             itemgetter(0),
             lambda row: (row[0], row[2], row[1].get("companyId")),
         )
-        crm_ids = crm_id_writer(ctx, platform_tasks.set_crm_ids)
-        await ctx.bounded(rows, partial(task, ctx, crm_ids))
+        crm_ids = crm_id_writer(ctx, "tasks", platform_tasks.set_crm_ids)
+        await send_all(ctx, rows, partial(task, ctx, crm_ids), crm_ids)
         # Read back first: a task completed or lost on the CRM side needs no PATCH.
         await read_back_tasks(ctx)
         await complete_tasks(ctx)

@@ -1,9 +1,10 @@
-"""httpcore's network layer on plain asyncio, for the delivery client's httpx transport.
+"""httpcore's network layer on plain asyncio, for the httpx transports of the platform's own
+outgoing calls (webhook deliveries, the CRM client of the exporter and auto-sync).
 
 httpcore's default layer goes through anyio: a cancel scope per read and write, a select()
 on every idle pooled connection before each request (`is_readable`), one send() for the
-request head and another for its body. Deliveries spend most of their time there (py-spy over
-a delivery run). This layer answers the same interface (`httpcore.AsyncNetworkBackend`, a
+request head and another for its body. Deliveries and auto-sync pushes spent most of their time
+there (py-spy). This layer answers the same interface (`httpcore.AsyncNetworkBackend`, a
 documented extension point) with an asyncio protocol:
 
 - the event loop already reads every socket it watches, so "is an idle connection readable"
@@ -19,6 +20,7 @@ to its own as it does for its default layer.
 from __future__ import annotations
 
 import asyncio
+import collections
 import socket
 import ssl
 from collections.abc import Iterable
@@ -254,3 +256,60 @@ class Transport(httpx.AsyncHTTPTransport):
             keepalive_expiry=limits.keepalive_expiry,
             network_backend=Backend(),
         )
+
+
+_ONE = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+
+
+class Lanes:
+    """Keep-alive connections to one server, each an httpx transport of ONE connection,
+    handed out one request at a time.
+
+    httpcore's pool scans every connection it holds on each request and response (and for
+    each idle one, all of them again); with one connection a lane skips that work. A lane is
+    added only while every lane is busy, at most `max_lanes`; beyond that a caller waits
+    (`pool_timeout` seconds at most, then httpx's PoolTimeout) for one to be given back.
+    """
+
+    def __init__(
+        self, ssl_context: ssl.SSLContext, max_lanes: int, pool_timeout: float | None = None
+    ) -> None:
+        self._ssl_context = ssl_context
+        self._max = max(1, max_lanes)
+        self._pool_timeout = pool_timeout
+        self._idle: list[Transport] = []
+        self._lanes: list[Transport] = []  # every lane opened, closed by aclose
+        self._waiters: collections.deque[asyncio.Future[Transport]] = collections.deque()
+
+    async def take(self) -> Transport:
+        if self._idle:
+            return self._idle.pop()
+        if len(self._lanes) < self._max:
+            lane = Transport(ssl_context=self._ssl_context, limits=_ONE)
+            self._lanes.append(lane)
+            return lane
+        waiter: asyncio.Future[Transport] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            async with asyncio.timeout(self._pool_timeout):
+                return await waiter
+        except TimeoutError:
+            raise httpx.PoolTimeout("no connection became free in time") from None
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self.give(waiter.result())  # handed over as this caller gave up: pass it on
+            raise
+
+    def give(self, lane: Transport) -> None:
+        """Back from a finished exchange (its response read and closed)."""
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(lane)
+                return
+        self._idle.append(lane)
+
+    async def aclose(self) -> None:
+        lanes, self._lanes, self._idle = self._lanes, [], []
+        for lane in lanes:
+            await lane.aclose()
