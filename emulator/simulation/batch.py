@@ -13,6 +13,7 @@ from emulator.platform import contacts as platform_contacts
 from emulator.platform import engagement, sequence_text
 from emulator.platform import tasks as platform_tasks
 from emulator.platform.engagement import SEQUENCE_ORDER, engagement_rank
+from emulator.platform.sql import many_rows
 from emulator.simulation import events as ev
 from emulator.simulation.timeline import DAY_MS, Plan, iso
 
@@ -252,10 +253,11 @@ class Batch:
 
     def flush(self) -> None:
         conn = self.conn
-        conn.executemany("INSERT INTO conversations VALUES (?, ?, ?, ?)", self.new_conversations)
-        conn.executemany(
+        many_rows(conn, "INSERT INTO conversations VALUES ", self.new_conversations)
+        many_rows(
+            conn,
             "INSERT INTO messages(id, conversationId, content, subject, type, isContactSender,"
-            " isAutosent, sequenceIndex, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " isAutosent, sequenceIndex, createdAt, updatedAt) VALUES ",
             self.messages,
         )
         conn.executemany(
@@ -264,9 +266,9 @@ class Batch:
             [(v, c, at, mid) for mid, (v, c, at) in self.counts.items()],
         )
         platform_tasks.insert_sequence_tasks(conn, self.tasks)
-        conn.executemany(
-            "INSERT INTO events(type, contactId, campaignId, messageId, occurredAt, data)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
+        many_rows(
+            conn,
+            "INSERT INTO events(type, contactId, campaignId, messageId, occurredAt, data) VALUES ",
             self.events,
         )
         engagement.write_members(conn, [self.members[key].row() for key in sorted(self.members)])
