@@ -33,11 +33,13 @@ class Member:
         "opens",
         "profile_url",
         "replies",
+        "rowid",
         "sequence_status",
         "step_index",
     )
 
-    def __init__(self, row: tuple[Any, ...]) -> None:
+    def __init__(self, row: tuple[Any, ...], rowid: int) -> None:
+        self.rowid = rowid  # of its campaign_members row, read in this transaction
         (
             self.campaign_id,
             self.contact_id,
@@ -71,8 +73,7 @@ class Member:
             self.clicks,
             self.replies,
             None if self.next_ms is None else iso(self.next_ms),
-            self.campaign_id,
-            self.contact_id,
+            self.rowid,
         )
 
 
@@ -88,14 +89,23 @@ class Known:
         self.conversations: dict[tuple[int, int], int] = {}
         self.campaigns: set[int] = set()
         self.stamp: tuple[Any, ...] | None = None
+        self.start: tuple[Any, ...] = (None, 0)  # the table as this transaction found it
 
     def valid_for(self, conn: sqlite3.Connection) -> Known:
         """This one if the table is as it was sealed, else an empty one."""
-        return self if self.stamp is not None and self.stamp == _stamp(conn) else Known()
+        start = _stamp(conn)
+        known = self if self.stamp is not None and self.stamp == start else Known()
+        known.start = start
+        return known
 
-    def seal(self, conn: sqlite3.Connection) -> None:
-        """Remember the table as this transaction leaves it."""
-        self.stamp = _stamp(conn) if len(self.conversations) <= self.LIMIT else None
+    def seal(self, added: int) -> None:
+        """Remember the table as this transaction leaves it: as `valid_for` found it, plus the
+        `added` rows the batch inserted at the ids after the highest (what the query would
+        answer, as nothing else writes in the transaction; it costs a scan of the table)."""
+        high, count = self.start
+        if added:
+            high, count = (high or 0) + added, count + added
+        self.stamp = (high, count) if len(self.conversations) <= self.LIMIT else None
 
 
 def _stamp(conn: sqlite3.Connection) -> tuple[Any, ...]:

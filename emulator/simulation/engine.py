@@ -172,7 +172,7 @@ class Simulation:
         rows = conn.execute(
             "SELECT m.campaignId, m.contactId, m.stepIndex, m.sequenceStatus, m.engagementStatus,"
             " m.opens, m.clicks, m.replies, m.nextActionAt, s.anchorAt, s.firstStep,"
-            " c.firstName, co.name, c.networkProfileUrl"
+            " c.firstName, co.name, c.networkProfileUrl, m.rowid"
             " FROM campaign_members m"
             " JOIN simulation_members s ON s.campaignId = m.campaignId AND s.contactId = m.contactId"
             " LEFT JOIN contacts c ON c.id = m.contactId LEFT JOIN companies co ON co.id = c.companyId"
@@ -184,7 +184,7 @@ class Simulation:
             plan = plans.get(row[0])
             if plan is None:  # a stopped campaign keeps its members' places
                 continue
-            member = Member(row)
+            member = Member(row, row[14])
             member.first_name, member.company, member.profile_url = row[11], row[12], row[13]
             items, ats = self._timeline(plan, member.contact_id, row[9], row[10])
             member.next_ms = None
@@ -204,7 +204,7 @@ class Simulation:
         batch.flush()
         result.completedCampaigns.extend(complete_finished(conn, batch.touched))
         write_meta(conn, "clock", iso(end_ms))
-        known.seal(conn)
+        known.seal(len(batch.new_conversations))
         self._known = known
         result.events += len(batch.events)
         for etype, n in batch.by_type().items():
