@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 from emulator.wire import decode, encode
@@ -55,7 +56,7 @@ def many_rows(
         conn.executemany(
             sql,
             [
-                [value for row in rows[start : start + size] for value in row]
+                list(chain.from_iterable(rows[start : start + size]))
                 for start in range(done, done + count * size, size)
             ],
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from emulator.platform import contacts as platform_contacts
@@ -16,6 +17,7 @@ from emulator.platform.engagement import SEQUENCE_ORDER, engagement_rank
 from emulator.platform.sql import many_rows
 from emulator.simulation import events as ev
 from emulator.simulation.timeline import DAY_MS, Plan, iso
+from emulator.wire import encode
 
 
 class Member:
@@ -131,6 +133,12 @@ class Batch:
         self.contacts: dict[int, str] = {}
         self.members: dict[tuple[int, int], Member] = {}
         self.touched: set[int] = set()
+        # What the reads below would answer, read for many keys at once before any write of
+        # the batch (`prefetch`): (conversation, sequenceIndex) -> its highest outbound
+        # message id, for these conversations; (contact, campaign, step) -> task id.
+        self.outbound: dict[tuple[int, int | None], int] = {}
+        self.outbound_of: set[int] = set()
+        self.task_ids: dict[tuple[int, int, int], int | None] = {}
 
     def load_conversations(self, campaign_ids: list[int]) -> None:
         """Known conversations of these campaigns (lowest id per contact and campaign)."""
@@ -164,11 +172,40 @@ class Batch:
         self.conversations[key] = cid
         return cid
 
+    def prefetch(self, conversations: Iterable[int], tasks: Iterable[tuple[int, int, int]]) -> None:
+        """Read in two queries what `sent_message` (of these conversations) and `task` (of
+        these keys) would each read from the database, before the batch writes anything."""
+        self.outbound_of.update(conversations)
+        if self.outbound_of:
+            for conversation, number, mid in self.conn.execute(
+                "SELECT conversationId, sequenceIndex, MAX(id) FROM messages"
+                " WHERE conversationId IN (SELECT value FROM json_each(?)) AND isContactSender = 0"
+                " GROUP BY conversationId, sequenceIndex",
+                (encode(sorted(self.outbound_of)).decode(),),
+            ):
+                self.outbound[(conversation, number)] = mid
+        keys = sorted(set(tasks))
+        if keys:
+            self.task_ids.update(dict.fromkeys(keys))
+            for contact, campaign, step, tid in self.conn.execute(  # as platform_tasks.find
+                "SELECT t.contactId, t.campaignId, t.stepIndex, MIN(t.id) FROM json_each(?) k"
+                " JOIN platform_tasks t ON t.contactId = k.value ->> 0"
+                " AND t.campaignId = k.value ->> 1 AND t.stepIndex = k.value ->> 2"
+                " GROUP BY 1, 2, 3",
+                (encode(keys).decode(),),
+            ):
+                self.task_ids[(contact, campaign, step)] = tid
+
     def sent_message(self, conversation: int, number: int) -> int | None:
         """The outbound message numbered `number` in a conversation (0: the latest one)."""
         found = self.sent.get((conversation, number, 0))
         if found is not None:
             return found
+        if conversation in self.outbound_of:
+            if number:
+                return self.outbound.get((conversation, number))
+            ids = [mid for (conv, _), mid in self.outbound.items() if conv == conversation]
+            return max(ids) if ids else None
         if number:
             row = self.conn.execute(
                 "SELECT MAX(id) FROM messages WHERE conversationId = ? AND sequenceIndex = ?"
@@ -243,7 +280,8 @@ class Batch:
         subject = sequence_text.task_subject(
             spec.taskSubject, spec.taskType, plan.name, member.first_name, member.company
         )
-        found = platform_tasks.find(self.conn, member.contact_id, member.campaign_id, step)
+        key = (member.contact_id, member.campaign_id, step)
+        found = self.task_ids[key] if key in self.task_ids else platform_tasks.find(self.conn, *key)
         if found is not None:
             return found, subject, spec.taskType
         tid = self.next_task
@@ -261,7 +299,8 @@ class Batch:
         )
         return tid, subject, spec.taskType
 
-    def flush(self) -> None:
+    def flush(self, contacts: bool = True) -> None:
+        """Write every buffered row (`contacts`: the contacts' touches too)."""
         conn = self.conn
         many_rows(conn, "INSERT INTO conversations VALUES ", self.new_conversations)
         many_rows(
@@ -282,7 +321,10 @@ class Batch:
             self.events,
         )
         engagement.write_members(conn, [self.members[key].row() for key in sorted(self.members)])
-        platform_contacts.touch(conn, [(self.contacts[cid], cid) for cid in sorted(self.contacts)])
+        if contacts:
+            platform_contacts.touch(
+                conn, [(self.contacts[cid], cid) for cid in sorted(self.contacts)]
+            )
 
 
 def _next_id(conn: sqlite3.Connection, table: str) -> int:

@@ -48,6 +48,7 @@ from emulator.simulation.timeline import (
     timeline,
     to_ms,
 )
+from emulator.simulation.touches import Touches
 from emulator.state import Emulator
 from emulator.store.db import write_meta
 from emulator.wire import Wire, parse_iso
@@ -57,6 +58,8 @@ log = logging.getLogger(__name__)
 MAX_AHEAD_MS = 3650 * DAY_MS  # an injected event's `time`: beyond that a typo is likelier
 CHUNK_MS = 7 * DAY_MS  # one write per simulated week at most: other requests get a turn
 Listener = Callable[[datetime], Awaitable[None]]
+# (time, campaign, contact, order, item, its stored time, member): a due item, sorted
+Due = tuple[int, int, int, int, Item, str, Member]
 
 
 class AdvanceResult(Wire):
@@ -179,7 +182,7 @@ class Simulation:
             " WHERE m.nextActionAt IS NOT NULL AND m.nextActionAt <= ?",
             (iso(end_ms),),
         ).fetchall()
-        due: list[tuple[int, int, int, int, Item, str, Member]] = []
+        due: list[Due] = []
         for row in rows:
             plan = plans.get(row[0])
             if plan is None:  # a stopped campaign keeps its members' places
@@ -199,9 +202,18 @@ class Simulation:
             batch.members[(member.campaign_id, member.contact_id)] = member
         due.sort()  # (time, campaign, contact, order) is unique: the rest is never compared
         batch.load_conversations(sorted({d[1] for d in due}))
-        for ms, _cid, _contact, _order, item, at, member in due:
-            apply_item(batch, plans[member.campaign_id], member, item, ms, at)
-        batch.flush()
+        prefetch(batch, plans, due)
+        # each item makes one event at its time: a contact's last one is its updatedAt
+        last = {d[2]: d[5] for d in due}
+        touches = Touches(conn, [(last[contact], contact) for contact in sorted(last)])
+        try:
+            for ms, _cid, _contact, _order, item, at, member in due:
+                apply_item(batch, plans[member.campaign_id], member, item, ms, at)
+        except BaseException:
+            touches.join()  # nothing outlives the transaction; this error is the one raised
+            raise
+        touches.wait()
+        batch.flush(contacts=False)
         result.completedCampaigns.extend(complete_finished(conn, batch.touched))
         write_meta(conn, "clock", iso(end_ms))
         known.seal(len(batch.new_conversations))
@@ -330,6 +342,25 @@ class Simulation:
             out = await self.emulator.db.write(lambda conn: inject(conn, event, ms))
         await self._notify(from_ms(ms))
         return out
+
+
+def prefetch(batch: Batch, plans: dict[int, Plan], due: list[Due]) -> None:
+    """Read up front what applying `due` reads (the messages opens, clicks and replies point
+    at, the tasks of TASK steps): in two queries instead of one an item, and none while the
+    contacts' touches hold the connection (simulation/touches.py)."""
+    conversations = batch.conversations
+    answered = set()
+    tasks = []
+    for _ms, campaign, contact, _order, item, _at, _member in due:
+        kind = item[2]
+        if kind == STEP:
+            if plans[campaign].steps[item[3]].type == "TASK":
+                tasks.append((contact, campaign, item[3]))
+        elif kind in (OPENED, CLICKED, REPLIED):
+            conversation = conversations.get((contact, campaign))
+            if conversation is not None:
+                answered.add(conversation)
+    batch.prefetch(answered, tasks)
 
 
 def apply_item(batch: Batch, plan: Plan, member: Member, item: Item, ms: int, at: str) -> None:
