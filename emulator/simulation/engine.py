@@ -349,15 +349,19 @@ def prefetch(batch: Batch, plans: dict[int, Plan], due: list[Due]) -> None:
     at, the tasks of TASK steps): in two queries instead of one an item, and none while the
     contacts' touches hold the connection (simulation/touches.py)."""
     conversations = batch.conversations
+    task_steps = {
+        cid: {i for i, spec in enumerate(plan.steps) if spec.type == "TASK"}
+        for cid, plan in plans.items()
+    }
     answered = set()
     tasks = []
-    for _ms, campaign, contact, _order, item, _at, _member in due:
-        kind = item[2]
+    for d in due:
+        kind, step = d[4][2], d[4][3]
         if kind == STEP:
-            if plans[campaign].steps[item[3]].type == "TASK":
-                tasks.append((contact, campaign, item[3]))
+            if step in task_steps[d[1]]:
+                tasks.append((d[2], d[1], step))
         elif kind in (OPENED, CLICKED, REPLIED):
-            conversation = conversations.get((contact, campaign))
+            conversation = conversations.get((d[2], d[1]))
             if conversation is not None:
                 answered.add(conversation)
     batch.prefetch(answered, tasks)
