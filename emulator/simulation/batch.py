@@ -130,7 +130,7 @@ class Batch:
         self.new_conversations: list[tuple[int, int, int, int]] = []
         self.tasks: list[tuple[Any, ...]] = []
         self.counts: dict[int, list[Any]] = {}  # message id -> [views, clicks, updatedAt]
-        self.contacts: dict[int, str] = {}
+        # every member whose row the batch writes: its caller puts each one in
         self.members: dict[tuple[int, int], Member] = {}
         self.touched: set[int] = set()
         # What the reads below would answer, read for many keys at once before any write of
@@ -266,8 +266,6 @@ class Batch:
                 ev.encode_data(data),
             )
         )
-        self.contacts[member.contact_id] = at
-        self.members[(member.campaign_id, member.contact_id)] = member
         self.touched.add(member.campaign_id)
 
     def by_type(self) -> Counter[str]:
@@ -322,9 +320,8 @@ class Batch:
         )
         engagement.write_members(conn, [self.members[key].row() for key in sorted(self.members)])
         if contacts:
-            platform_contacts.touch(
-                conn, [(self.contacts[cid], cid) for cid in sorted(self.contacts)]
-            )
+            last = {e[1]: e[4] for e in self.events}  # a contact's last event: its updatedAt
+            platform_contacts.touch(conn, [(last[cid], cid) for cid in sorted(last)])
 
 
 def _next_id(conn: sqlite3.Connection, table: str) -> int:

@@ -59,6 +59,7 @@ def inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
     member.next_ms = parse_ms(row[8]) if row[8] else None
     member.first_name, member.company, member.profile_url = row[9], row[10], row[11]
     batch = Batch(conn)
+    batch.members[(member.campaign_id, member.contact_id)] = member
     at = iso(ms)
     conv = conn.execute(  # None: no conversation yet
         "SELECT MIN(id) FROM conversations WHERE contactId = ? AND campaignId = ?",
