@@ -4,9 +4,11 @@ costs the chunk next to nothing (~4 us a contact otherwise, a tenth of the bench
 
 Every due item makes exactly one event at its time, so each contact's updatedAt after the
 chunk is known before any event is applied: the time of its last due item. The UPDATE runs
-on the store's connection, inside the chunk's transaction, beside the applying thread's
-reads, which never read `contacts` (SQLite serializes the calls on one connection); `wait`
-joins it before anything else writes, and before the transaction commits or rolls back.
+on the store's connection, inside the chunk's transaction (so the page cache's TEMP triggers
+note it as any write). Meanwhile the applying thread reads nothing (engine.prefetch read it
+up front; a read would wait for the UPDATE, as SQLite serializes the calls on one
+connection, and would not read `contacts`); `wait` joins the thread before anything else
+writes, and before the transaction commits or rolls back.
 """
 
 from __future__ import annotations
