@@ -30,7 +30,6 @@ class Member:
         "contact_id",
         "engagement",
         "first_name",
-        "items",
         "next_ms",
         "opens",
         "profile_url",
@@ -56,7 +55,6 @@ class Member:
         self.first_name: str | None = None
         self.company: str | None = None
         self.profile_url: str | None = None
-        self.items: list[Any] = []
 
     def engage(self, status: str) -> None:
         if engagement_rank(status) > engagement_rank(self.engagement):
@@ -297,8 +295,13 @@ class Batch:
         )
         return tid, subject, spec.taskType
 
-    def flush(self, contacts: bool = True) -> None:
-        """Write every buffered row (`contacts`: the contacts' touches too)."""
+    def member_rows(self) -> list[tuple[Any, ...]]:
+        """Every member's row as `write_members` takes it, in key order."""
+        return [self.members[key].row() for key in sorted(self.members)]
+
+    def flush(self, contacts: bool = True, members: list[tuple[Any, ...]] | None = None) -> None:
+        """Write every buffered row (`contacts`: the contacts' touches too; `members`: the
+        members' rows when the caller made them already, as `member_rows` does)."""
         conn = self.conn
         many_rows(conn, "INSERT INTO conversations VALUES ", self.new_conversations)
         many_rows(
@@ -318,7 +321,7 @@ class Batch:
             "INSERT INTO events(type, contactId, campaignId, messageId, occurredAt, data) VALUES ",
             self.events,
         )
-        engagement.write_members(conn, [self.members[key].row() for key in sorted(self.members)])
+        engagement.write_members(conn, self.member_rows() if members is None else members)
         if contacts:
             last = {e[1]: e[4] for e in self.events}  # a contact's last event: its updatedAt
             platform_contacts.touch(conn, [(last[cid], cid) for cid in sorted(last)])

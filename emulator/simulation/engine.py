@@ -209,17 +209,20 @@ class Simulation:
         try:
             for ms, _cid, _contact, _order, item, at, member in due:
                 apply_item(batch, plans[member.campaign_id], member, item, ms, at)
+            # Python work left that needs no connection, while the touches may still run
+            members = batch.member_rows()
+            counts = batch.by_type()
         except BaseException:
             touches.join()  # nothing outlives the transaction; this error is the one raised
             raise
         touches.wait()
-        batch.flush(contacts=False)
+        batch.flush(contacts=False, members=members)
         result.completedCampaigns.extend(complete_finished(conn, batch.touched))
         write_meta(conn, "clock", iso(end_ms))
         known.seal(len(batch.new_conversations))
         self._known = known
         result.events += len(batch.events)
-        for etype, n in batch.by_type().items():
+        for etype, n in counts.items():
             result.eventsByType[etype] = result.eventsByType.get(etype, 0) + n
 
     def _timeline(
