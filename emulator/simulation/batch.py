@@ -254,16 +254,8 @@ class Batch:
         entry[2] = at
 
     def event(self, member: Member, at: str, message_id: int | None, data: ev.Event) -> None:
-        self.events.append(
-            (
-                ev.event_type(data),
-                member.contact_id,
-                member.campaign_id,
-                message_id,
-                at,
-                ev.encode_data(data),
-            )
-        )
+        etype, text = ev.stored(data)
+        self.events.append((etype, member.contact_id, member.campaign_id, message_id, at, text))
         self.touched.add(member.campaign_id)
 
     def by_type(self) -> Counter[str]:

@@ -183,23 +183,22 @@ class Simulation:
             (iso(end_ms),),
         ).fetchall()
         due: list[Due] = []
+        due_members = batch.members
         for row in rows:
             plan = plans.get(row[0])
             if plan is None:  # a stopped campaign keeps its members' places
                 continue
-            member = Member(row, row[14])
+            member = Member(row, row[14])  # its next_ms None until an item after end_ms
             member.first_name, member.company, member.profile_url = row[11], row[12], row[13]
-            items, ats = self._timeline(plan, member.contact_id, row[9], row[10])
-            member.next_ms = None
+            key = campaign, contact = row[0], row[1]
+            items, ats = self._timeline(plan, key, row[9], row[10])
             for i in range(bisect_left(ats, row[8]), len(items)):  # from nextActionAt on
                 item = items[i]
                 if item[0] > end_ms:
                     member.next_ms = item[0]
                     break
-                due.append(
-                    (item[0], member.campaign_id, member.contact_id, item[1], item, ats[i], member)
-                )
-            batch.members[(member.campaign_id, member.contact_id)] = member
+                due.append((item[0], campaign, contact, item[1], item, ats[i], member))
+            due_members[key] = member
         due.sort()  # (time, campaign, contact, order) is unique: the rest is never compared
         batch.load_conversations(sorted({d[1] for d in due}))
         prefetch(batch, plans, due)
@@ -226,10 +225,10 @@ class Simulation:
             result.eventsByType[etype] = result.eventsByType.get(etype, 0) + n
 
     def _timeline(
-        self, plan: Plan, contact_id: int, anchor: str, first_step: int
+        self, plan: Plan, key: tuple[int, int], anchor: str, first_step: int
     ) -> tuple[list[Item], list[str]]:
-        """A member's items and their stored timestamps (both in time order)."""
-        key = (plan.id, contact_id)
+        """A member's items and their stored timestamps (both in time order); `key` is
+        (campaign, contact)."""
         cached = self._timelines.get(key)
         if (
             cached is not None
@@ -238,7 +237,7 @@ class Simulation:
             and cached[0] == plan.fingerprint
         ):
             return cached[3], cached[4]
-        items = timeline(plan, contact_id, parse_ms(anchor), first_step)
+        items = timeline(plan, key[1], parse_ms(anchor), first_step)
         ats = [iso(item[0]) for item in items]
         self._timelines[key] = (plan.fingerprint, anchor, first_step, items, ats)
         return items, ats
