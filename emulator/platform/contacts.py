@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any
 
 from emulator.platform.keys import contact_keys
 from emulator.platform.sql import insert_row
+from emulator.wire import encode
 
 
 def insert(conn: sqlite3.Connection, values: dict[str, Any], now: str) -> int:
@@ -26,6 +27,14 @@ def update(conn: sqlite3.Connection, contact_id: int, updates: dict[str, Any], n
     )
 
 
-def touch(conn: sqlite3.Connection, rows: Iterable[tuple[str, int]]) -> None:
-    """(time, contact id): something happened to the contact then; updatedAt never goes back."""
-    conn.executemany("UPDATE contacts SET updatedAt = max(updatedAt, ?) WHERE id = ?", rows)
+def touch(conn: sqlite3.Connection, rows: Sequence[tuple[str, int]]) -> None:
+    """(time, contact id), one row per contact: something happened to the contact then;
+    updatedAt never goes back. One statement over a JSON array (a trigger watches contacts:
+    one statement per row pays its start each time, ~6.5 instead of ~4 us a row; and a
+    thread running it takes the GIL back once, not once per row)."""
+    if rows:
+        conn.execute(
+            "UPDATE contacts SET updatedAt = max(updatedAt, t.value ->> 0) FROM json_each(?) t"
+            " WHERE contacts.id = t.value ->> 1",
+            (encode(rows).decode(),),
+        )

@@ -83,10 +83,11 @@ def set_member_states(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]])
 
 
 def write_members(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
-    """As set_member_states, with the member's next action time before its key."""
+    """As set_member_states, with the member's next action time, then the rowid of its row
+    (read in the same transaction): no search of the primary key's index (~1 us a row)."""
     conn.executemany(
         "UPDATE campaign_members SET stepIndex = ?, sequenceStatus = ?, engagementStatus = ?,"
-        " opens = ?, clicks = ?, replies = ?, nextActionAt = ? WHERE campaignId = ? AND contactId = ?",
+        " opens = ?, clicks = ?, replies = ?, nextActionAt = ? WHERE rowid = ?",
         rows,
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 from emulator.wire import decode, encode
@@ -29,3 +30,34 @@ def insert_row(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> int
         tuple(row.values()),
     )
     return int(cursor.lastrowid or 0)
+
+
+# Rows per statement of `many_rows`, largest first: a handful of distinct statements, so each
+# stays in the connection's statement cache; 512 rows of 10 columns are far below SQLite's
+# 32,766 bound variables.
+_SIZES = (512, 64, 8, 1)
+
+
+def many_rows(
+    conn: sqlite3.Connection, head: str, rows: Sequence[Sequence[Any]], tail: str = ""
+) -> None:
+    """Run `head VALUES (?, ...), (?, ...) ... tail` over every row in a few statements of up
+    to 512 rows each: one statement per row costs SQLite a program start (and each trigger's
+    frame) per row, ~0.5-3 us more a row than one statement for many rows. Rows in order."""
+    if not rows:
+        return
+    one = f"({', '.join('?' * len(rows[0]))})"
+    done, n = 0, len(rows)
+    for size in _SIZES:
+        count = (n - done) // size
+        if not count:
+            continue
+        sql = f"{head}{', '.join([one] * size)}{tail}"
+        conn.executemany(
+            sql,
+            [
+                list(chain.from_iterable(rows[start : start + size]))
+                for start in range(done, done + count * size, size)
+            ],
+        )
+        done += count * size

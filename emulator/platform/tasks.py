@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 
 from emulator.platform.errors import InvalidField
 from emulator.platform.sequence_text import task_subject
-from emulator.platform.sql import only, steps
+from emulator.platform.sql import many_rows, only, steps
 
 # A sequence task buffered by the simulation: (id, contactId, campaignId, stepIndex, subject,
 # type, dueDate).
@@ -61,11 +61,12 @@ def find(conn: sqlite3.Connection, contact: int, campaign: int, step: int) -> in
     return None if row is None else int(row[0])
 
 
-def insert_sequence_tasks(conn: sqlite3.Connection, rows: Iterable[TaskRow]) -> None:
+def insert_sequence_tasks(conn: sqlite3.Connection, rows: Sequence[TaskRow]) -> None:
     """Tasks the simulation's TASK steps made (ids handed out by the caller's batch)."""
-    conn.executemany(
+    many_rows(
+        conn,
         "INSERT INTO platform_tasks(id, contactId, campaignId, stepIndex, subject, type, dueDate)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        " VALUES ",
         rows,
     )
 

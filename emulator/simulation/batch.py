@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from emulator.platform import contacts as platform_contacts
 from emulator.platform import engagement, sequence_text
 from emulator.platform import tasks as platform_tasks
 from emulator.platform.engagement import SEQUENCE_ORDER, engagement_rank
+from emulator.platform.sql import many_rows
 from emulator.simulation import events as ev
 from emulator.simulation.timeline import DAY_MS, Plan, iso
+from emulator.wire import encode
 
 
 class Member:
@@ -27,16 +30,17 @@ class Member:
         "contact_id",
         "engagement",
         "first_name",
-        "items",
         "next_ms",
         "opens",
         "profile_url",
         "replies",
+        "rowid",
         "sequence_status",
         "step_index",
     )
 
-    def __init__(self, row: tuple[Any, ...]) -> None:
+    def __init__(self, row: tuple[Any, ...], rowid: int) -> None:
+        self.rowid = rowid  # of its campaign_members row, read in this transaction
         (
             self.campaign_id,
             self.contact_id,
@@ -51,7 +55,6 @@ class Member:
         self.first_name: str | None = None
         self.company: str | None = None
         self.profile_url: str | None = None
-        self.items: list[Any] = []
 
     def engage(self, status: str) -> None:
         if engagement_rank(status) > engagement_rank(self.engagement):
@@ -70,8 +73,7 @@ class Member:
             self.clicks,
             self.replies,
             None if self.next_ms is None else iso(self.next_ms),
-            self.campaign_id,
-            self.contact_id,
+            self.rowid,
         )
 
 
@@ -87,14 +89,23 @@ class Known:
         self.conversations: dict[tuple[int, int], int] = {}
         self.campaigns: set[int] = set()
         self.stamp: tuple[Any, ...] | None = None
+        self.start: tuple[Any, ...] = (None, 0)  # the table as this transaction found it
 
     def valid_for(self, conn: sqlite3.Connection) -> Known:
         """This one if the table is as it was sealed, else an empty one."""
-        return self if self.stamp is not None and self.stamp == _stamp(conn) else Known()
+        start = _stamp(conn)
+        known = self if self.stamp is not None and self.stamp == start else Known()
+        known.start = start
+        return known
 
-    def seal(self, conn: sqlite3.Connection) -> None:
-        """Remember the table as this transaction leaves it."""
-        self.stamp = _stamp(conn) if len(self.conversations) <= self.LIMIT else None
+    def seal(self, added: int) -> None:
+        """Remember the table as this transaction leaves it: as `valid_for` found it, plus the
+        `added` rows the batch inserted at the ids after the highest (what the query would
+        answer, as nothing else writes in the transaction; it costs a scan of the table)."""
+        high, count = self.start
+        if added:
+            high, count = (high or 0) + added, count + added
+        self.stamp = (high, count) if len(self.conversations) <= self.LIMIT else None
 
 
 def _stamp(conn: sqlite3.Connection) -> tuple[Any, ...]:
@@ -117,9 +128,15 @@ class Batch:
         self.new_conversations: list[tuple[int, int, int, int]] = []
         self.tasks: list[tuple[Any, ...]] = []
         self.counts: dict[int, list[Any]] = {}  # message id -> [views, clicks, updatedAt]
-        self.contacts: dict[int, str] = {}
+        # every member whose row the batch writes: its caller puts each one in
         self.members: dict[tuple[int, int], Member] = {}
         self.touched: set[int] = set()
+        # What the reads below would answer, read for many keys at once before any write of
+        # the batch (`prefetch`): (conversation, sequenceIndex) -> its highest outbound
+        # message id, for these conversations; (contact, campaign, step) -> task id.
+        self.outbound: dict[tuple[int, int | None], int] = {}
+        self.outbound_of: set[int] = set()
+        self.task_ids: dict[tuple[int, int, int], int | None] = {}
 
     def load_conversations(self, campaign_ids: list[int]) -> None:
         """Known conversations of these campaigns (lowest id per contact and campaign)."""
@@ -153,11 +170,40 @@ class Batch:
         self.conversations[key] = cid
         return cid
 
+    def prefetch(self, conversations: Iterable[int], tasks: Iterable[tuple[int, int, int]]) -> None:
+        """Read in two queries what `sent_message` (of these conversations) and `task` (of
+        these keys) would each read from the database, before the batch writes anything."""
+        self.outbound_of.update(conversations)
+        if self.outbound_of:
+            for conversation, number, mid in self.conn.execute(
+                "SELECT conversationId, sequenceIndex, MAX(id) FROM messages"
+                " WHERE conversationId IN (SELECT value FROM json_each(?)) AND isContactSender = 0"
+                " GROUP BY conversationId, sequenceIndex",
+                (encode(sorted(self.outbound_of)).decode(),),
+            ):
+                self.outbound[(conversation, number)] = mid
+        keys = sorted(set(tasks))
+        if keys:
+            self.task_ids.update(dict.fromkeys(keys))
+            for contact, campaign, step, tid in self.conn.execute(  # as platform_tasks.find
+                "SELECT t.contactId, t.campaignId, t.stepIndex, MIN(t.id) FROM json_each(?) k"
+                " JOIN platform_tasks t ON t.contactId = k.value ->> 0"
+                " AND t.campaignId = k.value ->> 1 AND t.stepIndex = k.value ->> 2"
+                " GROUP BY 1, 2, 3",
+                (encode(keys).decode(),),
+            ):
+                self.task_ids[(contact, campaign, step)] = tid
+
     def sent_message(self, conversation: int, number: int) -> int | None:
         """The outbound message numbered `number` in a conversation (0: the latest one)."""
         found = self.sent.get((conversation, number, 0))
         if found is not None:
             return found
+        if conversation in self.outbound_of:
+            if number:
+                return self.outbound.get((conversation, number))
+            ids = [mid for (conv, _), mid in self.outbound.items() if conv == conversation]
+            return max(ids) if ids else None
         if number:
             row = self.conn.execute(
                 "SELECT MAX(id) FROM messages WHERE conversationId = ? AND sequenceIndex = ?"
@@ -208,18 +254,8 @@ class Batch:
         entry[2] = at
 
     def event(self, member: Member, at: str, message_id: int | None, data: ev.Event) -> None:
-        self.events.append(
-            (
-                ev.event_type(data),
-                member.contact_id,
-                member.campaign_id,
-                message_id,
-                at,
-                ev.encode_data(data),
-            )
-        )
-        self.contacts[member.contact_id] = at
-        self.members[(member.campaign_id, member.contact_id)] = member
+        etype, text = ev.stored(data)
+        self.events.append((etype, member.contact_id, member.campaign_id, message_id, at, text))
         self.touched.add(member.campaign_id)
 
     def by_type(self) -> Counter[str]:
@@ -232,7 +268,8 @@ class Batch:
         subject = sequence_text.task_subject(
             spec.taskSubject, spec.taskType, plan.name, member.first_name, member.company
         )
-        found = platform_tasks.find(self.conn, member.contact_id, member.campaign_id, step)
+        key = (member.contact_id, member.campaign_id, step)
+        found = self.task_ids[key] if key in self.task_ids else platform_tasks.find(self.conn, *key)
         if found is not None:
             return found, subject, spec.taskType
         tid = self.next_task
@@ -250,12 +287,19 @@ class Batch:
         )
         return tid, subject, spec.taskType
 
-    def flush(self) -> None:
+    def member_rows(self) -> list[tuple[Any, ...]]:
+        """Every member's row as `write_members` takes it, in key order."""
+        return [self.members[key].row() for key in sorted(self.members)]
+
+    def flush(self, contacts: bool = True, members: list[tuple[Any, ...]] | None = None) -> None:
+        """Write every buffered row (`contacts`: the contacts' touches too; `members`: the
+        members' rows when the caller made them already, as `member_rows` does)."""
         conn = self.conn
-        conn.executemany("INSERT INTO conversations VALUES (?, ?, ?, ?)", self.new_conversations)
-        conn.executemany(
+        many_rows(conn, "INSERT INTO conversations VALUES ", self.new_conversations)
+        many_rows(
+            conn,
             "INSERT INTO messages(id, conversationId, content, subject, type, isContactSender,"
-            " isAutosent, sequenceIndex, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " isAutosent, sequenceIndex, createdAt, updatedAt) VALUES ",
             self.messages,
         )
         conn.executemany(
@@ -264,13 +308,15 @@ class Batch:
             [(v, c, at, mid) for mid, (v, c, at) in self.counts.items()],
         )
         platform_tasks.insert_sequence_tasks(conn, self.tasks)
-        conn.executemany(
-            "INSERT INTO events(type, contactId, campaignId, messageId, occurredAt, data)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
+        many_rows(
+            conn,
+            "INSERT INTO events(type, contactId, campaignId, messageId, occurredAt, data) VALUES ",
             self.events,
         )
-        engagement.write_members(conn, [self.members[key].row() for key in sorted(self.members)])
-        platform_contacts.touch(conn, [(self.contacts[cid], cid) for cid in sorted(self.contacts)])
+        engagement.write_members(conn, self.member_rows() if members is None else members)
+        if contacts:
+            last = {e[1]: e[4] for e in self.events}  # a contact's last event: its updatedAt
+            platform_contacts.touch(conn, [(last[cid], cid) for cid in sorted(last)])
 
 
 def _next_id(conn: sqlite3.Connection, table: str) -> int:

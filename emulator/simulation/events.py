@@ -148,3 +148,8 @@ def event_type(event: Event) -> str:
 def encode_data(event: Event) -> str:
     """The events table's `data` of an event."""
     return _encode(event).decode()
+
+
+def stored(event: Event) -> tuple[str, str]:
+    """The events table's `type` and `data` of an event, in one call (one an event)."""
+    return _TYPES[type(event)], _encode(event).decode()

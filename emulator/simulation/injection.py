@@ -44,8 +44,8 @@ def inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
         raise SimulationError(404, f"Campaign {event.campaignId} not found", "campaignId")
     row = conn.execute(
         "SELECT m.campaignId, m.contactId, m.stepIndex, m.sequenceStatus, m.engagementStatus,"
-        " m.opens, m.clicks, m.replies, m.nextActionAt, c.firstName, co.name, c.networkProfileUrl"
-        " FROM campaign_members m LEFT JOIN contacts c ON c.id = m.contactId"
+        " m.opens, m.clicks, m.replies, m.nextActionAt, c.firstName, co.name, c.networkProfileUrl,"
+        " m.rowid FROM campaign_members m LEFT JOIN contacts c ON c.id = m.contactId"
         " LEFT JOIN companies co ON co.id = c.companyId WHERE m.campaignId = ? AND m.contactId = ?",
         (event.campaignId, event.contactId),
     ).fetchone()
@@ -55,10 +55,11 @@ def inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
             f"Contact {event.contactId} is not a member of campaign {event.campaignId}",
             "contactId",
         )
-    member = Member(row)
+    member = Member(row, row[12])
     member.next_ms = parse_ms(row[8]) if row[8] else None
     member.first_name, member.company, member.profile_url = row[9], row[10], row[11]
     batch = Batch(conn)
+    batch.members[(member.campaign_id, member.contact_id)] = member
     at = iso(ms)
     conv = conn.execute(  # None: no conversation yet
         "SELECT MIN(id) FROM conversations WHERE contactId = ? AND campaignId = ?",

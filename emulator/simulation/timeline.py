@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import msgspec
 
@@ -30,16 +31,29 @@ Item = tuple[int, int, int, int]
 
 def draw(seed: int, contact_id: int, step: int, kind: str) -> float:
     """A number in [0, 1) fixed by its four inputs."""
-    return _draw(f"{seed}|{contact_id}|".encode(), step, kind)
+    return _draw(_member_hash(seed, contact_id), step, kind)
 
 
-def _draw(prefix: bytes, step: int, kind: str) -> float:
-    """`draw` with its "seed|contact|" bytes made once per member by the caller."""
-    digest = _blake2b(prefix + f"{step}|{kind}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 18_446_744_073_709_551_616
+def _member_hash(seed: int, contact_id: int) -> Any:
+    """The hash of "seed|contact|", made once per member: each draw copies it and adds its
+    "step|kind" (the same digest as hashing the whole text, ~0.3 us less a draw)."""
+    return _blake2b(f"{seed}|{contact_id}|".encode(), digest_size=8)
+
+
+def _draw(member: Any, step: int, kind: str) -> float:
+    """`draw` with the member's hash made by the caller."""
+    suffix = _suffixes.get((step, kind))
+    if suffix is None:
+        suffix = f"{step}|{kind}".encode()
+        if len(_suffixes) < 10_000:
+            _suffixes[(step, kind)] = suffix
+    h = member.copy()
+    h.update(suffix)
+    return int.from_bytes(h.digest(), "big") / 18_446_744_073_709_551_616
 
 
 _blake2b = hashlib.blake2b
+_suffixes: dict[tuple[int, str], bytes] = {}  # (step, kind) -> b"step|kind", capped
 
 
 # Stored sequences and rates come from validated fixtures: decode them as the fixture models.
@@ -92,7 +106,7 @@ class Plan:
 def timeline(plan: Plan, contact_id: int, anchor_ms: int, first_step: int) -> list[Item]:
     """Every item of one member from `first_step` on, in time order; a reply ends it."""
     steps, rates = plan.steps, plan.rates
-    prefix = f"{plan.seed}|{contact_id}|".encode()
+    prefix = _member_hash(plan.seed, contact_id)
     items: list[Item] = []
     order = 0
     t = anchor_ms

@@ -192,8 +192,12 @@ class Store:
     @classmethod
     async def open(cls, path: str | Path | None = None) -> Store:
         """Open (and create) the database: in memory by default, a WAL file with `path`."""
+        # Not only from its worker thread: a simulation chunk touches contacts from a second
+        # thread inside its transaction (simulation/touches.py); SQLite serializes the calls.
         db = await aiosqlite.connect(
-            ":memory:" if path is None else str(path), isolation_level=None
+            ":memory:" if path is None else str(path),
+            isolation_level=None,
+            check_same_thread=False,
         )
         store = cls(db, None if path is None else str(path))
         try:

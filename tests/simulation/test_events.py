@@ -25,6 +25,7 @@ def test_a_sent_message_without_subject_stores_no_subject_key() -> None:
     assert ev.encode_data(sent) == (
         '{"step":0,"channel":"NETWORK","sequenceIndex":1,"messageId":7,"customMessage":null,"sentAt":"t"}'
     )
+    assert ev.stored(sent) == (ev.event_type(sent), ev.encode_data(sent))  # the batch's one call
     email = ev.SENT["EMAIL"](
         step=None,
         channel="EMAIL",
