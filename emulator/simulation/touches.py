@@ -25,7 +25,9 @@ class Touches:
     def __init__(self, conn: sqlite3.Connection, rows: list[tuple[str, int]]) -> None:
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
-        if rows:
+        if rows and sqlite3.threadsafety != 3:  # SQLite not built serialized: no sharing
+            self._run(conn, rows)
+        elif rows:
             self._thread = threading.Thread(
                 target=self._run, args=(conn, rows), name="simulation-touches", daemon=True
             )
