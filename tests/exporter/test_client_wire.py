@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-import subprocess
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import httpx
@@ -17,57 +15,21 @@ import pytest
 
 from emulator.exporter.client import CrmClient, RetryPolicy, tls_verify
 from emulator.wire import encode
+from tests.raw_http import Certificate, Server, answer, raw_server
 
 pytestmark = pytest.mark.anyio
 
 HEADERS = {"X-API-Key": "k-123", "Content-Type": "application/json", "Accept": "application/json"}
 
 
-class Server:
-    def __init__(self, answer: bytes) -> None:
-        self.answer = answer
-        self.requests: list[tuple[bytes, bytes]] = []  # (head, body)
-        self.connections = 0
+REPLY = answer(b'{"id": "a-1"}')
 
 
-async def read_request(reader: asyncio.StreamReader) -> tuple[bytes, bytes] | None:
-    try:
-        head = await reader.readuntil(b"\r\n\r\n")
-    except (asyncio.IncompleteReadError, ConnectionError):
-        return None
-    length = 0
-    for line in head.split(b"\r\n"):
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value)
-    return head, await reader.readexactly(length)
-
-
-def answer(body: bytes, *extra: bytes) -> bytes:
-    head = [b"HTTP/1.1 200 OK", b"Content-Type: application/json", *extra]
-    return b"\r\n".join([*head, b"Content-Length: %d" % len(body), b"", body])
-
-
-@asynccontextmanager
-async def raw_server(
-    reply: bytes = answer(b'{"id": "a-1"}'), tls: ssl.SSLContext | None = None
-) -> AsyncIterator[tuple[str, Server]]:
-    state = Server(reply)
-
-    async def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        state.connections += 1
-        try:
-            while (request := await read_request(reader)) is not None:
-                state.requests.append(request)
-                writer.write(state.answer)
-                await writer.drain()
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(connected, "127.0.0.1", 0, ssl=tls)
-    port = server.sockets[0].getsockname()[1]
-    async with server:
-        yield f"{'https' if tls else 'http'}://127.0.0.1:{port}/crm", state
+def crm(
+    reply: bytes = REPLY, tls: ssl.SSLContext | None = None
+) -> AbstractAsyncContextManager[tuple[str, Server]]:
+    """A raw server standing for a CRM at /crm."""
+    return raw_server(reply=reply, tls=tls, path="/crm")
 
 
 async def test_each_call_sends_what_the_httpx_client_sent() -> None:
@@ -78,7 +40,7 @@ async def test_each_call_sends_what_the_httpx_client_sent() -> None:
         ("GET", "/tasks/t 1?x", None),
         ("POST", "/tasks/batch", {"ids": []}),
     ]
-    async with raw_server() as (url, server):
+    async with crm() as (url, server):
         async with httpx.AsyncClient(base_url=url, headers=HEADERS, timeout=10.0) as before:
             for method, path, body in calls:
                 content = None if body is None else encode(body)  # as the client did
@@ -97,7 +59,7 @@ async def test_each_call_sends_what_the_httpx_client_sent() -> None:
 
 async def test_a_cookie_the_crm_sets_is_sent_back() -> None:
     reply = answer(b"{}", b"Set-Cookie: session=s1; Path=/")
-    async with raw_server(reply) as (url, server), CrmClient(url, "k") as client:
+    async with crm(reply=reply) as (url, server), CrmClient(url, "k") as client:
         await client.call("GET", "/health")
         await client.call("GET", "/users")
     first, second = (head for head, _ in server.requests)
@@ -106,7 +68,7 @@ async def test_a_cookie_the_crm_sets_is_sent_back() -> None:
 
 
 async def test_no_answer_is_an_exchange_without_status() -> None:
-    async with raw_server() as (url, _):
+    async with crm() as (url, _):
         pass  # closed: nobody listens any more
     async with CrmClient(url, "k", policy=RetryPolicy(retries=0)) as client:
         ex = await client.call("GET", "/health")
@@ -114,26 +76,13 @@ async def test_no_answer_is_an_exchange_without_status() -> None:
 
 
 @pytest.fixture
-def certificate(tmp_path: Path) -> tuple[Path, Path]:
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        [
-            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
-            *("-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"),
-            *("-keyout", str(key), "-out", str(cert)),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return cert, key
+def certificate(tmp_path: Path) -> Certificate:
+    return Certificate(tmp_path)
 
 
-async def test_https_with_a_ca_file_verifies_the_crm(certificate: tuple[Path, Path]) -> None:
-    cert, key = certificate
-    server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    server_side.load_cert_chain(cert, key)
-    async with raw_server(tls=server_side) as (url, server):
-        async with CrmClient(url, "k", ca_file=str(cert)) as client:
+async def test_https_with_a_ca_file_verifies_the_crm(certificate: Certificate) -> None:
+    async with crm(tls=certificate.server) as (url, server):
+        async with CrmClient(url, "k", ca_file=str(certificate.ca_file)) as client:
             for _ in range(3):
                 assert (await client.call("POST", "/activities", {"type": "EMAIL"})).status == 200
         async with CrmClient(url, "k", verify=False) as client:
@@ -144,13 +93,13 @@ async def test_https_with_a_ca_file_verifies_the_crm(certificate: tuple[Path, Pa
     assert untrusted.status == 0 and "CERTIFICATE_VERIFY_FAILED" in (untrusted.error or "")
     assert server.connections == 2  # three calls on one connection, then the unverified one
     assert len(server.requests) == 4
-    assert isinstance(tls_verify(True, str(cert)), ssl.SSLContext)
+    assert isinstance(tls_verify(True, str(certificate.ca_file)), ssl.SSLContext)
 
 
 async def test_a_proxy_in_the_environment_sends_through_an_httpx_client(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    async with raw_server() as (proxy, server):
+    async with crm() as (proxy, server):
         monkeypatch.setenv("HTTP_PROXY", proxy.removesuffix("/crm"))
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
@@ -160,7 +109,7 @@ async def test_a_proxy_in_the_environment_sends_through_an_httpx_client(
 
 
 async def test_concurrent_calls_share_at_most_max_connections() -> None:
-    async with raw_server() as (url, server), CrmClient(url, "k", max_connections=2) as client:
+    async with crm() as (url, server), CrmClient(url, "k", max_connections=2) as client:
         exchanges = await asyncio.gather(
             *(client.call("POST", "/activities", {"n": i}) for i in range(12))
         )

@@ -8,8 +8,6 @@ import asyncio
 import ssl
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
@@ -18,56 +16,9 @@ import pytest
 from emulator import asyncio_net
 from emulator.simulation import sender
 from emulator.simulation.outbound import call
+from tests.raw_http import NO_CONTENT, Certificate, Server, raw_server, read_request
 
 pytestmark = pytest.mark.anyio
-
-OK = b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n"
-Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, "Server"], Awaitable[None]]
-
-
-class Server:
-    def __init__(self) -> None:
-        self.requests: list[tuple[bytes, bytes]] = []  # (head, body)
-        self.connections = 0
-
-
-async def read_request(reader: asyncio.StreamReader) -> tuple[bytes, bytes] | None:
-    try:
-        head = await reader.readuntil(b"\r\n\r\n")
-    except (asyncio.IncompleteReadError, ConnectionError):
-        return None
-    length = 0
-    for line in head.split(b"\r\n"):
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value)
-    return head, await reader.readexactly(length)
-
-
-async def keep_alive(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, s: Server) -> None:
-    while (request := await read_request(reader)) is not None:
-        s.requests.append(request)
-        writer.write(OK)
-        await writer.drain()
-
-
-@asynccontextmanager
-async def raw_server(
-    handler: Handler = keep_alive, tls: ssl.SSLContext | None = None
-) -> AsyncIterator[tuple[str, Server]]:
-    state = Server()
-
-    async def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        state.connections += 1
-        try:
-            await handler(reader, writer, state)
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(connected, "127.0.0.1", 0, ssl=tls)
-    port = server.sockets[0].getsockname()[1]
-    async with server:
-        yield f"{'https' if tls else 'http'}://127.0.0.1:{port}/hook", state
 
 
 def lane(ssl_context: ssl.SSLContext | None = None) -> asyncio_net.Transport:
@@ -111,7 +62,7 @@ async def test_a_connection_the_receiver_closes_is_replaced() -> None:
         request = await read_request(reader)
         assert request is not None
         s.requests.append(request)
-        writer.write(OK)
+        writer.write(NO_CONTENT)
         await writer.drain()
 
     async with raw_server(one_then_close) as (url, server), sender.Sender() as posts:
@@ -166,26 +117,13 @@ async def test_a_large_body_arrives_whole_and_an_error_answer_is_kept() -> None:
 
 
 @pytest.fixture
-def certificate(tmp_path: Path) -> tuple[Path, Path]:
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        [
-            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
-            *("-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"),
-            *("-keyout", str(key), "-out", str(cert)),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return cert, key
+def certificate(tmp_path: Path) -> Certificate:
+    return Certificate(tmp_path)
 
 
-async def test_https_receivers_verify_their_certificate(certificate: tuple[Path, Path]) -> None:
-    cert, key = certificate
-    server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    server_side.load_cert_chain(cert, key)
-    async with raw_server(tls=server_side) as (url, server):
-        trusted = ssl.create_default_context(cafile=str(cert))
+async def test_https_receivers_verify_their_certificate(certificate: Certificate) -> None:
+    async with raw_server(tls=certificate.server, path="/hook") as (url, server):
+        trusted = ssl.create_default_context(cafile=str(certificate.ca_file))
         transport = lane(trusted)
         for _ in range(3):
             outcome = await call("POST", url, content=b"secret", client=transport)
