@@ -49,21 +49,27 @@ def test_serve_prints_where_it_listens() -> None:
     assert "200 contacts" in line and "state in memory" in line
 
 
-def test_broken_fixture_stops_start_up_naming_file_record_and_field(tmp_path: Path) -> None:
-    broken = tmp_path / "fixtures"
-    shutil.copytree(ROOT / "fixtures" / "default", broken)
-    contacts = json.loads((broken / "contacts.json").read_text())
-    contacts[12]["companyId"] = 999999
-    (broken / "contacts.json").write_text(json.dumps(contacts))
+def serve_refused(fixtures: Path) -> subprocess.CompletedProcess[str]:
+    """`emulator serve --fixtures` that must stop at start-up: exit status 2."""
     result = subprocess.run(
-        [sys.executable, "-m", "emulator", "serve", "--fixtures", str(broken)],
+        [sys.executable, "-m", "emulator", "serve", "--fixtures", str(fixtures)],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=30,
         check=False,
     )
-    assert result.returncode == 2
+    assert result.returncode == 2, result.stderr
+    return result
+
+
+def test_broken_fixture_stops_start_up_naming_file_record_and_field(tmp_path: Path) -> None:
+    broken = tmp_path / "fixtures"
+    shutil.copytree(ROOT / "fixtures" / "default", broken)
+    contacts = json.loads((broken / "contacts.json").read_text())
+    contacts[12]["companyId"] = 999999
+    (broken / "contacts.json").write_text(json.dumps(contacts))
+    result = serve_refused(broken)
     assert "contacts.json: [12].companyId: unknown company 999999" in result.stderr
 
 
@@ -72,15 +78,7 @@ def test_a_fixture_file_linking_to_nothing_stops_start_up(tmp_path: Path) -> Non
     shutil.copytree(ROOT / "fixtures" / "default", broken)
     (broken / "contacts.json").unlink()
     (broken / "contacts.json").symlink_to(tmp_path / "moved" / "contacts.json")
-    result = subprocess.run(
-        [sys.executable, "-m", "emulator", "serve", "--fixtures", str(broken)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert result.returncode == 2
+    result = serve_refused(broken)
     assert (
         "contacts.json: a symbolic link to " in result.stderr and "does not exist" in result.stderr
     )
