@@ -1,0 +1,168 @@
+"""contacts.json turned into SQLite rows by another process, while the server seeds the rest.
+
+`emulator serve` spawns the worker (`python -m emulator.platform.contacts_worker DIR FILE`)
+before importing the server, so the worker holds its own small working set (the interpreter,
+msgspec and the fixture models, a block of the file, a chunk of contacts), not a copy of the
+server's pages. It waits for one byte on stdin (`go`: no cached image of these fixtures), then
+decodes and checks contacts.json chunk by chunk (`ContactStream`: same messages as the whole
+loader), writes the contacts and their campaign memberships into FILE (a scratch SQLite
+database of the same schema, no index), and answers one MessagePack value on stdout:
+`["ok", ids]`, or `[error class name, message]`. The server copies the rows in with one
+`INSERT ... SELECT` per table (`copy_into`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from emulator.fixtures.loader import ContactStream, FixtureError
+from emulator.platform.bulk import contact_rows, write_contact_rows
+from emulator.store.ddl import schema_sql
+
+_TABLES = ("contacts", "campaign_members")
+# Below this size of contacts.json (~6,000 contacts) the server writes them sooner itself.
+_WORTH_IT = 4 << 20
+
+
+class _Id(msgspec.Struct):
+    id: int
+
+
+def _ids(directory: Path, name: str) -> set[int]:
+    """The ids of a fixture file's records (the server decodes and checks it whole; should it
+    fail, its own message stops the start before this process is asked anything)."""
+    path = directory / name
+    if not path.exists():
+        return set()
+    return {r.id for r in msgspec.json.decode(path.read_bytes(), type=list[_Id])}
+
+
+def _write(directory: Path, out: Path) -> list[int]:
+    """Contacts of `directory` into the database file `out`; their ids, sorted."""
+    stream = ContactStream(
+        directory, _ids(directory, "companies.json"), _ids(directory, "campaigns.json")
+    )
+    conn = sqlite3.connect(out, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=OFF")  # a scratch file: thrown away on failure
+        conn.execute("PRAGMA synchronous=OFF")
+        conn.executescript(schema_sql())
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+        ).fetchall():
+            conn.execute(f'DROP INDEX "{name}"')
+        conn.execute("BEGIN")
+        for chunk in stream.chunks():
+            write_contact_rows(conn, *contact_rows(chunk))
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    return sorted(stream.ids)
+
+
+def main(argv: list[str]) -> int:
+    directory, out = Path(argv[0]), Path(argv[1])
+    if sys.stdin.buffer.read(1) != b"g":  # the server found an image, or ended
+        return 0
+    try:
+        reply: list[Any] = ["ok", _write(directory, out)]
+    except FixtureError as exc:
+        reply = [FixtureError.__name__, str(exc)]
+    except Exception as exc:  # every failure is answered: the server decides
+        reply = [type(exc).__name__, str(exc)]
+    sys.stdout.buffer.write(msgspec.msgpack.encode(reply))
+    sys.stdout.buffer.flush()
+    return 0
+
+
+class ContactsWorker:
+    """The server's handle on one worker: `go`, then `result` (the contact ids) once, and
+    `copy_into` a connection; `close` ends it (killed if still running) and removes its file."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], path: Path) -> None:
+        self._proc, self.path = proc, path
+        self._ids: set[int] | None = None
+
+    @classmethod
+    def spawn(
+        cls, directory: str | Path, scratch: str | Path, min_bytes: int = _WORTH_IT
+    ) -> ContactsWorker | None:
+        """A worker for `directory`'s contacts writing into a file in `scratch` (the seed
+        cache's directory); None where contacts.json is absent or smaller than `min_bytes`,
+        or the worker cannot start."""
+        try:
+            if (Path(directory) / ContactStream.name).stat().st_size < min_bytes:
+                return None
+            Path(scratch).mkdir(parents=True, exist_ok=True)
+            fd, name = tempfile.mkstemp(prefix=".seeding-contacts-", suffix=".sqlite", dir=scratch)
+            os.close(fd)
+        except OSError:
+            return None
+        path = Path(name)
+        path.unlink()  # the worker creates it (an empty file would do as well)
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-P", "-m", __name__, str(directory), str(path)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+        except OSError:
+            return None
+        return cls(proc, path)
+
+    def go(self) -> None:
+        """Start on the contacts (no image of these fixtures exists)."""
+        with contextlib.suppress(OSError, ValueError):  # ended, or closed meanwhile
+            assert self._proc.stdin is not None
+            self._proc.stdin.write(b"g")
+            self._proc.stdin.close()
+
+    def result(self) -> set[int]:
+        """The contacts' ids once the rows are written; raises the worker's FixtureError, or
+        OSError when it failed otherwise or ended without an answer."""
+        if self._ids is None:
+            self.go()
+            assert self._proc.stdout is not None
+            data = self._proc.stdout.read()
+            code = self._proc.wait()
+            try:
+                kind, value = msgspec.msgpack.decode(data, type=tuple[str, Any])
+            except msgspec.DecodeError:
+                raise OSError(f"contacts worker ended without an answer (exit {code})") from None
+            if kind == FixtureError.__name__:
+                raise FixtureError(value)
+            if kind != "ok":
+                raise OSError(f"contacts worker failed: {kind}: {value}")
+            self._ids = set(value)
+        return self._ids
+
+    def copy_into(self, conn: sqlite3.Connection) -> None:
+        """Copy the worker's rows into `conn`'s empty, index-free tables (SQLite copies
+        pages, not values); inside the caller's transaction."""
+        self.result()
+        conn.execute("ATTACH DATABASE ? AS contacts_worker", (str(self.path),))
+        for table in _TABLES:
+            conn.execute(f"INSERT INTO main.{table} SELECT * FROM contacts_worker.{table}")
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.wait()
+        for pipe in (self._proc.stdin, self._proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        self.path.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
