@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from emulator import heap
 from emulator.clock import Clock, wall_now
 from emulator.fixtures.image_cache import ImageCache, fixture_digest
 from emulator.fixtures.loader import (
@@ -174,6 +175,7 @@ class Emulator:
         finally:
             if worker is not None:
                 worker.close()
+            heap.trim()  # the decoded fixtures' memory, before the image comes into memory
 
     def _seed_image(
         self, images: ImageCache, digest: str, worker: ContactsWorker | None
