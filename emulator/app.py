@@ -35,7 +35,7 @@ from emulator.fixtures.models import FixtureSet
 from emulator.http import json_response
 from emulator.openapi import build_document
 from emulator.operations import Busy
-from emulator.platform.seed import seed_contacts, seed_histories, seed_records
+from emulator.platform.seed import MemberHistories, seed_contacts, seed_records
 from emulator.public_api.context import ApiContext
 from emulator.public_api.routes import routes as public_routes
 from emulator.server import server_opener
@@ -92,11 +92,12 @@ async def undecodable(request: Request, exc: Exception) -> Response:
 
 def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = None) -> Starlette:
     """The whole emulator; `fixtures` skips re-reading a directory the caller already loaded."""
+    histories = MemberHistories()
     emulator = Emulator(
         settings or Settings(),
         seeders=Seeding(
-            before=[seed_records, seed_crm],
-            after=[seed_contacts, seed_histories, seed_simulation],
+            before=[seed_records, histories.prepare, seed_crm],
+            after=[seed_contacts, histories.write, seed_simulation],
         ),
         fixtures=fixtures,
     )

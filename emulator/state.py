@@ -40,16 +40,19 @@ Seeder = Callable[[sqlite3.Connection, FixtureSet], None]
 @dataclass(frozen=True)
 class Seeding:
     """The seeders in two phases: `before` neither reads nor writes contacts or their
-    memberships (a cold `emulator serve` runs it while another process writes them), `after`
-    runs once they are in and writes the fixtures' own contacts, if any (a list of seeders
-    given alone is all `after`)."""
+    campaign memberships, `after` runs once the memberships are in but reads no contact (a
+    cold `emulator serve` runs both while another process writes the contacts); `after`
+    also writes the fixtures' own contacts, if any (a list of seeders given alone is all
+    `after`)."""
 
     before: list[Seeder]
     after: list[Seeder]
 
 
-# Fills the contacts of a seed image, then runs the `before` seeders it is given.
-ContactsPhase = Callable[[sqlite3.Connection, Indexes, Callable[[], None]], None]
+# Fills a seed image with streamed contacts and runs the seeders (before, after) it is given.
+ContactsPhase = Callable[
+    [sqlite3.Connection, Indexes, Callable[[], None], Callable[[], None]], None
+]
 
 
 @contextlib.contextmanager
@@ -190,7 +193,10 @@ class Emulator:
             fixtures.conversations, fixtures.crm = more.conversations, more.crm
 
         def in_process(
-            conn: sqlite3.Connection, indexes: Indexes, before: Callable[[], None]
+            conn: sqlite3.Connection,
+            indexes: Indexes,
+            before: Callable[[], None],
+            after: Callable[[], None],
         ) -> None:
             contacts = ContactStream(
                 self.fixtures_dir,
@@ -204,34 +210,43 @@ class Emulator:
             check_fixtures(fixtures, contacts.ids)  # the other files' references to contacts
             indexes.wait()
             before()
+            after()
 
         def in_worker(
-            conn: sqlite3.Connection, indexes: Indexes, before: Callable[[], None]
+            conn: sqlite3.Connection,
+            indexes: Indexes,
+            before: Callable[[], None],
+            after: Callable[[], None],
         ) -> None:
             assert worker is not None
             # While the worker writes contacts: the other files, checked with every contact
-            # reference noted; an error found here comes after any of the worker's.
+            # reference noted, and every other table. An error here comes after any of the
+            # worker's (contacts came first: their errors were met first).
             try:
                 rest()
-            except FixtureError:
+                asked = AnyContact()
+                try:
+                    check_fixtures(fixtures, asked)
+                except FixtureError:
+                    check_fixtures(fixtures, worker.result())  # the first error in file order
+                    raise
+                before()
+                contacts = ContactStream(self.fixtures_dir, set(), set())
+                for members in contacts.memberships():  # from the same file
+                    write_contact_rows(conn, [], members)
+                after()
+            except Exception:
                 worker.result()
                 raise
-            asked = AnyContact()
-            try:
-                check_fixtures(fixtures, asked)
-            except FixtureError:
-                check_fixtures(fixtures, worker.result())  # the first error in file order
-                raise
-            before()
+            indexes.build_except(("contacts",))  # while the worker may still run
             ids = worker.result()
             if asked.missing(ids):
                 check_fixtures(fixtures, ids)  # names the first reference to no contact
+            indexes.build_except(())  # on the empty table: the copy brings their entries
             worker.copy_into(conn)
 
         self.fixtures = fixtures
         contacts_phase = in_process if worker is None else in_worker
-        if worker is not None:
-            worker.go()
         try:
             built = images.build(digest, lambda conn: self._seed_into(conn, contacts_phase))
             self._prepared = (digest, built)
@@ -244,7 +259,7 @@ class Emulator:
 
     def _seed_into(self, conn: sqlite3.Connection, contacts: ContactsPhase | None = None) -> None:
         """Every seeder into `conn`; with `contacts`, the fixtures' contacts are streamed (not
-        in `self.fixtures`) and `contacts` writes them and runs the `before` seeders."""
+        in `self.fixtures`) and `contacts` writes them and runs the seeders."""
         fixtures = self.fixtures
         assert fixtures is not None
         if fixtures.clockStart is None:  # the clock's start (on reset: the same as before)
@@ -257,9 +272,14 @@ class Emulator:
         def fill(conn: sqlite3.Connection, indexes: Indexes) -> None:
             if contacts is None:
                 run(self.seeding.before)
+                run(self.seeding.after)
             else:
-                contacts(conn, indexes, lambda: run(self.seeding.before))
-            run(self.seeding.after)
+                contacts(
+                    conn,
+                    indexes,
+                    lambda: run(self.seeding.before),
+                    lambda: run(self.seeding.after),
+                )
 
         bulk_load(conn, fill)
         conn.execute(

@@ -9,12 +9,7 @@ import sys
 from pathlib import Path
 
 from emulator.clock import parse_clock
-from emulator.fixtures.image_cache import (
-    DigestThread,
-    ImageCache,
-    default_cache_dir,
-    image_counts,
-)
+from emulator.fixtures.image_cache import DigestThread, default_cache_dir, image_counts
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.platform.contacts_worker import ContactsWorker
 from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
@@ -155,8 +150,8 @@ def main(args: argparse.Namespace) -> int:
 
 def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
     # A cold start's contacts are written by another process, started before the server's
-    # modules import (its memory is its own, not a copy of the server's); the fixture files
-    # are hashed (the seed cache's key) meanwhile, and it starts once no image is found.
+    # modules import (its memory is its own, not a copy of the server's); ended at once if
+    # an image of the same files is found.
     worker = None if args.no_seed_cache else ContactsWorker.spawn(args.fixtures, args.seed_cache)
     try:
         return _serve_with(sock, args, worker)
@@ -168,12 +163,8 @@ def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
 def _serve_with(
     sock: socket.socket, args: argparse.Namespace, worker: ContactsWorker | None
 ) -> int:
-    def seed_if_new(digest: str | None) -> None:
-        new = digest is not None and ImageCache(args.seed_cache).find(digest) is None
-        if worker is not None and new:
-            worker.go()
-
-    digest = None if args.no_seed_cache else DigestThread(args.fixtures, then=seed_if_new)
+    # The fixture files are hashed (the seed cache's key) while the server's modules import.
+    digest = None if args.no_seed_cache else DigestThread(args.fixtures)
     from emulator.app import create_app  # the whole server: other commands start without it
 
     settings = Settings(

@@ -86,6 +86,14 @@ class Indexes:
             error, self._error = self._error, None
             raise error
 
+    def build_except(self, tables: tuple[str, ...]) -> None:
+        """Build now the indexes of every table but `tables` (those still to be written)."""
+        self.wait()
+        for _, on, sql in self._pending:
+            if on not in tables:
+                self._conn.execute(sql)
+        self._pending = [index for index in self._pending if index[1] in tables]
+
     def build_rest(self) -> None:
         self.wait()
         for _, _, sql in self._pending:
