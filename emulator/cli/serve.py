@@ -9,7 +9,12 @@ import sys
 from pathlib import Path
 
 from emulator.clock import parse_clock
-from emulator.fixtures.image_cache import DigestThread, default_cache_dir, image_counts
+from emulator.fixtures.image_cache import (
+    DigestThread,
+    ImageCache,
+    default_cache_dir,
+    image_counts,
+)
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.platform.contacts_worker import ContactsWorker
 from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
@@ -150,8 +155,8 @@ def main(args: argparse.Namespace) -> int:
 
 def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
     # A cold start's contacts are written by another process, started before the server's
-    # modules import (its memory is its own, not a copy of the server's); ended at once if
-    # an image of the same files is found.
+    # modules import (its memory is its own, not a copy of the server's); stopped as soon as
+    # the hash of the files finds their image (or says they are not cached).
     worker = None if args.no_seed_cache else ContactsWorker.spawn(args.fixtures, args.seed_cache)
     try:
         return _serve_with(sock, args, worker)
@@ -163,8 +168,14 @@ def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
 def _serve_with(
     sock: socket.socket, args: argparse.Namespace, worker: ContactsWorker | None
 ) -> int:
+    def stop_if_unneeded(digest: str | None) -> None:
+        if worker is not None and (
+            digest is None or ImageCache(args.seed_cache).find(digest) is not None
+        ):
+            worker.stop()
+
     # The fixture files are hashed (the seed cache's key) while the server's modules import.
-    digest = None if args.no_seed_cache else DigestThread(args.fixtures)
+    digest = None if args.no_seed_cache else DigestThread(args.fixtures, then=stop_if_unneeded)
     from emulator.app import create_app  # the whole server: other commands start without it
 
     settings = Settings(

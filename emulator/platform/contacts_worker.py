@@ -3,7 +3,7 @@
 `emulator serve` spawns the worker (`python -m emulator.platform.contacts_worker DIR FILE`)
 before importing the server, so the worker holds its own small working set (the interpreter,
 msgspec and the fixture models, a block of the file, a chunk of contacts), not a copy of the
-server's pages. It starts at once (the server kills it if it finds an image of these files),
+server's pages. It starts at once (the server stops it if it finds an image of these files),
 decodes and checks contacts.json chunk by chunk (`ContactStream`: same messages as the whole
 loader), writes the contacts into FILE (a scratch SQLite database of the same schema) and
 builds their indexes there, and answers one MessagePack value on stdout: `["ok", ids]`, or
@@ -151,9 +151,14 @@ class ContactsWorker:
         conn.execute("ATTACH DATABASE ? AS contacts_worker", (str(self.path),))
         conn.execute("INSERT INTO main.contacts SELECT * FROM contacts_worker.contacts")
 
+    def stop(self) -> None:
+        """Kill it, unless it ended (from any thread; `close` reaps it)."""
+        with contextlib.suppress(OSError):
+            if self._proc.poll() is None:
+                self._proc.kill()
+
     def close(self) -> None:
-        if self._proc.poll() is None:
-            self._proc.kill()
+        self.stop()
         self._proc.wait()
         if self._proc.stdout is not None:
             with contextlib.suppress(OSError):
