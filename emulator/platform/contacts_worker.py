@@ -15,6 +15,7 @@ memberships too, from the same file), then copies the contacts in with one
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sqlite3
 import subprocess
@@ -76,6 +77,9 @@ def _write(directory: Path, out: Path) -> list[int]:
 
 def main(argv: list[str]) -> int:
     directory, out = Path(argv[0]), Path(argv[1])
+    # No cyclic garbage collection: decoded contacts hold no cycles, and each collection
+    # would walk the chunk's hundreds of thousands of objects again (~7% of the work).
+    gc.disable()
     try:
         reply: list[Any] = ["ok", _write(directory, out)]
     except FixtureError as exc:
