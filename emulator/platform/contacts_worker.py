@@ -91,6 +91,13 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _path() -> str:
+    """The worker imports this very package, wherever it comes from (`-P`: not from the
+    current directory)."""
+    here = str(Path(__file__).resolve().parents[2])
+    return os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
+
+
 class ContactsWorker:
     """The server's handle on one worker: `result` (the contact ids), `copy_into` a
     connection; `close` ends it (killed if still running) and removes its file."""
@@ -123,9 +130,9 @@ class ContactsWorker:
                 stdout=subprocess.PIPE,
                 # glibc: buffers of 128 KiB and more mapped on their own and given back when
                 # freed (the file's blocks), not kept in a growing heap: a smaller peak RSS.
-                env={**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072"},
+                env={**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072", "PYTHONPATH": _path()},
             )
-        except OSError:
+        except (OSError, ValueError, TypeError):  # no interpreter to run (embedded)
             return None
         return cls(proc, path)
 
