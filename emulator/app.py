@@ -35,7 +35,7 @@ from emulator.fixtures.models import FixtureSet
 from emulator.http import json_response
 from emulator.openapi import build_document
 from emulator.operations import Busy
-from emulator.platform.seed import seed as seed_platform
+from emulator.platform.seed import MemberHistories, seed_contacts, seed_records
 from emulator.public_api.context import ApiContext
 from emulator.public_api.routes import routes as public_routes
 from emulator.server import server_opener
@@ -47,7 +47,7 @@ from emulator.simulation.crm_health import HealthChecker
 from emulator.simulation.dispatch import DeliveryListener
 from emulator.simulation.engine import Simulation
 from emulator.simulation.seed import seed as seed_simulation
-from emulator.state import Emulator
+from emulator.state import Emulator, Seeding
 from emulator.verify.runs import VerifyRuns
 
 log = logging.getLogger(__name__)
@@ -92,9 +92,13 @@ async def undecodable(request: Request, exc: Exception) -> Response:
 
 def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = None) -> Starlette:
     """The whole emulator; `fixtures` skips re-reading a directory the caller already loaded."""
+    histories = MemberHistories()
     emulator = Emulator(
         settings or Settings(),
-        seeders=[seed_platform, seed_simulation, seed_crm],
+        seeders=Seeding(
+            before=[seed_records, histories.prepare, seed_crm],
+            after=[seed_contacts, histories.write, seed_simulation],
+        ),
         fixtures=fixtures,
     )
 

@@ -13,10 +13,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from emulator import heap
 from emulator.clock import Clock, wall_now
 from emulator.fixtures.image_cache import ImageCache, fixture_digest
 from emulator.fixtures.loader import (
+    AnyContact,
     ContactStream,
+    FixtureError,
     check_fixtures,
     decode_fixture_dir,
     load_fixture_dir,
@@ -24,6 +27,7 @@ from emulator.fixtures.loader import (
 from emulator.fixtures.models import FixtureSet
 from emulator.operations import Operations
 from emulator.platform.bulk import contact_rows, write_contact_rows
+from emulator.platform.contacts_worker import ContactsWorker
 from emulator.settings import Settings
 from emulator.store.db import Indexes, Store, bulk_load, open_sync, write_meta
 from emulator.wire import now_iso, parse_iso
@@ -31,6 +35,24 @@ from emulator.wire import now_iso, parse_iso
 log = logging.getLogger(__name__)
 
 Seeder = Callable[[sqlite3.Connection, FixtureSet], None]
+
+
+@dataclass(frozen=True)
+class Seeding:
+    """The seeders in two phases: `before` neither reads nor writes contacts or their
+    campaign memberships, `after` runs once the memberships are in but reads no contact (a
+    cold `emulator serve` runs both while another process writes the contacts); `after`
+    also writes the fixtures' own contacts, if any (a list of seeders given alone is all
+    `after`)."""
+
+    before: list[Seeder]
+    after: list[Seeder]
+
+
+# Fills a seed image with streamed contacts and runs the seeders (before, after) it is given.
+ContactsPhase = Callable[
+    [sqlite3.Connection, Indexes, Callable[[], None], Callable[[], None]], None
+]
 
 
 @contextlib.contextmanager
@@ -68,10 +90,13 @@ class Emulator:
     """Owns the store; `reset` puts it back to the loaded fixtures in one backup copy."""
 
     def __init__(
-        self, settings: Settings, seeders: list[Seeder], fixtures: FixtureSet | None = None
+        self,
+        settings: Settings,
+        seeders: list[Seeder] | Seeding,
+        fixtures: FixtureSet | None = None,
     ) -> None:
         self.settings = settings
-        self.seeders = seeders
+        self.seeding = seeders if isinstance(seeders, Seeding) else Seeding([], list(seeders))
         # One clock object for the app's life: reset rewinds it, never replaces it.
         self.clock = Clock(speed=settings.clockSpeed)
         self.fixtures_dir = str(Path(settings.fixtures).resolve())
@@ -127,47 +152,103 @@ class Emulator:
             self.store = None
         self._pristine = None
 
-    def build_image(self, digest_of: Callable[[], str | None] | None = None) -> Path | None:
+    def build_image(
+        self,
+        digest_of: Callable[[], str | None] | None = None,
+        worker: ContactsWorker | None = None,
+    ) -> Path | None:
         """Before serving (the command line): the cached image of the fixtures, seeded now if
         there is none yet, validating and seeding file by file with contacts in chunks so
         that no start holds every decoded record. None: no seed cache, or the directory is
         not cacheable. Raises FixtureError (and keeps no image). `digest_of` answers the
-        directory's digest when it was computed beforehand (a DigestThread's result)."""
-        if self._images is None:
-            return None
-        digest = self._digest() if digest_of is None else digest_of()
-        if digest is None:
-            return None
-        found = self._images.find(digest)
-        if found is not None:
-            self._prepared = (digest, found)
-            return found
-        with _gc_paused():
-            return self._seed_image(self._images, digest)
+        directory's digest when it was computed beforehand (a DigestThread's result);
+        `worker`, spawned for this directory, writes the contacts meanwhile (closed here)."""
+        try:
+            if self._images is None:
+                return None
+            digest = self._digest() if digest_of is None else digest_of()
+            if digest is None:
+                return None
+            found = self._images.find(digest)
+            if found is not None:
+                self._prepared = (digest, found)
+                return found
+            with _gc_paused():
+                return self._seed_image(self._images, digest, worker)
+        finally:
+            if worker is not None:
+                worker.close()
+            heap.trim()  # the decoded fixtures' memory, before the image comes into memory
 
-    def _seed_image(self, images: ImageCache, digest: str) -> Path | None:
-        # The biggest files one after the other: contacts (in chunks) first, then the
-        # files that only refer to them, so their decoded records are never alive together.
+    def _seed_image(
+        self, images: ImageCache, digest: str, worker: ContactsWorker | None
+    ) -> Path | None:
+        # The biggest files one after the other: contacts (in chunks), then the files that
+        # only refer to them, so their decoded records are never alive together.
         later = ("conversations.json", "crm.json")
         fixtures = decode_fixture_dir(self.fixtures_dir, skip=(ContactStream.name, *later))
-        contacts = ContactStream(
-            self.fixtures_dir,
-            {c.id for c in fixtures.companies},
-            {c.id for c in fixtures.campaigns},
-        )
 
-        def contacts_first(conn: sqlite3.Connection, indexes: Indexes) -> None:
-            for rows, members in contacts.mapped(contact_rows):  # made on the other core
-                write_contact_rows(conn, rows, members)
+        def rest() -> None:
+            more = decode_fixture_dir(self.fixtures_dir, only=later)
+            fixtures.conversations, fixtures.crm = more.conversations, more.crm
+
+        def in_process(
+            conn: sqlite3.Connection,
+            indexes: Indexes,
+            before: Callable[[], None],
+            after: Callable[[], None],
+        ) -> None:
+            contacts = ContactStream(
+                self.fixtures_dir,
+                {c.id for c in fixtures.companies},
+                {c.id for c in fixtures.campaigns},
+            )
+            for chunk in contacts.chunks():
+                write_contact_rows(conn, *contact_rows(chunk))
             indexes.build_later("contacts")  # on the other core, while the rest decodes
-            rest = decode_fixture_dir(self.fixtures_dir, only=later)
-            fixtures.conversations, fixtures.crm = rest.conversations, rest.crm
-            check_fixtures(fixtures, contacts)  # the other files' references to contacts
+            rest()
+            check_fixtures(fixtures, contacts.ids)  # the other files' references to contacts
             indexes.wait()
+            before()
+            after()
+
+        def in_worker(
+            conn: sqlite3.Connection,
+            indexes: Indexes,
+            before: Callable[[], None],
+            after: Callable[[], None],
+        ) -> None:
+            assert worker is not None
+            # While the worker writes contacts: the other files, checked with every contact
+            # reference noted, and every other table. An error here comes after any of the
+            # worker's (contacts came first: their errors were met first).
+            try:
+                rest()
+                asked = AnyContact()
+                try:
+                    check_fixtures(fixtures, asked)
+                except FixtureError:
+                    check_fixtures(fixtures, worker.result())  # the first error in file order
+                    raise
+                before()
+                contacts = ContactStream(self.fixtures_dir, set(), set())
+                for members in contacts.memberships():  # from the same file
+                    write_contact_rows(conn, [], members)
+                after()
+            except Exception:
+                worker.result()
+                raise
+            indexes.build_except(("contacts",))  # while the worker may still run
+            ids = worker.result()
+            if asked.missing(ids):
+                check_fixtures(fixtures, ids)  # names the first reference to no contact
+            indexes.build_except(())  # on the empty table: the copy brings their entries
+            worker.copy_into(conn)
 
         self.fixtures = fixtures
+        contacts_phase = in_process if worker is None else in_worker
         try:
-            built = images.build(digest, lambda conn: self._seed_into(conn, contacts_first))
+            built = images.build(digest, lambda conn: self._seed_into(conn, contacts_phase))
             self._prepared = (digest, built)
             return built
         except (OSError, sqlite3.Error) as exc:  # an unwritable or full cache: seed in memory
@@ -176,21 +257,29 @@ class Emulator:
         finally:
             self.fixtures = None
 
-    def _seed_into(
-        self,
-        conn: sqlite3.Connection,
-        first: Callable[[sqlite3.Connection, Indexes], None] | None = None,
-    ) -> None:
+    def _seed_into(self, conn: sqlite3.Connection, contacts: ContactsPhase | None = None) -> None:
+        """Every seeder into `conn`; with `contacts`, the fixtures' contacts are streamed (not
+        in `self.fixtures`) and `contacts` writes them and runs the seeders."""
         fixtures = self.fixtures
         assert fixtures is not None
         if fixtures.clockStart is None:  # the clock's start (on reset: the same as before)
             fixtures.clockStart = now_iso(self.clock.start)  # seeders date records from it
 
-        def fill(conn: sqlite3.Connection, indexes: Indexes) -> None:
-            if first is not None:
-                first(conn, indexes)
-            for seeder in self.seeders:
+        def run(seeders: list[Seeder]) -> None:
+            for seeder in seeders:
                 seeder(conn, fixtures)
+
+        def fill(conn: sqlite3.Connection, indexes: Indexes) -> None:
+            if contacts is None:
+                run(self.seeding.before)
+                run(self.seeding.after)
+            else:
+                contacts(
+                    conn,
+                    indexes,
+                    lambda: run(self.seeding.before),
+                    lambda: run(self.seeding.after),
+                )
 
         bulk_load(conn, fill)
         conn.execute(

@@ -9,8 +9,14 @@ import sys
 from pathlib import Path
 
 from emulator.clock import parse_clock
-from emulator.fixtures.image_cache import DigestThread, default_cache_dir, image_counts
+from emulator.fixtures.image_cache import (
+    DigestThread,
+    ImageCache,
+    default_cache_dir,
+    image_counts,
+)
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
+from emulator.platform.contacts_worker import ContactsWorker
 from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
 from emulator.settings import RateLimit, Settings
 
@@ -148,8 +154,28 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
+    # A cold start's contacts are written by another process, started before the server's
+    # modules import (its memory is its own, not a copy of the server's); stopped as soon as
+    # the hash of the files finds their image (or says they are not cached).
+    worker = None if args.no_seed_cache else ContactsWorker.spawn(args.fixtures, args.seed_cache)
+    try:
+        return _serve_with(sock, args, worker)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _serve_with(
+    sock: socket.socket, args: argparse.Namespace, worker: ContactsWorker | None
+) -> int:
+    def stop_if_unneeded(digest: str | None) -> None:
+        if worker is not None and (
+            digest is None or ImageCache(args.seed_cache).find(digest) is not None
+        ):
+            worker.stop()
+
     # The fixture files are hashed (the seed cache's key) while the server's modules import.
-    digest = None if args.no_seed_cache else DigestThread(args.fixtures)
+    digest = None if args.no_seed_cache else DigestThread(args.fixtures, then=stop_if_unneeded)
     from emulator.app import create_app  # the whole server: other commands start without it
 
     settings = Settings(
@@ -169,7 +195,9 @@ def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
     try:
         # With a seed cache the fixtures are validated while an image is seeded (or were,
         # when the image of the same files exists): the app starts from the image.
-        image = app.state.services.emulator.build_image(None if digest is None else digest.result)
+        image = app.state.services.emulator.build_image(
+            None if digest is None else digest.result, worker
+        )
         fixtures = None if image is not None else load_fixture_dir(args.fixtures)
     except FixtureError as exc:
         return _fail(f"fixture error: {exc}")

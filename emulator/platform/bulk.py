@@ -87,8 +87,7 @@ def write_contact_rows(
 
 
 def contact_rows(contacts: list[m.Contact]) -> tuple[Rows, Rows]:
-    """The contacts' rows and their campaign memberships' (no I/O: a forked process makes
-    them while the seeding writes the chunk before)."""
+    """The contacts' rows and their campaign memberships' (no I/O)."""
     return (
         [
             (

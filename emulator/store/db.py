@@ -10,7 +10,6 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -18,6 +17,7 @@ import aiosqlite
 
 from emulator.store import contact_changes, table_changes
 from emulator.store.contact_changes import ALL, ChangeLog
+from emulator.store.ddl import schema_sql
 
 T = TypeVar("T")
 
@@ -31,13 +31,6 @@ def _null(value: None) -> None:
 # start of 100,000 contacts binds ~900,000). A registered adapter is one dict lookup; None
 # still binds as NULL.
 sqlite3.register_adapter(type(None), _null)
-
-
-def schema_sql() -> str:
-    """Every schema file of every area, in name order."""
-    folder = resources.files("emulator.store") / "schema"
-    files = sorted((f for f in folder.iterdir() if f.name.endswith(".sql")), key=lambda f: f.name)
-    return "\n".join(f.read_text() for f in files)
 
 
 def open_sync(path: str | Path | None) -> sqlite3.Connection:
@@ -92,6 +85,14 @@ class Indexes:
         if self._error is not None:
             error, self._error = self._error, None
             raise error
+
+    def build_except(self, tables: tuple[str, ...]) -> None:
+        """Build now the indexes of every table but `tables` (those still to be written)."""
+        self.wait()
+        for _, on, sql in self._pending:
+            if on not in tables:
+                self._conn.execute(sql)
+        self._pending = [index for index in self._pending if index[1] in tables]
 
     def build_rest(self) -> None:
         self.wait()

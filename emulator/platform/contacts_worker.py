@@ -1,0 +1,181 @@
+"""contacts.json turned into SQLite rows by another process, while the server seeds the rest.
+
+`emulator serve` spawns the worker (`python -m emulator.platform.contacts_worker DIR FILE`)
+before importing the server, so the worker holds its own small working set (the interpreter,
+msgspec and the fixture models, a block of the file, a chunk of contacts), not a copy of the
+server's pages. It starts at once (the server stops it if it finds an image of these files),
+decodes and checks contacts.json chunk by chunk (`ContactStream`: same messages as the whole
+loader), writes the contacts into FILE (a scratch SQLite database of the same schema) and
+builds their indexes there, and answers one MessagePack value on stdout: `["ok", ids]`, or
+`[error class name, message]`. The server meanwhile seeds every other table (the campaign
+memberships too, from the same file), then copies the contacts in with one
+`INSERT ... SELECT`, which copies their indexes as they are (`copy_into`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from emulator.fixtures.loader import ContactStream, FixtureError
+from emulator.platform.bulk import contact_rows, write_contact_rows
+from emulator.store.ddl import schema_sql
+
+# Below this size of contacts.json (~6,000 contacts) the server writes them sooner itself.
+_WORTH_IT = 4 << 20
+
+
+class _Id(msgspec.Struct):
+    id: int
+
+
+def _ids(directory: Path, name: str) -> set[int]:
+    """The ids of a fixture file's records (the server decodes and checks it whole; should it
+    fail, its own message stops the start before this process is asked anything)."""
+    path = directory / name
+    if not path.exists():
+        return set()
+    return {r.id for r in msgspec.json.decode(path.read_bytes(), type=list[_Id])}
+
+
+def _write(directory: Path, out: Path) -> list[int]:
+    """Contacts of `directory` into the database file `out`; their ids, sorted."""
+    stream = ContactStream(
+        directory, _ids(directory, "companies.json"), _ids(directory, "campaigns.json")
+    )
+    conn = sqlite3.connect(out, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=OFF")  # a scratch file: thrown away on failure
+        conn.execute("PRAGMA synchronous=OFF")
+        conn.executescript(schema_sql())
+        indexes = conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'contacts'"
+            " AND sql IS NOT NULL"
+        ).fetchall()
+        for name, _ in indexes:
+            conn.execute(f'DROP INDEX "{name}"')
+        conn.execute("BEGIN")
+        for chunk in stream.chunks():
+            rows, _ = contact_rows(chunk)
+            write_contact_rows(conn, rows, [])
+        for _, sql in indexes:  # built after the rows: 2x faster
+            conn.execute(sql)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    return sorted(stream.ids)
+
+
+def main(argv: list[str]) -> int:
+    directory, out = Path(argv[0]), Path(argv[1])
+    # No cyclic garbage collection: decoded contacts hold no cycles, and each collection
+    # would walk the chunk's hundreds of thousands of objects again (~7% of the work).
+    gc.disable()
+    try:
+        reply: list[Any] = ["ok", _write(directory, out)]
+    except FixtureError as exc:
+        reply = [FixtureError.__name__, str(exc)]
+    except Exception as exc:  # every failure is answered: the server decides
+        reply = [type(exc).__name__, str(exc)]
+    sys.stdout.buffer.write(msgspec.msgpack.encode(reply))
+    sys.stdout.buffer.flush()
+    return 0
+
+
+def _path() -> str:
+    """The worker imports this very package, wherever it comes from (`-P`: not from the
+    current directory)."""
+    here = str(Path(__file__).resolve().parents[2])
+    return os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
+
+
+class ContactsWorker:
+    """The server's handle on one worker: `result` (the contact ids), `copy_into` a
+    connection; `close` ends it (killed if still running) and removes its file."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], path: Path) -> None:
+        self._proc, self.path = proc, path
+        self._ids: set[int] | None = None
+
+    @classmethod
+    def spawn(
+        cls, directory: str | Path, scratch: str | Path, min_bytes: int = _WORTH_IT
+    ) -> ContactsWorker | None:
+        """A worker for `directory`'s contacts writing into a file in `scratch` (the seed
+        cache's directory); None where contacts.json is absent or smaller than `min_bytes`,
+        or the worker cannot start."""
+        try:
+            if (Path(directory) / ContactStream.name).stat().st_size < min_bytes:
+                return None
+            Path(scratch).mkdir(parents=True, exist_ok=True)
+            fd, name = tempfile.mkstemp(prefix=".seeding-contacts-", suffix=".sqlite", dir=scratch)
+            os.close(fd)
+        except OSError:
+            return None
+        path = Path(name)
+        path.unlink()  # the worker creates it (an empty file would do as well)
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-P", "-m", __name__, str(directory), str(path)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                # glibc: buffers of 128 KiB and more mapped on their own and given back when
+                # freed (the file's blocks), not kept in a growing heap: a smaller peak RSS.
+                env={**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072", "PYTHONPATH": _path()},
+            )
+        except (OSError, ValueError, TypeError):  # no interpreter to run (embedded)
+            return None
+        return cls(proc, path)
+
+    def result(self) -> set[int]:
+        """The contacts' ids once the rows are written; raises the worker's FixtureError, or
+        OSError when it failed otherwise or ended without an answer."""
+        if self._ids is None:
+            assert self._proc.stdout is not None
+            data = self._proc.stdout.read()
+            code = self._proc.wait()
+            try:
+                kind, value = msgspec.msgpack.decode(data, type=tuple[str, Any])
+            except msgspec.DecodeError:
+                raise OSError(f"contacts worker ended without an answer (exit {code})") from None
+            if kind == FixtureError.__name__:
+                raise FixtureError(value)
+            if kind != "ok":
+                raise OSError(f"contacts worker failed: {kind}: {value}")
+            self._ids = set(value)
+        return self._ids
+
+    def copy_into(self, conn: sqlite3.Connection) -> None:
+        """Copy the worker's contacts into `conn`'s empty contacts table, whose indexes must
+        be the schema's (SQLite's transfer: records and index entries as they are, no
+        values decoded, no index sorted); inside the caller's transaction."""
+        self.result()
+        conn.execute("ATTACH DATABASE ? AS contacts_worker", (str(self.path),))
+        conn.execute("INSERT INTO main.contacts SELECT * FROM contacts_worker.contacts")
+
+    def stop(self) -> None:
+        """Kill it, unless it ended (from any thread; `close` reaps it)."""
+        with contextlib.suppress(OSError):
+            if self._proc.poll() is None:
+                self._proc.kill()
+
+    def close(self) -> None:
+        self.stop()
+        self._proc.wait()
+        if self._proc.stdout is not None:
+            with contextlib.suppress(OSError):
+                self._proc.stdout.close()
+        self.path.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
