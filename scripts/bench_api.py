@@ -129,8 +129,8 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 class TreeMemory:
     """Samples a process tree every 10 ms: the peak of its summed PSS (each page counted once,
     shared among the processes of the tree or not: what the machine gives it) and each
-    process's VmHWM (their sum is the peers harness's measure, which counts the pages a forked
-    child shares with its parent twice)."""
+    process's VmHWM (their sum is the peers harness's measure: the server's peak plus the
+    contacts worker's, even though the two peaks come at different times)."""
 
     def __init__(self, pid: int) -> None:
         self.pid, self.peak_pss_kb, self.hwm_kb = pid, 0, dict[int, int]()
@@ -367,8 +367,8 @@ def main() -> int:
         f" walk over {pages:,} pages [target <= 250 MB: {verdict(pss <= 250)}]"
     )
     print(
-        f"  peak RSS, harness      {hwm:8.1f} MB, sum of VmHWM over the process tree (a forked"
-        f" seeding child's shared pages twice) [target <= 250 MB: {verdict(hwm <= 250)}]"
+        f"  peak RSS, harness      {hwm:8.1f} MB, sum of VmHWM over the process tree (the"
+        f" server's and the contacts worker's peaks) [target <= 250 MB: {verdict(hwm <= 250)}]"
     )
     return 0
 
