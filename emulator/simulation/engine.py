@@ -195,18 +195,28 @@ class Simulation:
         )
         due: list[Due] = []
         due_members = batch.members
+        timelines = self._timelines
         for row in rows:
             plan = plans.get(row[0])
             if plan is None:  # a stopped campaign keeps its members' places
                 continue
-            member = Member(row, row[14])  # its next_ms None until an item after end_ms
+            member = Member(row, row[14])  # its next_at None until an item after end_ms
             member.first_name, member.company, member.profile_url = row[11], row[12], row[13]
             key = campaign, contact = row[0], row[1]
-            items, ats = self._timeline(plan, key, row[9], row[10])
+            cached = timelines.get(key)  # as _timeline, without a call per member
+            if (
+                cached is not None
+                and cached[1] == row[9]
+                and cached[2] == row[10]
+                and cached[0] == plan.fingerprint
+            ):
+                items, ats = cached[3], cached[4]
+            else:
+                items, ats = self._timeline(plan, key, row[9], row[10])
             for i in range(bisect_left(ats, row[8]), len(items)):  # from nextActionAt on
                 item = items[i]
                 if item[0] > end_ms:
-                    member.next_ms = item[0]
+                    member.next_at = ats[i]
                     break
                 due.append((item[0], campaign, contact, item[1], item, ats[i], member))
             due_members[key] = member
