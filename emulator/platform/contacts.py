@@ -31,10 +31,12 @@ def touch(conn: sqlite3.Connection, rows: Sequence[tuple[str, int]]) -> None:
     """(time, contact id), one row per contact: something happened to the contact then;
     updatedAt never goes back. One statement over a JSON array (a trigger watches contacts:
     one statement per row pays its start each time, ~6.5 instead of ~4 us a row; and a
-    thread running it takes the GIL back once, not once per row)."""
+    thread running it takes the GIL back once, not once per row). A JSON object keyed by id:
+    SQLite reads each key and value off json_each's row, where an array of pairs took two
+    `->>` extractions a row (~3.6 instead of ~4.5 us a row)."""
     if rows:
         conn.execute(
-            "UPDATE contacts SET updatedAt = max(updatedAt, t.value ->> 0) FROM json_each(?) t"
-            " WHERE contacts.id = t.value ->> 1",
-            (encode(rows).decode(),),
+            "UPDATE contacts SET updatedAt = max(updatedAt, t.value) FROM json_each(?) t"
+            " WHERE contacts.id = CAST(t.key AS INTEGER)",
+            (encode({contact: at for at, contact in rows}).decode(),),
         )

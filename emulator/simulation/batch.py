@@ -30,7 +30,7 @@ class Member:
         "contact_id",
         "engagement",
         "first_name",
-        "next_ms",
+        "next_at",
         "opens",
         "profile_url",
         "replies",
@@ -51,7 +51,7 @@ class Member:
             self.clicks,
             self.replies,
         ) = row[:8]
-        self.next_ms: int | None = None
+        self.next_at: str | None = None  # stored form of its next item's time, if any
         self.first_name: str | None = None
         self.company: str | None = None
         self.profile_url: str | None = None
@@ -72,7 +72,7 @@ class Member:
             self.opens,
             self.clicks,
             self.replies,
-            None if self.next_ms is None else iso(self.next_ms),
+            self.next_at,
             self.rowid,
         )
 

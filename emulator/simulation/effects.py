@@ -106,7 +106,7 @@ def reply(
     member.replies += 1
     member.engage(f"Message Replied ({number}/{max(plan.message_count, number)}) - {channel}")
     member.progress("Replied")
-    member.next_ms = None
+    member.next_at = None
     batch.event(
         member,
         at,
@@ -205,5 +205,5 @@ def create_task(batch: Batch, plan: Plan, member: Member, ms: int, at: str, step
 def finish(batch: Batch, plan: Plan, member: Member, at: str) -> None:
     member.step_index = len(plan.steps)
     member.progress("Finished")
-    member.next_ms = None
+    member.next_at = None
     batch.event(member, at, None, ev.SequenceFinished(finishedAt=at))

@@ -58,6 +58,10 @@ log = logging.getLogger(__name__)
 MAX_AHEAD_MS = 3650 * DAY_MS  # an injected event's `time`: beyond that a typo is likelier
 CHUNK_MS = 7 * DAY_MS  # one write per simulated week at most: other requests get a turn
 Listener = Callable[[datetime], Awaitable[None]]
+# The due query's rows: (campaignId, contactId, stepIndex, sequenceStatus, engagementStatus,
+# opens, clicks, replies, nextActionAt, anchorAt, firstStep, firstName, company name,
+# networkProfileUrl, rowid), as sqlite3 would answer them.
+_DUE_ROWS = msgspec.json.Decoder(list[tuple[Any, ...]])
 # (time, campaign, contact, order, item, its stored time, member): a due item, sorted
 Due = tuple[int, int, int, int, Item, str, Member]
 
@@ -172,30 +176,47 @@ class Simulation:
         batch = Batch(conn, known)
         # Members first (the nextActionAt index), campaign status checked here: a join on
         # campaigns lets SQLite walk every member of the active campaigns instead.
-        rows = conn.execute(
-            "SELECT m.campaignId, m.contactId, m.stepIndex, m.sequenceStatus, m.engagementStatus,"
-            " m.opens, m.clicks, m.replies, m.nextActionAt, s.anchorAt, s.firstStep,"
-            " c.firstName, co.name, c.networkProfileUrl, m.rowid"
-            " FROM campaign_members m"
-            " JOIN simulation_members s ON s.campaignId = m.campaignId AND s.contactId = m.contactId"
-            " LEFT JOIN contacts c ON c.id = m.contactId LEFT JOIN companies co ON co.id = c.companyId"
-            " WHERE m.nextActionAt IS NOT NULL AND m.nextActionAt <= ?",
-            (iso(end_ms),),
-        ).fetchall()
+        # One JSON array of the rows, decoded by msgspec: sqlite3 makes each of the 15 columns
+        # a Python object at ~0.2 us a value, ~20% more than SQLite's json_array plus msgspec.
+        rows = _DUE_ROWS.decode(
+            conn.execute(
+                "SELECT json_group_array(json_array(m.campaignId, m.contactId, m.stepIndex,"
+                " m.sequenceStatus, m.engagementStatus, m.opens, m.clicks, m.replies,"
+                " m.nextActionAt, s.anchorAt, s.firstStep, c.firstName, co.name,"
+                " c.networkProfileUrl, m.rowid))"
+                " FROM campaign_members m"
+                " JOIN simulation_members s ON s.campaignId = m.campaignId"
+                " AND s.contactId = m.contactId"
+                " LEFT JOIN contacts c ON c.id = m.contactId"
+                " LEFT JOIN companies co ON co.id = c.companyId"
+                " WHERE m.nextActionAt IS NOT NULL AND m.nextActionAt <= ?",
+                (iso(end_ms),),
+            ).fetchone()[0]
+        )
         due: list[Due] = []
         due_members = batch.members
+        timelines = self._timelines
         for row in rows:
             plan = plans.get(row[0])
             if plan is None:  # a stopped campaign keeps its members' places
                 continue
-            member = Member(row, row[14])  # its next_ms None until an item after end_ms
+            member = Member(row, row[14])  # its next_at None until an item after end_ms
             member.first_name, member.company, member.profile_url = row[11], row[12], row[13]
             key = campaign, contact = row[0], row[1]
-            items, ats = self._timeline(plan, key, row[9], row[10])
+            cached = timelines.get(key)  # as _timeline, without a call per member
+            if (
+                cached is not None
+                and cached[1] == row[9]
+                and cached[2] == row[10]
+                and cached[0] == plan.fingerprint
+            ):
+                items, ats = cached[3], cached[4]
+            else:
+                items, ats = self._timeline(plan, key, row[9], row[10])
             for i in range(bisect_left(ats, row[8]), len(items)):  # from nextActionAt on
                 item = items[i]
                 if item[0] > end_ms:
-                    member.next_ms = item[0]
+                    member.next_at = ats[i]
                     break
                 due.append((item[0], campaign, contact, item[1], item, ats[i], member))
             due_members[key] = member

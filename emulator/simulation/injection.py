@@ -56,7 +56,7 @@ def inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
             "contactId",
         )
     member = Member(row, row[12])
-    member.next_ms = parse_ms(row[8]) if row[8] else None
+    member.next_at = iso(parse_ms(row[8])) if row[8] else None
     member.first_name, member.company, member.profile_url = row[9], row[10], row[11]
     batch = Batch(conn)
     batch.members[(member.campaign_id, member.contact_id)] = member
