@@ -29,6 +29,11 @@ from typing import Any, cast
 import httpcore
 import httpx
 
+try:  # uvicorn[standard]'s parser; without it every lane is httpcore's
+    import httptools
+except ImportError:  # pragma: no cover
+    httptools = None  # type: ignore[assignment]
+
 FLUSH_AT = 64 * 1024  # gathered bytes beyond this go out at once (large bodies)
 _READ_ERRORS = (OSError, ssl.SSLError)
 
@@ -261,6 +266,172 @@ class Transport(httpx.AsyncHTTPTransport):
 _ONE = httpx.Limits(max_connections=1, max_keepalive_connections=1)
 
 
+class _Answer:
+    """httptools' callbacks: one response's reason, headers and body."""
+
+    def __init__(self) -> None:
+        self.reason = b""
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.body: list[bytes] = []
+        self.headers_done = False
+        self.done = False
+        self.keep_alive = False
+        self.parser: Any = None
+
+    def on_status(self, reason: bytes) -> None:
+        self.reason += reason
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        self.headers_done = True
+
+    def on_body(self, body: bytes) -> None:
+        self.body.append(body)
+
+    def on_message_complete(self) -> None:
+        self.done = True
+        self.keep_alive = self.parser.should_keep_alive()  # reset once the message is over
+
+    def framed(self) -> bool:
+        """Whether the body has a length or chunks (else it runs to the end of the stream)."""
+        return any(n.lower() in (b"content-length", b"transfer-encoding") for n, _ in self.headers)
+
+
+def _head(request: httpx.Request) -> bytes:
+    """The request line and headers as h11 writes them (Host first, then the rest in order)."""
+    raw = request.headers.raw
+    lines = [b"%s %s HTTP/1.1\r\n" % (request.method.encode(), request.url.raw_path)]
+    lines += [b"%s: %s\r\n" % (n, v) for n, v in raw if n.lower() == b"host"]
+    lines += [b"%s: %s\r\n" % (n, v) for n, v in raw if n.lower() != b"host"]
+    lines.append(b"\r\n")
+    return b"".join(lines)
+
+
+class Lane(httpx.AsyncBaseTransport):
+    """One keep-alive HTTP/1.1 connection as an httpx transport, for plain `http://`.
+
+    The CRM client sends one request at a time per lane, so the pool, h11's state machine and
+    httpcore's locks and stream layers (most of a call's CPU, py-spy) are not needed: the
+    request goes out in one write (head as h11 writes it, then the body) and httptools parses
+    the answer. Failures raise httpx's exceptions as its own transport maps httpcore's.
+    `https://` (and anything else) goes through `Transport` (httpcore) as before.
+    """
+
+    def __init__(self, ssl_context: ssl.SSLContext) -> None:
+        self._ssl_context = ssl_context
+        self._other: Transport | None = None
+        self._conn: tuple[asyncio.Transport, _Protocol] | None = None
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.scheme != "http" or httptools is None:
+            if self._other is None:
+                self._other = Transport(ssl_context=self._ssl_context, limits=_ONE)
+            return await self._other.handle_async_request(request)
+        timeouts = request.extensions.get("timeout", {})
+        body = await request.aread()
+        transport, protocol = await self._connection(request, timeouts.get("connect"))
+        close = request.headers.get("connection", "").lower() == "close"
+        try:
+            answer = await self._exchange(
+                transport, protocol, _head(request) + body, timeouts, close
+            )
+        except BaseException:
+            self._close()
+            raise
+        return answer
+
+    async def _connection(
+        self, request: httpx.Request, timeout: float | None
+    ) -> tuple[asyncio.Transport, _Protocol]:
+        conn = self._conn
+        if conn is not None:
+            transport, protocol = conn
+            # idle and the server closed it or wrote to it: not reusable (httpcore's check)
+            if not (protocol.buffer or protocol.eof or transport.is_closing()):
+                return conn
+            self._close()
+        url = request.url
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(timeout):
+                transport, protocol = await loop.create_connection(
+                    _Protocol, url.host, url.port or 80
+                )
+        except TimeoutError as exc:
+            raise httpx.ConnectTimeout(str(exc) or "connect timed out", request=request) from exc
+        except OSError as exc:
+            raise httpx.ConnectError(str(exc) or type(exc).__name__, request=request) from exc
+        self._conn = (cast(asyncio.Transport, transport), protocol)
+        return self._conn
+
+    async def _exchange(
+        self,
+        transport: asyncio.Transport,
+        protocol: _Protocol,
+        data: bytes,
+        timeouts: dict[str, float | None],
+        close: bool,
+    ) -> httpx.Response:
+        if transport.is_closing():
+            raise httpx.WriteError(str(protocol.error or "connection closed"))
+        transport.write(data)
+        if protocol.drained is not None:
+            await _wait(protocol.drained, timeouts.get("write"), httpx.WriteTimeout)
+        answer = _Answer()
+        parser = answer.parser = httptools.HttpResponseParser(answer)
+        read_timeout = timeouts.get("read")
+        started = False
+        while not answer.done:
+            if not protocol.buffer and not protocol.eof:
+                protocol.waiter = asyncio.get_running_loop().create_future()
+                try:
+                    await _wait(protocol.waiter, read_timeout, httpx.ReadTimeout)
+                finally:
+                    protocol.waiter = None
+            if protocol.buffer:
+                chunk = bytes(protocol.buffer)
+                protocol.buffer.clear()
+                started = True
+                try:
+                    parser.feed_data(chunk)
+                except httptools.HttpParserError as exc:
+                    raise httpx.RemoteProtocolError(str(exc)) from exc
+                continue
+            if protocol.error is not None:
+                raise httpx.ReadError(str(protocol.error) or type(protocol.error).__name__)
+            if not started:
+                raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+            if answer.headers_done and not answer.framed():
+                answer.done = True  # a body that ends with the stream
+                break
+            raise httpx.RemoteProtocolError(
+                "peer closed connection without sending complete message body"
+            )
+        if protocol.buffer or protocol.eof or not answer.keep_alive or close:
+            self._close()
+        return httpx.Response(
+            parser.get_status_code(),
+            headers=answer.headers,
+            stream=httpx.ByteStream(b"".join(answer.body)),
+            extensions={
+                "http_version": b"HTTP/" + parser.get_http_version().encode(),
+                "reason_phrase": answer.reason,
+            },
+        )
+
+    def _close(self) -> None:
+        if self._conn is not None:
+            self._conn[0].close()
+            self._conn = None
+
+    async def aclose(self) -> None:
+        self._close()
+        if self._other is not None:
+            await self._other.aclose()
+
+
 class Lanes:
     """Keep-alive connections to one server, each an httpx transport of ONE connection,
     handed out one request at a time.
@@ -277,18 +448,18 @@ class Lanes:
         self._ssl_context = ssl_context
         self._max = max(1, max_lanes)
         self._pool_timeout = pool_timeout
-        self._idle: list[Transport] = []
-        self._lanes: list[Transport] = []  # every lane opened, closed by aclose
-        self._waiters: collections.deque[asyncio.Future[Transport]] = collections.deque()
+        self._idle: list[Lane] = []
+        self._lanes: list[Lane] = []  # every lane opened, closed by aclose
+        self._waiters: collections.deque[asyncio.Future[Lane]] = collections.deque()
 
-    async def take(self) -> Transport:
+    async def take(self) -> Lane:
         if self._idle:
             return self._idle.pop()
         if len(self._lanes) < self._max:
-            lane = Transport(ssl_context=self._ssl_context, limits=_ONE)
+            lane = Lane(self._ssl_context)
             self._lanes.append(lane)
             return lane
-        waiter: asyncio.Future[Transport] = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[Lane] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
         try:
             async with asyncio.timeout(self._pool_timeout):
@@ -300,7 +471,7 @@ class Lanes:
                 self.give(waiter.result())  # handed over as this caller gave up: pass it on
             raise
 
-    def give(self, lane: Transport) -> None:
+    def give(self, lane: Lane) -> None:
         """Back from a finished exchange (its response read and closed)."""
         while self._waiters:
             waiter = self._waiters.popleft()

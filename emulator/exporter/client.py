@@ -138,6 +138,11 @@ def _unverified_tls() -> ssl.SSLContext:
     return httpx.create_ssl_context(verify=False)
 
 
+def transport_tls(tls: ssl.SSLContext | bool) -> ssl.SSLContext:
+    """The context a transport takes for what `tls_verify` answered (False: unverified)."""
+    return tls if isinstance(tls, ssl.SSLContext) else _unverified_tls()
+
+
 @functools.cache
 def client_headers() -> httpx.Headers:
     """The headers an `httpx.AsyncClient` adds to every request (Accept, User-Agent...)."""
@@ -194,7 +199,7 @@ class CrmClient:
             )
         elif transport is None:
             self._lanes = Lanes(
-                tls if isinstance(tls, ssl.SSLContext) else _unverified_tls(),
+                transport_tls(tls),
                 max_connections,
                 pool_timeout=timeout,
             )

@@ -62,9 +62,17 @@ class Exporter(RunContext):
                 await probes.users(self)
             else:
                 self.owner_enabled = self.report.ownerSelection = owner_selection
-            await activities.run(self, contacts)
-            await tasks.run(self, contacts)
-            await engagement.run(self, contacts, companies)
+            # the engagement reads overlap the activities' and tasks' calls (the CRM's side)
+            ahead = engagement.prefetch(self, contacts, companies)
+            try:
+                await activities.run(self, contacts)
+                await tasks.run(self, contacts)
+                await engagement.run(self, contacts, companies, ahead)
+            finally:
+                if ahead is not None:  # a push stopped early reads no more
+                    ahead.cancel()
+                    if ahead.done() and not ahead.cancelled():
+                        ahead.exception()  # retrieved: the phase that needed it stopped first
 
         return await self._session(sequence)
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import urllib.request
 from datetime import datetime, timedelta
 
 import httpx
 
-from emulator.exporter.client import tls_verify
+from emulator.asyncio_net import Lane
+from emulator.exporter.client import client_headers, tls_verify, transport_tls
 from emulator.fixtures.models import CrmConnection
 from emulator.platform import connection as platform_connection
 from emulator.simulation.outbound import TIMEOUT_SECONDS, Outcome, call
@@ -133,12 +135,16 @@ async def probe(
     api_key: str,
     header: str,
     *,
-    client: httpx.AsyncClient | None = None,
+    client: httpx.AsyncClient | httpx.AsyncBaseTransport | None = None,
     users: bool = True,
     timeout: float = TIMEOUT_SECONDS,
 ) -> tuple[Outcome, str, Outcome | None]:
-    """GET {base}/health, then GET {base}/users when asked: (health, its message, users)."""
-    headers = {header: api_key, "Accept": "application/json"}
+    """GET {base}/health, then GET {base}/users when asked: (health, its message, users).
+    Through a bare transport, the requests carry the headers an `httpx.AsyncClient` adds."""
+    headers: dict[str, str] | httpx.Headers = {header: api_key, "Accept": "application/json"}
+    if isinstance(client, httpx.AsyncBaseTransport):
+        headers = httpx.Headers(client_headers())
+        headers.update({header: api_key, "Accept": "application/json"})
     target = base.rstrip("/") + "/health"
     health = await call("GET", target, headers=headers, client=client, timeout=timeout)
     users_outcome = None
@@ -175,8 +181,14 @@ class HealthChecker:
         base, transport = crm.base_url, crm.transport
         # as before: the CA file is not used here; an in-process CRM takes no TLS context
         # (building the first one costs ~30 ms)
-        verify = True if transport is not None else tls_verify(connection.verify, None)
-        async with httpx.AsyncClient(transport=transport, verify=verify) as client:
+        client: httpx.AsyncClient | httpx.AsyncBaseTransport
+        if transport is not None:
+            client = transport
+        elif urllib.request.getproxies():  # an httpx client routes by HTTP(S)_PROXY, NO_PROXY
+            client = httpx.AsyncClient(verify=tls_verify(connection.verify, None))
+        else:  # the CRM client's transport: a new httpx.AsyncClient cost ~3 ms an advance
+            client = Lane(transport_tls(tls_verify(connection.verify, None)))
+        try:
             health, message, users = await probe(
                 base,
                 connection.apiKey,
@@ -185,6 +197,8 @@ class HealthChecker:
                 timeout=PERIODIC_TIMEOUT_SECONDS,
                 users=ask_users,
             )
+        finally:
+            await client.aclose()
         verdict = None if users is None else users_verdict(base + "/users", users, at)
         state = next_health(previous, health, message, at, verdict, connection.crmUrl)
 
