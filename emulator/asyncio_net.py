@@ -15,6 +15,11 @@ documented extension point) with an asyncio protocol:
 
 Failures raise httpcore's own exceptions (ConnectError, ReadTimeout, ...), which httpx maps
 to its own as it does for its default layer.
+
+The CRM client's plain-`http://` connections go one step further (`Lane`, handed out by
+`Lanes`): one request at a time per connection needs no pool, state machine or locks, so a
+Lane writes the request as h11 would and parses the answer with httptools (uvicorn's parser),
+~0.1 ms of CPU a call instead of ~0.35 ms; `https://` goes through httpcore on this layer.
 """
 
 from __future__ import annotations
@@ -27,12 +32,8 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 import httpcore
+import httptools
 import httpx
-
-try:  # uvicorn[standard]'s parser; without it every lane is httpcore's
-    import httptools
-except ImportError:  # pragma: no cover
-    httptools = None  # type: ignore[assignment]
 
 FLUSH_AT = 64 * 1024  # gathered bytes beyond this go out at once (large bodies)
 _READ_ERRORS = (OSError, ssl.SSLError)
@@ -325,7 +326,7 @@ class Lane(httpx.AsyncBaseTransport):
         self._conn: tuple[asyncio.Transport, _Protocol] | None = None
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.url.scheme != "http" or httptools is None:
+        if request.url.scheme != "http":
             if self._other is None:
                 self._other = Transport(ssl_context=self._ssl_context, limits=_ONE)
             return await self._other.handle_async_request(request)
