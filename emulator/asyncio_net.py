@@ -68,6 +68,15 @@ class _Protocol(asyncio.Protocol):
         self._wake()
         self.resume_writing()
 
+    async def readable(self, timeout: float | None, error: type[Exception]) -> None:
+        """Until bytes or the end of the stream are there; `error` after `timeout` seconds."""
+        if not self.buffer and not self.eof:
+            self.waiter = asyncio.get_running_loop().create_future()
+            try:
+                await _wait(self.waiter, timeout, error)
+            finally:
+                self.waiter = None
+
     def pause_writing(self) -> None:
         if self.drained is None:
             self.drained = asyncio.get_running_loop().create_future()
@@ -110,12 +119,7 @@ class Stream(httpcore.AsyncNetworkStream):
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         await self._flush(timeout, httpcore.ReadError, httpcore.ReadTimeout)
         protocol = self._protocol
-        if not protocol.buffer and not protocol.eof:
-            protocol.waiter = asyncio.get_running_loop().create_future()
-            try:
-                await _wait(protocol.waiter, timeout, httpcore.ReadTimeout)
-            finally:
-                protocol.waiter = None
+        await protocol.readable(timeout, httpcore.ReadTimeout)
         if protocol.buffer:
             data = bytes(protocol.buffer[:max_bytes])
             del protocol.buffer[:max_bytes]
@@ -385,12 +389,7 @@ class Lane(httpx.AsyncBaseTransport):
         read_timeout = timeouts.get("read")
         started = False
         while not answer.done:
-            if not protocol.buffer and not protocol.eof:
-                protocol.waiter = asyncio.get_running_loop().create_future()
-                try:
-                    await _wait(protocol.waiter, read_timeout, httpx.ReadTimeout)
-                finally:
-                    protocol.waiter = None
+            await protocol.readable(read_timeout, httpx.ReadTimeout)
             if protocol.buffer:
                 chunk = bytes(protocol.buffer)
                 protocol.buffer.clear()
