@@ -28,7 +28,7 @@ import asyncio
 import collections
 import socket
 import ssl
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from typing import Any, cast
 
 import httpcore
@@ -209,18 +209,11 @@ class Backend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: SocketOptions | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        loop = asyncio.get_running_loop()
         local = None if local_address is None else (local_address, 0)
-        try:
-            async with asyncio.timeout(timeout):
-                transport, protocol = await loop.create_connection(
-                    _Protocol, host, port, local_addr=local
-                )
-        except TimeoutError as exc:
-            raise httpcore.ConnectTimeout(str(exc) or "connect timed out") from exc
-        except OSError as exc:
-            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        return _stream(transport, protocol, socket_options)
+        opening = asyncio.get_running_loop().create_connection(
+            _Protocol, host, port, local_addr=local
+        )
+        return _stream(*await _open(opening, timeout), socket_options)
 
     async def connect_unix_socket(
         self,
@@ -228,24 +221,30 @@ class Backend(httpcore.AsyncNetworkBackend):
         timeout: float | None = None,
         socket_options: SocketOptions | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        loop = asyncio.get_running_loop()
-        try:
-            async with asyncio.timeout(timeout):
-                transport, protocol = await loop.create_unix_connection(_Protocol, path)
-        except TimeoutError as exc:
-            raise httpcore.ConnectTimeout(str(exc) or "connect timed out") from exc
-        except OSError as exc:
-            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        return _stream(transport, protocol, socket_options)
+        opening = asyncio.get_running_loop().create_unix_connection(_Protocol, path)
+        return _stream(*await _open(opening, timeout), socket_options)
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
 
 
+async def _open(
+    opening: Awaitable[tuple[asyncio.BaseTransport, _Protocol]], timeout: float | None
+) -> tuple[asyncio.Transport, _Protocol]:
+    """A new connection, or httpcore's ConnectTimeout / ConnectError."""
+    try:
+        async with asyncio.timeout(timeout):
+            transport, protocol = await opening
+    except TimeoutError as exc:
+        raise httpcore.ConnectTimeout(str(exc) or "connect timed out") from exc
+    except OSError as exc:
+        raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
+    return cast(asyncio.Transport, transport), protocol  # uvloop's are not subclasses
+
+
 def _stream(
-    transport: asyncio.BaseTransport, protocol: _Protocol, options: SocketOptions | None
+    transport: asyncio.Transport, protocol: _Protocol, options: SocketOptions | None
 ) -> Stream:
-    transport = cast(asyncio.Transport, transport)  # uvloop's are not subclasses
     sock: socket.socket | None = transport.get_extra_info("socket")
     if sock is not None:
         for option in options or ():
@@ -358,17 +357,13 @@ class Lane(httpx.AsyncBaseTransport):
                 return conn
             self._close()
         url = request.url
-        loop = asyncio.get_running_loop()
+        opening = asyncio.get_running_loop().create_connection(_Protocol, url.host, url.port or 80)
         try:
-            async with asyncio.timeout(timeout):
-                transport, protocol = await loop.create_connection(
-                    _Protocol, url.host, url.port or 80
-                )
-        except TimeoutError as exc:
-            raise httpx.ConnectTimeout(str(exc) or "connect timed out", request=request) from exc
-        except OSError as exc:
-            raise httpx.ConnectError(str(exc) or type(exc).__name__, request=request) from exc
-        self._conn = (cast(asyncio.Transport, transport), protocol)
+            self._conn = await _open(opening, timeout)
+        except httpcore.ConnectTimeout as exc:  # as httpx's own transport maps them
+            raise httpx.ConnectTimeout(str(exc), request=request) from exc
+        except httpcore.ConnectError as exc:
+            raise httpx.ConnectError(str(exc), request=request) from exc
         return self._conn
 
     async def _exchange(
