@@ -8,8 +8,8 @@ receiver (scheme and host), so taking one is O(1) however many run at once. A la
 only when every lane of that receiver is busy, so the pass's own bound on concurrent
 attempts bounds them too.
 
-The lanes go through `asyncio_net` (httpcore's network layer on plain asyncio) and are used
-as transports, not through an `httpx.AsyncClient`: no cookie jar kept between deliveries, no
+The lanes are `asyncio_net.Lane`s, the CRM client's (plain HTTP parsed by httptools, https
+through httpcore on plain asyncio), used as transports, not through an `httpx.AsyncClient`: no cookie jar kept between deliveries, no
 redirect or auth machinery (a delivery follows no redirect either way). The request still
 carries the client's default headers (User-Agent, Accept-Encoding, Connection), so a
 receiver sees the same request as before. When the environment names a proxy, every POST goes
@@ -25,26 +25,21 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from emulator.asyncio_net import Transport
+from emulator.asyncio_net import Lane
 from emulator.exporter.client import client_headers, default_tls
 from emulator.simulation.outbound import Outcome, call
 
 MAX_IDLE = 64  # idle lanes kept across receivers; beyond it a returned lane is closed
 MAX_HEADER_SETS = 256  # merged header sets kept (one per subscription secret, or so)
-_ONE = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-
-
-def _lane() -> Transport:
-    return Transport(ssl_context=default_tls(), limits=_ONE)
 
 
 class Sender:
     """Posts the attempts of a pass; lanes are opened only when something is sent."""
 
     def __init__(self) -> None:
-        self._idle: dict[tuple[str, str], list[Transport]] = {}
+        self._idle: dict[tuple[str, str], list[Lane]] = {}
         self._idle_count = 0
-        self._lanes: list[Transport] = []  # every lane opened, closed on exit
+        self._lanes: list[Lane] = []  # every lane opened, closed on exit
         self._client: httpx.AsyncClient | None = None
         self._proxied = bool(urllib.request.getproxies())
         self._headers: dict[tuple[tuple[str, str], ...], httpx.Headers] = {}
@@ -72,7 +67,7 @@ class Sender:
             lane = idle.pop()
             self._idle_count -= 1
         else:
-            lane = _lane()
+            lane = Lane(default_tls())
             self._lanes.append(lane)
         try:
             return await call("POST", url, headers=self._merged(headers), content=body, client=lane)
