@@ -26,7 +26,7 @@ from typing import Any
 
 import msgspec
 
-from emulator.fixtures.loader import ContactStream, FixtureError
+from emulator.fixtures.loader import ContactStream, FixtureError, record_ids
 from emulator.platform.bulk import contact_rows, write_contact_rows
 from emulator.store.ddl import schema_sql
 
@@ -34,23 +34,12 @@ from emulator.store.ddl import schema_sql
 _WORTH_IT = 4 << 20
 
 
-class _Id(msgspec.Struct):
-    id: int
-
-
-def _ids(directory: Path, name: str) -> set[int]:
-    """The ids of a fixture file's records (the server decodes and checks it whole; should it
-    fail, its own message stops the start before this process is asked anything)."""
-    path = directory / name
-    if not path.exists():
-        return set()
-    return {r.id for r in msgspec.json.decode(path.read_bytes(), type=list[_Id])}
-
-
 def _write(directory: Path, out: Path) -> None:
     """Contacts of `directory` into the database file `out`."""
+    # the server decodes and checks those files whole: should one fail, its own message
+    # stops the start before this process is asked anything
     stream = ContactStream(
-        directory, _ids(directory, "companies.json"), _ids(directory, "campaigns.json")
+        directory, record_ids(directory, "companies.json"), record_ids(directory, "campaigns.json")
     )
     conn = sqlite3.connect(out, isolation_level=None)
     try:
