@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
 import trustme
 
 NO_CONTENT = b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n"
@@ -88,3 +89,10 @@ class Certificate:
         self.ca.cert_pem.write_to_path(self.ca_file)
         self.server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self.ca.issue_cert("127.0.0.1").configure_cert(self.server)
+
+
+def proxy_everything(monkeypatch: pytest.MonkeyPatch, proxy: str) -> None:
+    """Every plain-HTTP request of this test goes through `proxy` (HTTP_PROXY, no NO_PROXY)."""
+    monkeypatch.setenv("HTTP_PROXY", proxy)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)

@@ -15,7 +15,7 @@ import pytest
 
 from emulator.exporter.client import CrmClient, RetryPolicy, tls_verify
 from emulator.wire import encode
-from tests.raw_http import Certificate, Server, answer, raw_server
+from tests.raw_http import Certificate, Server, answer, proxy_everything, raw_server
 
 pytestmark = pytest.mark.anyio
 
@@ -100,9 +100,7 @@ async def test_a_proxy_in_the_environment_sends_through_an_httpx_client(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     async with crm() as (proxy, server):
-        monkeypatch.setenv("HTTP_PROXY", proxy.removesuffix("/crm"))
-        monkeypatch.delenv("NO_PROXY", raising=False)
-        monkeypatch.delenv("no_proxy", raising=False)
+        proxy_everything(monkeypatch, proxy.removesuffix("/crm"))
         async with CrmClient("http://crm.invalid/crm", "k") as client:
             assert (await client.call("GET", "/health")).status == 200
     assert server.requests[0][0].startswith(b"GET http://crm.invalid/crm/health HTTP/1.1")

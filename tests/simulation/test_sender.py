@@ -16,7 +16,14 @@ import pytest
 from emulator import asyncio_net
 from emulator.simulation import sender
 from emulator.simulation.outbound import call
-from tests.raw_http import NO_CONTENT, Certificate, Server, raw_server, read_request
+from tests.raw_http import (
+    NO_CONTENT,
+    Certificate,
+    Server,
+    proxy_everything,
+    raw_server,
+    read_request,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -140,9 +147,7 @@ async def test_a_proxy_in_the_environment_sends_through_a_client(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     async with raw_server() as (proxy, server):
-        monkeypatch.setenv("HTTP_PROXY", proxy.removesuffix("/hook"))
-        monkeypatch.delenv("NO_PROXY", raising=False)
-        monkeypatch.delenv("no_proxy", raising=False)
+        proxy_everything(monkeypatch, proxy.removesuffix("/hook"))
         async with sender.Sender() as posts:
             outcome = await posts.post("http://receiver.invalid/hook", {}, b"x")
     assert outcome.ok
