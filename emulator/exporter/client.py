@@ -13,7 +13,7 @@ import random
 import ssl
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, Self
@@ -144,9 +144,19 @@ def transport_tls(tls: ssl.SSLContext | bool) -> ssl.SSLContext:
 
 
 @functools.cache
-def client_headers() -> httpx.Headers:
-    """The headers an `httpx.AsyncClient` adds to every request (Accept, User-Agent...)."""
-    return httpx.AsyncClient(transport=httpx.AsyncBaseTransport(), trust_env=False).headers
+@functools.cache
+def _client_defaults() -> tuple[tuple[bytes, bytes], ...]:
+    return tuple(
+        httpx.AsyncClient(transport=httpx.AsyncBaseTransport(), trust_env=False).headers.raw
+    )
+
+
+def client_headers(headers: Mapping[str, str] | None = None) -> httpx.Headers:
+    """The headers an `httpx.AsyncClient` sends with a request: its own (Accept, User-Agent...)
+    updated by `headers`, merged as it merges them."""
+    merged = httpx.Headers(list(_client_defaults()))
+    merged.update(headers or {})
+    return merged
 
 
 class CrmClient:
@@ -203,9 +213,7 @@ class CrmClient:
                 max_connections,
                 pool_timeout=timeout,
             )
-        # What AsyncClient would merge into each request: its defaults updated by ours.
-        self._headers = httpx.Headers(client_headers())
-        self._headers.update(headers)
+        self._headers = client_headers(headers)
         self._base = httpx.URL(self.base_url + "/")  # AsyncClient's base_url ends in "/"
         self._extensions = {"timeout": httpx.Timeout(timeout).as_dict()}
         self._urls: dict[str, httpx.URL] = {}

@@ -143,8 +143,7 @@ async def probe(
     Through a bare transport, the requests carry the headers an `httpx.AsyncClient` adds."""
     headers: dict[str, str] | httpx.Headers = {header: api_key, "Accept": "application/json"}
     if isinstance(client, httpx.AsyncBaseTransport):
-        headers = httpx.Headers(client_headers())
-        headers.update({header: api_key, "Accept": "application/json"})
+        headers = client_headers(headers)
     target = base.rstrip("/") + "/health"
     health = await call("GET", target, headers=headers, client=client, timeout=timeout)
     users_outcome = None

@@ -51,8 +51,7 @@ class Sender:
         if merged is None:
             if len(self._headers) >= MAX_HEADER_SETS:
                 self._headers.clear()
-            merged = self._headers[key] = httpx.Headers(client_headers())
-            merged.update(headers)
+            merged = self._headers[key] = client_headers(headers)
         return merged
 
     async def post(self, url: str, headers: dict[str, str], body: bytes) -> Outcome:
