@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.processes import ROOT, emulator_process
+from tests.processes import ROOT, emulator_process, free_port
 
 pytest_plugins = ["pytester"]
 # Each run is a fresh interpreter, as a user's; hypothesis's plugin is left out only because
@@ -86,3 +86,21 @@ def test_options_url_fixtures_and_failures(pytester: pytest.Pytester, tmp_path: 
     )
     broken.assert_outcomes(errors=1)
     broken.stdout.fnmatch_lines(["*emulator serve exited 2*", "*contacts.json*"])
+
+
+def test_an_unreachable_emulator_url_stops_the_session_once(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_user="""
+        def test_one(emulator):
+            pass
+
+        def test_two(emulator):
+            pass
+    """
+    )
+    nobody = f"http://127.0.0.1:{free_port()}"
+    result = pytester.runpytest_subprocess(*QUIET, "--emulator-url", nobody)
+    assert result.ret == 3
+    said = [line for line in result.outlines if f"no emulator answers at {nobody}" in line]
+    assert len(said) == 1, result.outlines
+    assert not any("ConnectError" in line and "Traceback" in line for line in result.outlines)
