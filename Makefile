@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 SERVE_STAMP := $(VENV)/.installed-serve
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run test browser lint bench fixtures-large clean
+.PHONY: help venv run test browser lint docs bench fixtures-large clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -43,6 +43,10 @@ lint: $(STAMP) ## ruff check, ruff format --check and mypy, at the versions pinn
 	$(BIN)/ruff check emulator tests scripts
 	$(BIN)/ruff format --check emulator tests scripts
 	$(BIN)/mypy emulator
+
+docs: $(SERVE_STAMP) ## build the documentation site into build/site (strict: a broken link fails)
+	$(BIN)/pip install -q -e '.[docs]'
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 bench: $(STAMP) ## run the benchmarks (not part of make test)
 	$(BIN)/python scripts/bench_api.py

@@ -1,4 +1,4 @@
-"""The pytest plugin `emulator.testing`: a user's suite, run by pytester, exactly as the README shows."""
+"""The pytest plugin `emulator.testing`: a user's suite, run by pytester, exactly as the docs show."""
 
 from __future__ import annotations
 
@@ -18,11 +18,10 @@ QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
 
 
 def readme_example() -> str:
-    """The Python example of the README's "Use it in your tests" section."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Use it in your tests", 1)[1].split("\n## ", 1)[0]
-    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert match is not None, "the README section lost its example"
+    """The Python example of the pytest plugin's page (docs/pytest-plugin.md)."""
+    text = (ROOT / "docs" / "pytest-plugin.md").read_text()
+    match = re.search(r"```python\n(.*?)```", text, re.DOTALL)
+    assert match is not None, "docs/pytest-plugin.md lost its example"
     return match.group(1)
 
 
