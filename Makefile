@@ -3,6 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PORT ?= 8400
 SERVE_STAMP := $(VENV)/.installed-serve
 
 .DEFAULT_GOAL := help
@@ -25,8 +26,8 @@ $(STAMP): $(SERVE_STAMP)
 
 venv: $(STAMP) ## create the virtual environment and install the package with its test extras
 
-run: $(SERVE_STAMP) ## serve on 127.0.0.1:8400 with the default fixtures (installs what serving needs)
-	$(BIN)/emulator serve
+run: $(SERVE_STAMP) ## serve on 127.0.0.1:8400 (make run PORT=N for another) with the default fixtures (installs what serving needs)
+	$(BIN)/emulator serve --port $(PORT)
 
 test: $(STAMP) browser ## run the whole test suite
 	$(BIN)/pytest
