@@ -223,6 +223,17 @@ def _fixtures(config: pytest.Config) -> str | None:
     return str(Path(config.rootpath, ini).resolve()) if ini else None
 
 
+def _reachable_or_exit(url: str) -> None:
+    """Stop the whole session with one line when nothing answers at --emulator-url: otherwise
+    every test errors with the same connection traceback."""
+    import httpx  # deferred, as above
+
+    try:
+        httpx.get(f"{url.rstrip('/')}/_emulator/health", timeout=5)
+    except httpx.TransportError as exc:
+        pytest.exit(f"no emulator answers at {url} (--emulator-url / EMULATOR_URL): {exc}", 3)
+
+
 @pytest.fixture(scope="session")
 def emulator_server(pytestconfig: pytest.Config) -> Iterator[EmulatorServer]:
     """A running emulator for the whole session: started here unless --emulator-url is given."""
@@ -233,6 +244,7 @@ def emulator_server(pytestconfig: pytest.Config) -> Iterator[EmulatorServer]:
         or None
     )
     if url:
+        _reachable_or_exit(url)
         yield EmulatorServer(url, token=token)
         return
     args = shlex.split(pytestconfig.getoption("emulator_serve_args") or "")

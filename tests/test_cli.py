@@ -51,8 +51,10 @@ def test_serve_prints_where_it_listens() -> None:
 
 def serve_refused(fixtures: Path) -> subprocess.CompletedProcess[str]:
     """`emulator serve --fixtures` that must stop at start-up: exit status 2."""
+    # a free port of its own: the refusal must not depend on 8400 being free
+    port = str(free_port())
     result = subprocess.run(
-        [sys.executable, "-m", "emulator", "serve", "--fixtures", str(fixtures)],
+        [sys.executable, "-m", "emulator", "serve", "--port", port, "--fixtures", str(fixtures)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -86,7 +88,16 @@ def test_a_fixture_file_linking_to_nothing_stops_start_up(tmp_path: Path) -> Non
 
 def test_bad_rate_limit_flag_is_a_usage_error() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "emulator", "serve", "--rate-limit", "sometimes"],
+        [
+            sys.executable,
+            "-m",
+            "emulator",
+            "serve",
+            "--port",
+            str(free_port()),
+            "--rate-limit",
+            "sometimes",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -59,3 +59,18 @@ def test_wait_answers_once_the_server_is_up_and_fails_clearly_when_none_is() -> 
     done = _emulator("wait", "--url", nobody, "--timeout", "0.5")
     assert done.returncode == 1
     assert "not ready after 0.5 s" in done.stderr and "Connection refused" in done.stderr
+
+
+def test_a_mistyped_flag_shows_the_usage_of_its_own_subcommand() -> None:
+    for name, command in _subcommands().items():
+        # a value for each required argument, so that the unknown flag is the only error
+        required = [
+            part
+            for a in command._actions
+            if a.required
+            for part in ([a.option_strings[0], "x"] if a.option_strings else ["x"])
+        ]
+        done = _emulator(name, *required, "--no-such-flag")
+        assert done.returncode == 2, name
+        assert done.stderr.startswith(f"usage: emulator {name} "), (name, done.stderr)
+        assert "unrecognized arguments: --no-such-flag" in done.stderr, name

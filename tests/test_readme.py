@@ -1,4 +1,4 @@
-"""README examples that must work when pasted: the scenario anywhere, the pytest example's reset."""
+"""Documentation examples that must work when pasted: the scenario anywhere, the pytest example's reset."""
 
 from __future__ import annotations
 
@@ -28,16 +28,16 @@ def emulator(emulator_server):
 """
 
 
-def readme_block(section: str, language: str) -> str:
-    text = (ROOT / "README.md").read_text()
-    body = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
-    match = re.search(rf"```{language}\n(.*?)```", body, re.DOTALL)
-    assert match is not None, f"the README's {section} section lost its {language} example"
+def docs_block(page: str, language: str) -> str:
+    """The first `language` block of docs/`page`."""
+    text = (ROOT / "docs" / page).read_text()
+    match = re.search(rf"```{language}\n(.*?)```", text, re.DOTALL)
+    assert match is not None, f"docs/{page} lost its {language} example"
     return match.group(1)
 
 
 def test_the_scenario_example_passes_saved_in_any_directory(tmp_path: Path) -> None:
-    (tmp_path / "link-templates.json").write_text(readme_block("Scenarios", "json"))
+    (tmp_path / "link-templates.json").write_text(docs_block("scenarios.md", "json"))
     done = subprocess.run(
         [sys.executable, "-m", "emulator", "replay", "link-templates.json"],
         cwd=tmp_path,
@@ -52,7 +52,7 @@ def test_the_scenario_example_passes_saved_in_any_directory(tmp_path: Path) -> N
 
 def test_the_pytest_example_needs_the_reset_it_claims(pytester: pytest.Pytester) -> None:
     """Without the `emulator` fixture's reset, the example's second test must fail."""
-    pytester.makepyfile(test_outreach=readme_block("Use it in your tests", "python"))
+    pytester.makepyfile(test_outreach=docs_block("pytest-plugin.md", "python"))
     pytester.makeconftest(NO_RESET)
     result = pytester.runpytest_subprocess(*QUIET, "test_outreach.py")
     result.assert_outcomes(passed=3, failed=1)

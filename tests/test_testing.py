@@ -1,4 +1,4 @@
-"""The pytest plugin `emulator.testing`: a user's suite, run by pytester, exactly as the README shows."""
+"""The pytest plugin `emulator.testing`: a user's suite, run by pytester, exactly as the docs show."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.processes import ROOT, emulator_process
+from tests.processes import ROOT, emulator_process, free_port
 
 pytest_plugins = ["pytester"]
 # Each run is a fresh interpreter, as a user's; hypothesis's plugin is left out only because
@@ -18,11 +18,10 @@ QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
 
 
 def readme_example() -> str:
-    """The Python example of the README's "Use it in your tests" section."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Use it in your tests", 1)[1].split("\n## ", 1)[0]
-    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert match is not None, "the README section lost its example"
+    """The Python example of the pytest plugin's page (docs/pytest-plugin.md)."""
+    text = (ROOT / "docs" / "pytest-plugin.md").read_text()
+    match = re.search(r"```python\n(.*?)```", text, re.DOTALL)
+    assert match is not None, "docs/pytest-plugin.md lost its example"
     return match.group(1)
 
 
@@ -86,3 +85,21 @@ def test_options_url_fixtures_and_failures(pytester: pytest.Pytester, tmp_path: 
     )
     broken.assert_outcomes(errors=1)
     broken.stdout.fnmatch_lines(["*emulator serve exited 2*", "*contacts.json*"])
+
+
+def test_an_unreachable_emulator_url_stops_the_session_once(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_user="""
+        def test_one(emulator):
+            pass
+
+        def test_two(emulator):
+            pass
+    """
+    )
+    nobody = f"http://127.0.0.1:{free_port()}"
+    result = pytester.runpytest_subprocess(*QUIET, "--emulator-url", nobody)
+    assert result.ret == 3
+    said = [line for line in result.outlines if f"no emulator answers at {nobody}" in line]
+    assert len(said) == 1, result.outlines
+    assert not any("ConnectError" in line and "Traceback" in line for line in result.outlines)

@@ -65,8 +65,19 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The arguments; a flag no subcommand knows is reported with that subcommand's usage
+    (argparse's own parse_args would show the top-level usage, which names none of its flags)."""
+    parser = add_examples(build_parser())
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        sub.choices[args.command].error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = add_examples(build_parser()).parse_args(argv)
+    args = parse(argv)
     try:
         return _run(args)
     except BrokenPipeError:

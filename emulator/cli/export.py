@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import httpx
 import msgspec
 
+from emulator.cli import outputs
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.fixtures.models import FixtureSet
 from emulator.platform import connection as platform_connection
@@ -110,6 +111,8 @@ def main(args: argparse.Namespace) -> int:
     if args.batch_size is not None and not 1 <= args.batch_size <= 100:
         print("emulator export: --batch-size must be between 1 and 100", file=sys.stderr)
         return 2
+    if not outputs.prepare("export", args.report, args.junit, args.html):
+        return 2
     if args.crm_url and not args.crm_url.startswith(("http://", "https://")):
         print("emulator export: --crm-url must be an http:// or https:// URL", file=sys.stderr)
         return 2
@@ -139,12 +142,13 @@ def main(args: argparse.Namespace) -> int:
     from emulator.exporter.report_html import html_report
 
     data = msgspec.json.format(msgspec.json.encode(report), indent=2)
-    if args.report:
-        Path(args.report).write_bytes(data + b"\n")
-    if args.junit:
-        Path(args.junit).write_bytes(junit_xml(report))
-    if args.html:
-        Path(args.html).write_text(html_report(report), encoding="utf-8")
+    files = (
+        (args.report, lambda: data + b"\n"),
+        (args.junit, lambda: junit_xml(report)),
+        (args.html, lambda: html_report(report).encode()),
+    )
+    if not all(outputs.write("export", path, render()) for path, render in files if path):
+        return 2
     if args.json:
         sys.stdout.write(data.decode() + "\n")
     else:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import httpx
 import msgspec
 
+from emulator.cli import outputs
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.fixtures.models import FixtureSet
 from emulator.platform import connection as platform_connection
@@ -82,6 +83,8 @@ def main(args: argparse.Namespace) -> int:
     if args.batch_size is not None and not 1 <= args.batch_size <= 100:
         print("emulator record: --batch-size must be between 1 and 100", file=sys.stderr)
         return 2
+    if not outputs.prepare("record", args.out):
+        return 2
     try:
         fixtures = load_fixture_dir(args.fixtures or DEFAULT_FIXTURES)
     except FixtureError as exc:
@@ -95,10 +98,7 @@ def main(args: argparse.Namespace) -> int:
     from emulator.exporter.report import summary  # deferred, as above
 
     text = msgspec.json.format(msgspec.json.encode(data), indent=2)
-    try:
-        Path(args.out).write_bytes(text + b"\n")
-    except OSError as exc:
-        print(f"emulator record: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
+    if not outputs.write("record", args.out, text + b"\n"):
         return 2
     print(summary(report))
     answers = len(data["crm"]["playback"])

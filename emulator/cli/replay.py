@@ -10,6 +10,7 @@ from xml.etree import ElementTree as ET
 
 import msgspec
 
+from emulator.cli import outputs
 from emulator.scenarios.models import ReplayResult
 
 
@@ -61,6 +62,8 @@ def main(args: argparse.Namespace) -> int:
     from emulator.scenarios.runner import replay
     from emulator.server import server_opener
 
+    if not outputs.prepare("replay", args.junit):
+        return 2
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         print(f"emulator replay: no such file or directory: {', '.join(missing)}", file=sys.stderr)
@@ -71,8 +74,8 @@ def main(args: argparse.Namespace) -> int:
             print(describe(res), flush=True)  # type: ignore[arg-type]
 
     result = asyncio.run(replay(args.paths, server_opener(create_app), on_result=show, quiet=True))
-    if args.junit:
-        Path(args.junit).write_bytes(junit_xml(result))
+    if args.junit and not outputs.write("replay", args.junit, junit_xml(result)):
+        return 2
     if args.json:
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(result), indent=2).decode() + "\n")
     else:

@@ -11,9 +11,9 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from emulator.cli import outputs
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.server import embedded_server
 from emulator.settings import Settings
@@ -84,6 +84,8 @@ def main(args: argparse.Namespace) -> int:
     if args.crm_url and not args.api_key:
         print("emulator verify: --api-key is required with --crm-url", file=sys.stderr)
         return 2
+    if not outputs.prepare("verify", args.report, args.junit, args.html):
+        return 2
     # deferred: the verifier loads only when `verify` runs
     from emulator.verify.html import html_report
     from emulator.verify.report import junit_xml, line, summary, to_json
@@ -96,8 +98,8 @@ def main(args: argparse.Namespace) -> int:
     except (FixtureError, OSError, RuntimeError, ValueError) as exc:
         print(f"emulator verify: {exc}", file=sys.stderr)
         return 2
-    for path, render in ((args.report, to_json), (args.junit, junit_xml), (args.html, html_report)):
-        if path:
-            Path(path).write_bytes(render(report))
+    files = ((args.report, to_json), (args.junit, junit_xml), (args.html, html_report))
+    if not all(outputs.write("verify", path, render(report)) for path, render in files if path):
+        return 2
     print(summary(report))
     return report.exitCode
