@@ -8,13 +8,14 @@ receiver (scheme and host), so taking one is O(1) however many run at once. A la
 only when every lane of that receiver is busy, so the pass's own bound on concurrent
 attempts bounds them too.
 
-The lanes are `asyncio_net.Lane`s, the CRM client's (plain HTTP parsed by httptools, https
+The lanes are `outbound.lane.Lane`s, the CRM client's (plain HTTP parsed by httptools, https
 through httpcore on plain asyncio), used as transports, not through an `httpx.AsyncClient`: no cookie jar kept between deliveries, no
 redirect or auth machinery (a delivery follows no redirect either way). The request still
 carries the client's default headers (User-Agent, Accept-Encoding, Connection), so a
 receiver sees the same request as before. When the environment names a proxy, every POST goes
 through one plain `httpx.AsyncClient` instead (httpx's own transports), which routes by
-HTTP(S)_PROXY and NO_PROXY as before.
+HTTP(S)_PROXY and NO_PROXY as before. Every POST is bounded by `outbound.calls.call`: the
+delivery deadline for the whole exchange, the response cap for the answer.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from emulator.asyncio_net import Lane
-from emulator.exporter.client import client_headers, default_tls
-from emulator.simulation.outbound import Outcome, call
+from emulator.outbound import client_headers, default_tls
+from emulator.outbound.calls import Outcome, call
+from emulator.outbound.lane import Lane
 
 MAX_IDLE = 64  # idle lanes kept across receivers; beyond it a returned lane is closed
 MAX_HEADER_SETS = 256  # merged header sets kept (one per subscription secret, or so)

@@ -1,5 +1,5 @@
-"""httpcore's network layer on plain asyncio, for the httpx transports of the platform's own
-outgoing calls (webhook deliveries, the CRM client of the exporter and auto-sync).
+"""httpcore's network layer on plain asyncio, and the plain-HTTP `Lane`: the transports of the
+platform's own outgoing calls (`emulator.outbound`).
 
 httpcore's default layer goes through anyio: a cancel scope per read and write, a select()
 on every idle pooled connection before each request (`is_readable`), one send() for the
@@ -16,10 +16,12 @@ documented extension point) with an asyncio protocol:
 Failures raise httpcore's own exceptions (ConnectError, ReadTimeout, ...), which httpx maps
 to its own as it does for its default layer.
 
-The CRM client's plain-`http://` connections go one step further (`Lane`, handed out by
-`Lanes`): one request at a time per connection needs no pool, state machine or locks, so a
-Lane writes the request as h11 would and parses the answer with httptools (uvicorn's parser),
-~0.1 ms of CPU a call instead of ~0.35 ms; `https://` goes through httpcore on this layer.
+Plain-`http://` connections go one step further (`Lane`, handed out by `Lanes`): one
+request at a time per connection needs no pool, state machine or locks, so a Lane writes the
+request as h11 would and parses the answer with httptools (uvicorn's parser), ~0.1 ms of CPU a
+call instead of ~0.35 ms; `https://` goes through httpcore on this layer. A Lane reads no more
+than its response cap (`ResponseTooLarge` past it) and skips 1xx answers as h11 does; the
+whole-exchange deadline is `emulator.outbound.exchange`'s, around it.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from typing import Any, cast
 import httpcore
 import httptools
 import httpx
+
+from emulator.outbound.limits import HEAD_LIMIT, RESPONSE_CAP, ResponseTooLarge
 
 FLUSH_AT = 64 * 1024  # gathered bytes beyond this go out at once (large bodies)
 _READ_ERRORS = (OSError, ssl.SSLError)
@@ -271,12 +275,15 @@ _ONE = httpx.Limits(max_connections=1, max_keepalive_connections=1)
 
 
 class _Answer:
-    """httptools' callbacks: one response's reason, headers and body."""
+    """httptools' callbacks: one response's reason, headers and body (at most `cap` bytes)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cap: int) -> None:
         self.reason = b""
         self.headers: list[tuple[bytes, bytes]] = []
         self.body: list[bytes] = []
+        self.size = 0
+        self.cap = cap
+        self.too_large = False
         self.headers_done = False
         self.done = False
         self.keep_alive = False
@@ -292,9 +299,17 @@ class _Answer:
         self.headers_done = True
 
     def on_body(self, body: bytes) -> None:
-        self.body.append(body)
+        self.size += len(body)
+        if self.size > self.cap:
+            self.too_large = True  # raised once feed_data returns; the body is kept no further
+        else:
+            self.body.append(body)
 
     def on_message_complete(self) -> None:
+        status = self.parser.get_status_code()
+        if 100 <= status < 200 and status != 101:  # informational: the answer comes after it
+            self.reason, self.headers, self.body, self.headers_done = b"", [], [], False
+            return
         self.done = True
         self.keep_alive = self.parser.should_keep_alive()  # reset once the message is over
 
@@ -323,8 +338,9 @@ class Lane(httpx.AsyncBaseTransport):
     `https://` (and anything else) goes through `Transport` (httpcore) as before.
     """
 
-    def __init__(self, ssl_context: ssl.SSLContext) -> None:
+    def __init__(self, ssl_context: ssl.SSLContext, cap: int = RESPONSE_CAP) -> None:
         self._ssl_context = ssl_context
+        self._cap = cap
         self._other: Transport | None = None
         self._conn: tuple[asyncio.Transport, _Protocol] | None = None
 
@@ -379,10 +395,11 @@ class Lane(httpx.AsyncBaseTransport):
         transport.write(data)
         if protocol.drained is not None:
             await _wait(protocol.drained, timeouts.get("write"), httpx.WriteTimeout)
-        answer = _Answer()
+        answer = _Answer(self._cap)
         parser = answer.parser = httptools.HttpResponseParser(answer)
         read_timeout = timeouts.get("read")
         started = False
+        head = 0  # bytes received before the (final) answer's headers ended
         while not answer.done:
             await protocol.readable(read_timeout, httpx.ReadTimeout)
             if protocol.buffer:
@@ -393,6 +410,14 @@ class Lane(httpx.AsyncBaseTransport):
                     parser.feed_data(chunk)
                 except httptools.HttpParserError as exc:
                     raise httpx.RemoteProtocolError(str(exc)) from exc
+                if answer.too_large:
+                    raise ResponseTooLarge(self._cap)
+                if not answer.headers_done:
+                    head += len(chunk)
+                    if head > HEAD_LIMIT:  # h11's bound on a head, as httpcore has it
+                        raise httpx.RemoteProtocolError(
+                            f"response head larger than {HEAD_LIMIT} bytes"
+                        )
                 continue
             if protocol.error is not None:
                 raise httpx.ReadError(str(protocol.error) or type(protocol.error).__name__)
@@ -438,9 +463,14 @@ class Lanes:
     """
 
     def __init__(
-        self, ssl_context: ssl.SSLContext, max_lanes: int, pool_timeout: float | None = None
+        self,
+        ssl_context: ssl.SSLContext,
+        max_lanes: int,
+        pool_timeout: float | None = None,
+        cap: int = RESPONSE_CAP,
     ) -> None:
         self._ssl_context = ssl_context
+        self._cap = cap
         self._max = max(1, max_lanes)
         self._pool_timeout = pool_timeout
         self._idle: list[Lane] = []
@@ -451,7 +481,7 @@ class Lanes:
         if self._idle:
             return self._idle.pop()
         if len(self._lanes) < self._max:
-            lane = Lane(self._ssl_context)
+            lane = Lane(self._ssl_context, self._cap)
             self._lanes.append(lane)
             return lane
         waiter: asyncio.Future[Lane] = asyncio.get_running_loop().create_future()

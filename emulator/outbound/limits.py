@@ -1,0 +1,91 @@
+"""The bounds of every outgoing exchange: a total deadline and a response cap.
+
+An exchange is one request and its whole answer: connecting, sending, the head and every byte
+of the body. `exchange` runs it within `deadline` seconds (a peer that answers one byte a
+second fails at the deadline, not after each read's timeout) and reads at most `cap` bytes of
+body (a larger answer fails naming the cap and is read no further). Redirects are never
+followed: a 3xx is the answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+MIB = 1024 * 1024
+RESPONSE_CAP = 4 * MIB  # bytes of body an answer may have; larger fails the exchange
+HEAD_LIMIT = 64 * 1024  # bytes of status line and headers (h11's own bound)
+
+# Deadlines per kind of call (seconds), for the whole exchange. Each is the default of the
+# setting or flag that configures it, where one does (docs/outgoing-calls.md).
+EXPORT_DEADLINE = 10.0  # export, record, auto-sync, actions exports: connection timeoutSeconds
+VERIFY_DEADLINE = 10.0  # emulator verify --timeout, POST /_emulator/verify timeoutSeconds
+CONNECT_DEADLINE = 10.0  # custom-CRM connect and test (GET /health, GET /users)
+HEALTH_DEADLINE = 3.0  # the periodic health check, inside an advance of the clock
+DELIVERY_DEADLINE = 10.0  # webhook deliveries, test deliveries, actions-export deliveries
+
+
+class ResponseTooLarge(httpx.TransportError):
+    """The answer's body went past the response cap (read no further)."""
+
+    def __init__(self, cap: int, request: httpx.Request | None = None) -> None:
+        super().__init__(f"response larger than the {describe_size(cap)} cap", request=request)
+        self.cap = cap
+
+
+class DeadlineExceeded(httpx.TimeoutException):
+    """No whole answer within the exchange's deadline."""
+
+    def __init__(self, deadline: float, request: httpx.Request | None = None) -> None:
+        super().__init__(f"no whole answer within the {deadline:g} s deadline", request=request)
+        self.deadline = deadline
+
+
+def describe_size(size: int) -> str:
+    """Bytes as people read them: 4 MiB, 512 KiB, 100 bytes."""
+    if size >= MIB and size % MIB == 0:
+        return f"{size // MIB} MiB"
+    if size >= 1024 and size % 1024 == 0:
+        return f"{size // 1024} KiB"
+    return f"{size} bytes"
+
+
+async def read_capped(
+    response: httpx.Response, cap: int = RESPONSE_CAP, request: httpx.Request | None = None
+) -> bytes:
+    """The body as `response.aread()` decodes it, failing once more than `cap` bytes came (on
+    the wire, or decoded)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > cap or response.num_bytes_downloaded > cap:
+            raise ResponseTooLarge(cap, request)
+        chunks.append(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+Via = httpx.AsyncClient | httpx.AsyncBaseTransport
+
+
+async def exchange(
+    via: Via, request: httpx.Request, *, deadline: float, cap: int = RESPONSE_CAP
+) -> tuple[httpx.Response, bytes]:
+    """Send `request` through a client (which routes by proxy settings; redirects not
+    followed) or a transport; the response (closed, headers and status readable) and its body,
+    both within `deadline` seconds and `cap` bytes of body."""
+    try:
+        async with asyncio.timeout(deadline):
+            if isinstance(via, httpx.AsyncClient):
+                response = await via.send(request, stream=True, follow_redirects=False)
+            else:
+                response = await via.handle_async_request(request)
+                response.request = request
+            try:
+                body = await read_capped(response, cap, request)
+            finally:
+                await response.aclose()
+    except TimeoutError:
+        raise DeadlineExceeded(deadline, request) from None
+    return response, body
