@@ -199,7 +199,7 @@ class HealthChecker:
                 connection.apiKey,
                 connection.apiKeyHeader,
                 client=client,
-                timeout=PERIODIC_TIMEOUT_SECONDS,
+                timeout=min(PERIODIC_TIMEOUT_SECONDS, self.emulator.settings.outgoingDeadline),
                 users=ask_users,
             )
         finally:

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from emulator.outbound import client_headers, default_tls
+from emulator.outbound import DELIVERY_DEADLINE, client_headers, default_tls
 from emulator.outbound.calls import Outcome, call
 from emulator.outbound.lane import Lane
 
@@ -37,7 +37,8 @@ MAX_HEADER_SETS = 256  # merged header sets kept (one per subscription secret, o
 class Sender:
     """Posts the attempts of a pass; lanes are opened only when something is sent."""
 
-    def __init__(self) -> None:
+    def __init__(self, deadline: float = DELIVERY_DEADLINE) -> None:
+        self.deadline = deadline  # of each POST as a whole
         self._idle: dict[tuple[str, str], list[Lane]] = {}
         self._idle_count = 0
         self._lanes: list[Lane] = []  # every lane opened, closed on exit
@@ -59,7 +60,14 @@ class Sender:
         if self._proxied:
             if self._client is None:
                 self._client = httpx.AsyncClient(verify=default_tls())  # its own transports
-            return await call("POST", url, headers=headers, content=body, client=self._client)
+            return await call(
+                "POST",
+                url,
+                headers=headers,
+                content=body,
+                client=self._client,
+                timeout=self.deadline,
+            )
         parts = urlsplit(url)
         key = (parts.scheme, parts.netloc)
         idle = self._idle.get(key)
@@ -70,7 +78,14 @@ class Sender:
             lane = Lane(default_tls())
             self._lanes.append(lane)
         try:
-            return await call("POST", url, headers=self._merged(headers), content=body, client=lane)
+            return await call(
+                "POST",
+                url,
+                headers=self._merged(headers),
+                content=body,
+                client=lane,
+                timeout=self.deadline,
+            )
         finally:
             if self._idle_count < MAX_IDLE:
                 self._idle.setdefault(key, []).append(lane)
