@@ -10,6 +10,7 @@ followed: a 3xx is the answer.
 from __future__ import annotations
 
 import asyncio
+import zlib
 
 import httpx
 
@@ -51,11 +52,21 @@ def describe_size(size: int) -> str:
     return f"{size} bytes"
 
 
+COMPRESSED = frozenset({"gzip", "x-gzip", "deflate"})  # what httpx would decode (no br, zstd)
+
+
 async def read_capped(
     response: httpx.Response, cap: int = RESPONSE_CAP, request: httpx.Request | None = None
 ) -> bytes:
     """The body as `response.aread()` decodes it, failing once more than `cap` bytes came (on
-    the wire, or decoded)."""
+    the wire, or decoded). A compressed body is inflated at most `cap` bytes at a time: a small
+    compressed chunk never expands to more than the cap in memory."""
+    codings = [c.strip().lower() for c in response.headers.get("content-encoding", "").split(",")]
+    compressed = [c for c in codings if c in COMPRESSED]
+    if compressed:
+        if len(compressed) > 1:
+            raise httpx.DecodingError("more than one compression of the body", request=request)
+        return await _inflated(response, cap, request, compressed[0])
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.aiter_bytes():
@@ -64,6 +75,41 @@ async def read_capped(
             raise ResponseTooLarge(cap, request)
         chunks.append(chunk)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+async def _inflated(
+    response: httpx.Response, cap: int, request: httpx.Request | None, coding: str
+) -> bytes:
+    """A gzip or deflate body decoded as httpx decodes it (deflate: zlib-wrapped, else raw),
+    with no step making more than what is left of the cap."""
+    wbits = zlib.MAX_WBITS | 16 if coding != "deflate" else zlib.MAX_WBITS
+    inflater = zlib.decompressobj(wbits)
+    first = True
+    chunks: list[bytes] = []
+    size = 0
+    async for raw in response.aiter_raw():
+        if response.num_bytes_downloaded > cap:
+            raise ResponseTooLarge(cap, request)
+        data = raw
+        while data:
+            try:
+                out = inflater.decompress(data, cap + 1 - size)
+            except zlib.error as exc:
+                if not (first and coding == "deflate"):
+                    raise httpx.DecodingError(str(exc), request=request) from exc
+                inflater = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate, as httpx retries
+                first = False
+                continue
+            first = False
+            size += len(out)
+            if size > cap:
+                raise ResponseTooLarge(cap, request)
+            chunks.append(out)
+            data = inflater.unconsumed_tail
+    rest = inflater.flush()
+    if size + len(rest) > cap:
+        raise ResponseTooLarge(cap, request)
+    return b"".join([*chunks, rest])
 
 
 Via = httpx.AsyncClient | httpx.AsyncBaseTransport

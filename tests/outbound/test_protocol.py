@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gzip
 import ssl
 import time
+import tracemalloc
+import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
@@ -23,6 +26,7 @@ from tests.raw_http import Server, raw_server, read_request
 pytestmark = pytest.mark.anyio
 
 CAP = 64 * 1024  # a small response cap, so oversize answers stay small
+MIB = 1024 * 1024
 # what a server does on a request: writes (and reads) until it returns, then closes
 Writer = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -118,6 +122,50 @@ async def test_a_gzip_body_is_decoded(transport: httpx.AsyncBaseTransport) -> No
     )
     async with peer({0: answer + packed}) as (url, _):
         assert (await call(transport, url))[2] == b'{"ok": true}'
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate"])
+async def test_a_compressed_body_that_inflates_past_the_cap_fails(
+    transport: httpx.AsyncBaseTransport, coding: str
+) -> None:
+    inflated = b"0" * (100 * CAP)  # compresses to about 1/1000
+    packed = gzip.compress(inflated) if coding == "gzip" else zlib.compress(inflated)
+    head = b"HTTP/1.1 200 OK\r\nContent-Encoding: %s\r\nContent-Length: %d\r\n\r\n"
+    async with peer({0: head % (coding.encode(), len(packed)) + packed}) as (url, _):
+        with pytest.raises(ResponseTooLarge):
+            await call(transport, url)
+
+
+@functools.cache
+def bomb() -> bytes:
+    """64 MiB of zeros, gzipped: a few hundred KiB."""
+    squeezer = zlib.compressobj(1, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    block = bytes(MIB)
+    return b"".join([*(squeezer.compress(block) for _ in range(64)), squeezer.flush()])
+
+
+async def test_a_compression_bomb_is_inflated_no_further_than_the_cap(
+    transport: httpx.AsyncBaseTransport,
+) -> None:
+    packed = bomb()
+    head = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n"
+    async with peer({0: head % len(packed) + packed}) as (url, _):
+        tracemalloc.start()
+        try:
+            with pytest.raises(ResponseTooLarge):
+                await call(transport, url)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert peak < 16 * MIB, f"{peak / MIB:.0f} MiB"
+
+
+async def test_a_raw_deflate_body_is_decoded(transport: httpx.AsyncBaseTransport) -> None:
+    squeezer = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    packed = squeezer.compress(b"raw deflate") + squeezer.flush()
+    head = b"HTTP/1.1 200 OK\r\nContent-Encoding: deflate\r\nContent-Length: %d\r\n\r\n"
+    async with peer({0: head % len(packed) + packed}) as (url, _):
+        assert (await call(transport, url))[2] == b"raw deflate"
 
 
 async def test_keep_alive_closed_by_the_peer(transport: httpx.AsyncBaseTransport) -> None:
