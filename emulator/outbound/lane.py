@@ -37,7 +37,15 @@ import httpcore
 import httptools
 import httpx
 
-from emulator.outbound.limits import HEAD_LIMIT, RESPONSE_CAP, ResponseTooLarge
+from emulator.outbound.limits import (
+    HEAD_LIMIT,
+    RESPONSE_CAP,
+    Bounded,
+    DeadlineExceeded,
+    ResponseTooLarge,
+    exchange_within,
+    read_capped,
+)
 
 FLUSH_AT = 64 * 1024  # gathered bytes beyond this go out at once (large bodies)
 _READ_ERRORS = (OSError, ssl.SSLError)
@@ -328,7 +336,11 @@ def _head(request: httpx.Request) -> bytes:
     return b"".join(lines)
 
 
-class Lane(httpx.AsyncBaseTransport):
+class _Expired(httpx.TimeoutException):
+    """The exchange's deadline passed (`Lane.bounded` names it)."""
+
+
+class Lane(Bounded):
     """One keep-alive HTTP/1.1 connection as an httpx transport, for plain `http://`.
 
     The CRM client sends one request at a time per lane, so the pool, h11's state machine and
@@ -336,6 +348,9 @@ class Lane(httpx.AsyncBaseTransport):
     request goes out in one write (head as h11 writes it, then the body) and httptools parses
     the answer. Failures raise httpx's exceptions as its own transport maps httpcore's.
     `https://` (and anything else) goes through `Transport` (httpcore) as before.
+
+    `bounded` (what `outbound.exchange` calls) makes one exchange within a deadline and a cap
+    with one timer per wait, as the per-read timeouts of `handle_async_request` have.
     """
 
     def __init__(self, ssl_context: ssl.SSLContext, cap: int = RESPONSE_CAP) -> None:
@@ -350,17 +365,47 @@ class Lane(httpx.AsyncBaseTransport):
                 self._other = Transport(ssl_context=self._ssl_context, limits=_ONE)
             return await self._other.handle_async_request(request)
         timeouts = request.extensions.get("timeout", {})
+        return (await self._send(request, timeouts, None, self._cap))[0]
+
+    async def bounded(
+        self, request: httpx.Request, deadline: float, cap: int
+    ) -> tuple[httpx.Response, bytes]:
+        if request.url.scheme != "http":
+            return await exchange_within(self, request, deadline, cap)
+        expires = asyncio.get_running_loop().time() + deadline
+        try:
+            response, body = await self._send(request, {}, expires, cap)
+        except (_Expired, httpx.ConnectTimeout):
+            raise DeadlineExceeded(deadline, request) from None
+        response.request = request
+        if "content-encoding" in response.headers:  # decoded, and bounded when inflated
+            body = await read_capped(response, cap, request)
+        return response, body
+
+    async def _send(
+        self,
+        request: httpx.Request,
+        timeouts: dict[str, float | None],
+        expires: float | None,
+        cap: int,
+    ) -> tuple[httpx.Response, bytes]:
+        """The answer and its raw body; each wait bounded by `timeouts` or, when given, by the
+        loop time `expires` (then `_Expired`)."""
         body = await request.aread()
-        transport, protocol = await self._connection(request, timeouts.get("connect"))
+        connect = timeouts.get("connect") if expires is None else self._left(expires)
+        transport, protocol = await self._connection(request, connect)
         close = request.headers.get("connection", "").lower() == "close"
         try:
-            answer = await self._exchange(
-                transport, protocol, _head(request) + body, timeouts, close
+            return await self._exchange(
+                transport, protocol, _head(request) + body, timeouts, expires, cap, close
             )
         except BaseException:
             self._close()
             raise
-        return answer
+
+    @staticmethod
+    def _left(expires: float) -> float:
+        return expires - asyncio.get_running_loop().time()
 
     async def _connection(
         self, request: httpx.Request, timeout: float | None
@@ -388,20 +433,28 @@ class Lane(httpx.AsyncBaseTransport):
         protocol: _Protocol,
         data: bytes,
         timeouts: dict[str, float | None],
+        expires: float | None,
+        cap: int,
         close: bool,
-    ) -> httpx.Response:
+    ) -> tuple[httpx.Response, bytes]:
         if transport.is_closing():
             raise httpx.WriteError(str(protocol.error or "connection closed"))
         transport.write(data)
         if protocol.drained is not None:
-            await _wait(protocol.drained, timeouts.get("write"), httpx.WriteTimeout)
-        answer = _Answer(self._cap)
+            if expires is None:
+                await _wait(protocol.drained, timeouts.get("write"), httpx.WriteTimeout)
+            else:
+                await _wait(protocol.drained, self._left(expires), _Expired)
+        answer = _Answer(cap)
         parser = answer.parser = httptools.HttpResponseParser(answer)
         read_timeout = timeouts.get("read")
+        timed_out: type[Exception] = httpx.ReadTimeout if expires is None else _Expired
         started = False
         head = 0  # bytes received before the (final) answer's headers ended
         while not answer.done:
-            await protocol.readable(read_timeout, httpx.ReadTimeout)
+            if expires is not None:
+                read_timeout = self._left(expires)
+            await protocol.readable(read_timeout, timed_out)
             if protocol.buffer:
                 chunk = bytes(protocol.buffer)
                 protocol.buffer.clear()
@@ -411,7 +464,7 @@ class Lane(httpx.AsyncBaseTransport):
                 except httptools.HttpParserError as exc:
                     raise httpx.RemoteProtocolError(str(exc)) from exc
                 if answer.too_large:
-                    raise ResponseTooLarge(self._cap)
+                    raise ResponseTooLarge(cap)
                 if not answer.headers_done:
                     head += len(chunk)
                     if head > HEAD_LIMIT:  # h11's bound on a head, as httpcore has it
@@ -431,15 +484,17 @@ class Lane(httpx.AsyncBaseTransport):
             )
         if protocol.buffer or protocol.eof or not answer.keep_alive or close:
             self._close()
-        return httpx.Response(
+        body = b"".join(answer.body)
+        response = httpx.Response(
             parser.get_status_code(),
             headers=answer.headers,
-            stream=httpx.ByteStream(b"".join(answer.body)),
+            stream=httpx.ByteStream(body),
             extensions={
                 "http_version": b"HTTP/" + parser.get_http_version().encode(),
                 "reason_phrase": answer.reason,
             },
         )
+        return response, body
 
     def _close(self) -> None:
         if self._conn is not None:

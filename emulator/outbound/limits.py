@@ -61,12 +61,13 @@ async def read_capped(
     """The body as `response.aread()` decodes it, failing once more than `cap` bytes came (on
     the wire, or decoded). A compressed body is inflated at most `cap` bytes at a time: a small
     compressed chunk never expands to more than the cap in memory."""
-    codings = [c.strip().lower() for c in response.headers.get("content-encoding", "").split(",")]
-    compressed = [c for c in codings if c in COMPRESSED]
-    if compressed:
+    if encoding := response.headers.get("content-encoding"):
+        codings = [c.strip().lower() for c in encoding.split(",")]
+        compressed = [c for c in codings if c in COMPRESSED]
         if len(compressed) > 1:
             raise httpx.DecodingError("more than one compression of the body", request=request)
-        return await _inflated(response, cap, request, compressed[0])
+        if compressed:
+            return await _inflated(response, cap, request, compressed[0])
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.aiter_bytes():
@@ -112,6 +113,16 @@ async def _inflated(
     return b"".join([*chunks, rest])
 
 
+class Bounded(httpx.AsyncBaseTransport):
+    """A transport that bounds an exchange itself (the plain-HTTP lane: no timer of its own
+    for the deadline, a body read no further than the cap as it is parsed)."""
+
+    async def bounded(
+        self, request: httpx.Request, deadline: float, cap: int
+    ) -> tuple[httpx.Response, bytes]:
+        raise NotImplementedError
+
+
 Via = httpx.AsyncClient | httpx.AsyncBaseTransport
 
 
@@ -121,6 +132,15 @@ async def exchange(
     """Send `request` through a client (which routes by proxy settings; redirects not
     followed) or a transport; the response (closed, headers and status readable) and its body,
     both within `deadline` seconds and `cap` bytes of body."""
+    if isinstance(via, Bounded):
+        return await via.bounded(request, deadline, cap)
+    return await exchange_within(via, request, deadline, cap)
+
+
+async def exchange_within(
+    via: Via, request: httpx.Request, deadline: float, cap: int
+) -> tuple[httpx.Response, bytes]:
+    """`exchange` through any client or transport, under one timer for the deadline."""
     try:
         async with asyncio.timeout(deadline):
             if isinstance(via, httpx.AsyncClient):

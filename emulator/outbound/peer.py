@@ -61,8 +61,8 @@ class Peer:
             self._lanes = Lanes(transport_tls(tls), max_connections, pool_timeout=deadline, cap=cap)
         self._headers = client_headers(headers)
         self._base = httpx.URL(self.base_url + "/")  # AsyncClient's base_url ends in "/"
-        # per-read timeouts as the deadline too: none can outlast it anyway
-        self._extensions = {"timeout": httpx.Timeout(deadline).as_dict()}
+        # no timer per read or write: the exchange's deadline bounds them all (one timer a call)
+        self._extensions = {"timeout": httpx.Timeout(None).as_dict()}
         self._urls: dict[str, httpx.URL] = {}
         self._cookies = httpx.Cookies()
 

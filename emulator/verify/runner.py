@@ -66,14 +66,12 @@ class Prober:
         self.api_key = api_key
         self.header = api_key_header
         self.wrong_key = "verify-wrong-key"
-        # one call at a time (the catalogue's order), so one connection
         self._http = Peer(
             self.base_url,
             {"Content-Type": "application/json", "Accept": "application/json"},
             tls=tls_verify(verify, ca_file),
             deadline=timeout,
             transport=transport,
-            max_connections=1,
         )
 
     async def aclose(self) -> None:
