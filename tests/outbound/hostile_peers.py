@@ -46,12 +46,10 @@ async def _endless(writer: asyncio.StreamWriter, peers: Peers) -> None:
     writer.write(ENDLESS_HEAD)
     framed = b"%x\r\n%s\r\n" % (len(CHUNK), CHUNK)
     sent = 0
-    try:
-        while True:
-            writer.write(framed)
-            await writer.drain()
-            sent += len(CHUNK)
-    finally:
+    while True:
+        writer.write(framed)
+        await writer.drain()
+        sent += len(CHUNK)
         peers.most_sent = max(peers.most_sent, sent)
 
 
