@@ -108,6 +108,24 @@ def add_connection_flags(parser: argparse.ArgumentParser) -> None:
     tls.add_argument("--ca-file", help="CA bundle that signs the CRM's certificate")
     tls.add_argument("--insecure", action="store_true", help="do not verify the CRM's certificate")
     parser.add_argument("--batch-size", type=int, help="records per request (1-100)")
+    parser.add_argument(
+        "--timeout",
+        type=deadline_arg,
+        metavar="SECONDS",
+        help="deadline of each CRM exchange as a whole: connect, send, the whole answer "
+        "(default: the connection's timeoutSeconds, 10)",
+    )
+
+
+def deadline_arg(text: str) -> float:
+    """A --timeout: seconds, more than 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value
 
 
 def connection_for(
@@ -123,6 +141,7 @@ def connection_for(
         ("api_key_header", "apiKeyHeader"),
         ("owner_id", "ownerId"),
         ("batch_size", "batchSize"),
+        ("timeout", "timeoutSeconds"),
     ):
         if getattr(args, flag) is not None:
             changes[field] = getattr(args, flag)

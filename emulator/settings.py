@@ -50,3 +50,7 @@ class Settings(Wire):
     controlToken: str | None = None  # set: every /_emulator route but health needs it (Bearer)
     maxBody: int = 16 * 1024 * 1024  # request bodies beyond it are answered 413
     allowPaths: list[str] = []  # more roots POST /_emulator/fixtures and scenarios/run may read
+    # Seconds of each webhook delivery, test delivery and custom-CRM connect/test exchange
+    # (the periodic health check takes at most 3); exports and verify take the connection's
+    # timeoutSeconds / verify's timeout instead (docs/outgoing-calls.md).
+    outgoingDeadline: float = 10.0

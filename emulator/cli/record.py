@@ -44,8 +44,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 async def _record(args: argparse.Namespace, fixtures: FixtureSet) -> tuple[Report, dict[str, Any]]:
     # deferred: the exporter loads only when `record` runs
-    from emulator.exporter.client import tls_verify
     from emulator.exporter.run import Exporter
+    from emulator.outbound import tls_verify
 
     settings = Settings(fixtures=args.fixtures or str(DEFAULT_FIXTURES))
     async with platform_only(settings, fixtures) as platform:

@@ -41,6 +41,16 @@ def _port(text: str) -> int:
     return int(text)
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"must be seconds between 0 and 3600, not {text!r}")
+    return value
+
+
 def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
@@ -107,6 +117,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=Settings().maxBody,
         metavar="BYTES",
         help="larger request bodies are answered 413 (default 16 MiB)",
+    )
+    serve.add_argument(
+        "--outgoing-deadline",
+        type=_seconds,
+        default=Settings().outgoingDeadline,
+        metavar="SECONDS",
+        help="the whole-exchange deadline of each webhook delivery, test delivery and "
+        "custom-CRM connect or test (default 10; the periodic health check takes at most 3)",
     )
     serve.add_argument(
         "--allow-path",
@@ -190,6 +208,7 @@ def _serve_with(
         controlToken=args.control_token,
         maxBody=args.max_body,
         allowPaths=args.allow_path,
+        outgoingDeadline=args.outgoing_deadline,
     )
     app = create_app(settings)
     try:

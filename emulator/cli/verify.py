@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from emulator.cli import outputs
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
-from emulator.server import embedded_server
+from emulator.server import deadline_arg, embedded_server
 from emulator.settings import Settings
 
 if TYPE_CHECKING:  # httpx and the verifier load only when `verify` runs
@@ -45,7 +45,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     tls.add_argument("--ca-file", help="CA bundle that signs the CRM's certificate")
     tls.add_argument("--insecure", action="store_true", help="do not verify the CRM's certificate")
     verify.add_argument(
-        "--timeout", type=float, default=10.0, help="seconds per request (default 10)"
+        "--timeout",
+        type=deadline_arg,
+        default=10.0,
+        metavar="SECONDS",
+        help="deadline of each exchange as a whole: connect, send, the whole answer (default 10)",
     )
     verify.add_argument(
         "--fixtures", help="fixtures of the embedded CRM (default: fixtures/default)"

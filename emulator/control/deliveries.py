@@ -45,7 +45,13 @@ class RunDeliveries(Wire):
 async def redeliver(request: Request) -> Response:
     emulator: Emulator = request.app.state.services.emulator
     delivery_id = path_id(request.path_params["deliveryId"], "deliveryId")
-    return json_response(await send_again(emulator.db, delivery_id, emulator.clock.now_iso))
+    attempt = await send_again(
+        emulator.db,
+        delivery_id,
+        emulator.clock.now_iso,
+        timeout=emulator.settings.outgoingDeadline,
+    )
+    return json_response(attempt)
 
 
 @operation(

@@ -53,7 +53,9 @@ def _view(run: Run) -> VerifyRun:
 
 
 async def _prober(request: Request, body: VerifyIn) -> Prober:
-    """A prober of the CRM asked for; this app's own /crm is called in-process (ASGI)."""
+    """A prober of the CRM asked for; this app's own /crm is called in-process (ASGI). Each
+    call's deadline is `serve --outgoing-deadline`'s (the route takes no timeout)."""
+    deadline = request.app.state.services.emulator.settings.outgoingDeadline
     url = body.crmUrl or "/crm"
     refuse_control_target("crmUrl", url)  # probes POST .../tasks: never the control API's
     if url.startswith("/"):
@@ -68,12 +70,13 @@ async def _prober(request: Request, body: VerifyIn) -> Prober:
             body.apiKey or settings.apiKey,
             body.apiKeyHeader or settings.apiKeyHeader,
             transport=crm.transport,
+            timeout=deadline,
         )
     if not platform_connection.is_absolute(url):
         raise BadRequest.field("crmUrl", "must be an http(s) URL or a path of this emulator (/crm)")
     if not body.apiKey:
         raise BadRequest.field("apiKey", "is required with a crmUrl of another server")
-    return Prober(url, body.apiKey, body.apiKeyHeader or "X-API-Key")
+    return Prober(url, body.apiKey, body.apiKeyHeader or "X-API-Key", timeout=deadline)
 
 
 @operation(

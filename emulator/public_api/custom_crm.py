@@ -12,6 +12,7 @@ import msgspec
 
 from emulator.errors import NotFound
 from emulator.fixtures.models import CrmConnection
+from emulator.outbound import CONNECT_DEADLINE
 from emulator.platform import connection as platform_connection
 from emulator.public_api.context import ApiContext
 from emulator.public_api.schemas import CustomCrmHealth, CustomCrmIn, CustomCrmStatus
@@ -25,10 +26,12 @@ from emulator.simulation.crm_health import (
 from emulator.wire import decode, encode
 
 
-async def check(url: str, api_key: str, header: str, at: str) -> tuple[CustomCrmHealth, UsersProbe]:
-    """GET {url}/health and GET {url}/users with the key: the health answer and the users
-    verdict (owner selection)."""
-    health, message, users = await probe(url, api_key, header)
+async def check(
+    url: str, api_key: str, header: str, at: str, *, timeout: float = CONNECT_DEADLINE
+) -> tuple[CustomCrmHealth, UsersProbe]:
+    """GET {url}/health and GET {url}/users with the key, each within `timeout` seconds: the
+    health answer and the users verdict (owner selection)."""
+    health, message, users = await probe(url, api_key, header, timeout=timeout)
     assert users is not None
     verdict = users_verdict(url.rstrip("/") + "/users", users, at)
     return CustomCrmHealth(

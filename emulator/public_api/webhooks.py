@@ -170,5 +170,7 @@ async def send_test_delivery(ctx: ApiContext, webhook_id: int) -> bool:
     if sub is None:
         raise NotFound(f"Webhook {webhook_id} not found")
     payload = await delivery.sample_payload(ctx.store, sub, ctx.now())
-    attempt = await delivery.deliver_once(ctx.store, sub, payload, 1, ctx.now)
+    attempt = await delivery.deliver_once(
+        ctx.store, sub, payload, 1, ctx.now, timeout=ctx.emulator.settings.outgoingDeadline
+    )
     return attempt.success

@@ -1,7 +1,8 @@
 """What `emulator record` keeps of an export to a real CRM, and the scenario it writes.
 
 A transport under the exporter's client
-keeps every exchange in full (no journal body cap). The file written is a scenario whose
+keeps every exchange in full (no journal body cap; the response cap of every outgoing call
+still holds). The file written is a scenario whose
 CRM is a `playback` of those answers (each with the request body it answered), and whose
 expectations are that run's: the number of calls to each endpoint, the phases in the same
 order each opening with the same call and status, and the report's status, exit code,
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import msgspec
+
+from emulator.outbound import RESPONSE_CAP, ResponseTooLarge
 
 if TYPE_CHECKING:
     from emulator.exporter.report import Report
@@ -52,8 +55,10 @@ class Exchange:
 class RecordingTransport(httpx.AsyncBaseTransport):
     """Passes requests on and keeps every answer in full."""
 
-    def __init__(self, inner: httpx.AsyncBaseTransport, prefix: str, secret: str) -> None:
-        self.inner, self.prefix = inner, prefix.rstrip("/")
+    def __init__(
+        self, inner: httpx.AsyncBaseTransport, prefix: str, secret: str, cap: int = RESPONSE_CAP
+    ) -> None:
+        self.inner, self.prefix, self.cap = inner, prefix.rstrip("/"), cap
         self.secret = secret.encode() if secret else b""
         self.exchanges: list[Exchange] = []
         self.phase: Callable[[], str] = lambda: ""  # the exporter's phase at each request
@@ -67,11 +72,12 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         self.exchanges.append(exchange)
         response = await self.inner.handle_async_request(request)
         try:
-            raw = b"".join([chunk async for chunk in response.aiter_raw()])
+            raw = await _raw(response, self.cap, request)
             body = _decoded(response, raw)
         except httpx.StreamConsumed:  # an answer built in memory (tests, mock transports)
             raw = body = response.content
-        await response.aclose()
+        finally:
+            await response.aclose()
         # Playback keeps the decoded body (gzip or not, the same JSON).
         exchange.answer = self.answer(response.status_code, response.headers, body)
         return httpx.Response(
@@ -108,6 +114,19 @@ class RecordingTransport(httpx.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+async def _raw(response: httpx.Response, cap: int, request: httpx.Request) -> bytes:
+    """The body as it came (content-encoding kept), at most `cap` bytes of it (the outgoing
+    calls' response cap: a larger one is read no further)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_raw():
+        size += len(chunk)
+        if size > cap:
+            raise ResponseTooLarge(cap, request)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _decoded(response: httpx.Response, raw: bytes) -> bytes:

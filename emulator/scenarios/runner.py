@@ -20,9 +20,9 @@ import httpx
 import msgspec
 from msgspec import UNSET
 
-from emulator.exporter.client import RetryPolicy, tls_verify
 from emulator.exporter.run import Exporter
 from emulator.fixtures.models import CrmConnection, FixtureSet
+from emulator.outbound import RetryPolicy, tls_verify
 from emulator.platform import connection as platform_connection
 from emulator.scenarios import models as sm
 from emulator.scenarios.calls import Failed, check_calls, mismatch

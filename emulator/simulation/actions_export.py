@@ -22,11 +22,11 @@ import httpx
 import msgspec
 
 from emulator.exporter import records as rec
-from emulator.exporter.client import RetryPolicy
 from emulator.exporter.plan import Kind
 from emulator.exporter.report import Report
 from emulator.exporter.run import Exporter
 from emulator.fixtures.models import CrmConnection
+from emulator.outbound import RetryPolicy
 from emulator.platform import connection as platform_connection
 from emulator.simulation import action_types as types
 from emulator.simulation.actions_runs import (

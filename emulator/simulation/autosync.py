@@ -25,10 +25,10 @@ import httpx
 import msgspec
 
 from emulator.exporter import records as rec
-from emulator.exporter.client import RetryPolicy
 from emulator.exporter.report import Report
 from emulator.exporter.run import Exporter
 from emulator.fixtures.models import CrmConnection
+from emulator.outbound import RetryPolicy
 from emulator.platform import connection as platform_connection
 from emulator.state import Emulator
 from emulator.store.db import read_meta, write_meta

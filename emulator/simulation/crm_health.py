@@ -17,11 +17,17 @@ from datetime import datetime, timedelta
 
 import httpx
 
-from emulator.asyncio_net import Lane
-from emulator.exporter.client import client_headers, tls_verify, transport_tls
 from emulator.fixtures.models import CrmConnection
+from emulator.outbound import (
+    CONNECT_DEADLINE,
+    HEALTH_DEADLINE,
+    client_headers,
+    tls_verify,
+    transport_tls,
+)
+from emulator.outbound.calls import Outcome, call
+from emulator.outbound.lane import Lane
 from emulator.platform import connection as platform_connection
-from emulator.simulation.outbound import TIMEOUT_SECONDS, Outcome, call
 from emulator.state import Emulator
 from emulator.wire import Wire, decode, encode, now_iso, parse_iso
 
@@ -30,8 +36,8 @@ log = logging.getLogger(__name__)
 HEALTH_INTERVAL_SECONDS = 300  # virtual time between periodic health checks
 USERS_FRESH_SECONDS = 3600  # a users verdict younger than this spares exports the probe
 # The periodic check runs inside an advance of the clock: a CRM that hangs must not stall it
-# for long (connect and test wait the full 10 s).
-PERIODIC_TIMEOUT_SECONDS = 3.0
+# for long (connect and test wait the full 10 s). Both are deadlines of the whole exchange.
+PERIODIC_TIMEOUT_SECONDS = HEALTH_DEADLINE
 MISSING_USERS = (404, 405, 501)
 
 
@@ -137,7 +143,7 @@ async def probe(
     *,
     client: httpx.AsyncClient | httpx.AsyncBaseTransport | None = None,
     users: bool = True,
-    timeout: float = TIMEOUT_SECONDS,
+    timeout: float = CONNECT_DEADLINE,
 ) -> tuple[Outcome, str, Outcome | None]:
     """GET {base}/health, then GET {base}/users when asked: (health, its message, users).
     Through a bare transport, the requests carry the headers an `httpx.AsyncClient` adds."""
@@ -178,22 +184,22 @@ class HealthChecker:
         at = now_iso(target)
         crm = platform_connection.resolve(connection.crmUrl, in_process=self.transport)
         base, transport = crm.base_url, crm.transport
-        # as before: the CA file is not used here; an in-process CRM takes no TLS context
-        # (building the first one costs ~30 ms)
+        # the connection's TLS settings, as the exporter's; an in-process CRM takes no TLS
+        # context (building the first one costs ~30 ms)
         client: httpx.AsyncClient | httpx.AsyncBaseTransport
         if transport is not None:
             client = transport
         elif urllib.request.getproxies():  # an httpx client routes by HTTP(S)_PROXY, NO_PROXY
-            client = httpx.AsyncClient(verify=tls_verify(connection.verify, None))
+            client = httpx.AsyncClient(verify=tls_verify(connection.verify, connection.caFile))
         else:  # the CRM client's transport: a new httpx.AsyncClient cost ~3 ms an advance
-            client = Lane(transport_tls(tls_verify(connection.verify, None)))
+            client = Lane(transport_tls(tls_verify(connection.verify, connection.caFile)))
         try:
             health, message, users = await probe(
                 base,
                 connection.apiKey,
                 connection.apiKeyHeader,
                 client=client,
-                timeout=PERIODIC_TIMEOUT_SECONDS,
+                timeout=min(PERIODIC_TIMEOUT_SECONDS, self.emulator.settings.outgoingDeadline),
                 users=ask_users,
             )
         finally:

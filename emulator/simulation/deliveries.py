@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any, NamedTuple
 
+from emulator.outbound.calls import Outcome
 from emulator.simulation import webhook_delivery as delivery
-from emulator.simulation.outbound import Outcome
 from emulator.simulation.sender import Sender
 from emulator.store.db import Store
 from emulator.wire import decode, now_iso, parse_iso

@@ -37,7 +37,9 @@ class DeliveryListener:
             await step_runs(store, target)
             if self.exports is not None:
                 await self.exports(target)
-            async with Sender() as sender:  # opens a client only when something is due
+            async with Sender(
+                self.emulator.settings.outgoingDeadline
+            ) as sender:  # opens a client only when something is due
                 self.made += await process_due(store, horizon, sender)
         except Exception as exc:
             log.exception("webhook/actions deliveries up to %s failed", target)

@@ -8,13 +8,14 @@ receiver (scheme and host), so taking one is O(1) however many run at once. A la
 only when every lane of that receiver is busy, so the pass's own bound on concurrent
 attempts bounds them too.
 
-The lanes are `asyncio_net.Lane`s, the CRM client's (plain HTTP parsed by httptools, https
+The lanes are `outbound.lane.Lane`s, the CRM client's (plain HTTP parsed by httptools, https
 through httpcore on plain asyncio), used as transports, not through an `httpx.AsyncClient`: no cookie jar kept between deliveries, no
 redirect or auth machinery (a delivery follows no redirect either way). The request still
 carries the client's default headers (User-Agent, Accept-Encoding, Connection), so a
 receiver sees the same request as before. When the environment names a proxy, every POST goes
 through one plain `httpx.AsyncClient` instead (httpx's own transports), which routes by
-HTTP(S)_PROXY and NO_PROXY as before.
+HTTP(S)_PROXY and NO_PROXY as before. Every POST is bounded by `outbound.calls.call`: the
+delivery deadline for the whole exchange, the response cap for the answer.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from emulator.asyncio_net import Lane
-from emulator.exporter.client import client_headers, default_tls
-from emulator.simulation.outbound import Outcome, call
+from emulator.outbound import DELIVERY_DEADLINE, client_headers, default_tls
+from emulator.outbound.calls import Outcome, call
+from emulator.outbound.lane import Lane
 
 MAX_IDLE = 64  # idle lanes kept across receivers; beyond it a returned lane is closed
 MAX_HEADER_SETS = 256  # merged header sets kept (one per subscription secret, or so)
@@ -36,7 +37,8 @@ MAX_HEADER_SETS = 256  # merged header sets kept (one per subscription secret, o
 class Sender:
     """Posts the attempts of a pass; lanes are opened only when something is sent."""
 
-    def __init__(self) -> None:
+    def __init__(self, deadline: float = DELIVERY_DEADLINE) -> None:
+        self.deadline = deadline  # of each POST as a whole
         self._idle: dict[tuple[str, str], list[Lane]] = {}
         self._idle_count = 0
         self._lanes: list[Lane] = []  # every lane opened, closed on exit
@@ -58,7 +60,14 @@ class Sender:
         if self._proxied:
             if self._client is None:
                 self._client = httpx.AsyncClient(verify=default_tls())  # its own transports
-            return await call("POST", url, headers=headers, content=body, client=self._client)
+            return await call(
+                "POST",
+                url,
+                headers=headers,
+                content=body,
+                client=self._client,
+                timeout=self.deadline,
+            )
         parts = urlsplit(url)
         key = (parts.scheme, parts.netloc)
         idle = self._idle.get(key)
@@ -69,7 +78,14 @@ class Sender:
             lane = Lane(default_tls())
             self._lanes.append(lane)
         try:
-            return await call("POST", url, headers=self._merged(headers), content=body, client=lane)
+            return await call(
+                "POST",
+                url,
+                headers=self._merged(headers),
+                content=body,
+                client=lane,
+                timeout=self.deadline,
+            )
         finally:
             if self._idle_count < MAX_IDLE:
                 self._idle.setdefault(key, []).append(lane)

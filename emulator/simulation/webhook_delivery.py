@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from emulator.simulation.outbound import TIMEOUT_SECONDS, Outcome, call
+from emulator.outbound.calls import TIMEOUT_SECONDS, Outcome, call
 from emulator.store.db import Store
 from emulator.wire import Wire, decode, encode
 

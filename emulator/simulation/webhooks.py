@@ -78,7 +78,11 @@ async def enqueue_events(store: Store, horizon: str) -> None:
 
 
 async def redeliver(
-    store: Store, delivery_id: int, now: Callable[[], str]
+    store: Store,
+    delivery_id: int,
+    now: Callable[[], str],
+    *,
+    timeout: float = delivery.TIMEOUT_SECONDS,
 ) -> delivery.DeliveryAttempt:
     """Send the payload of logged attempt `delivery_id` once more, now, as a new attempt.
 
@@ -99,4 +103,4 @@ async def redeliver(
         (webhook_id, payload),
     )
     attempt = int(last[0] if last and last[0] is not None else 0) + 1
-    return await delivery.deliver_once(store, sub, decode(payload), attempt, now)
+    return await delivery.deliver_once(store, sub, decode(payload), attempt, now, timeout=timeout)

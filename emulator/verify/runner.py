@@ -1,4 +1,6 @@
-"""The probing run: calls every Part A endpoint over httpx and records each check's verdict.
+"""The probing run: calls every Part A endpoint and records each check's verdict. Calls go
+through `emulator.outbound` (`Peer`): each within the --timeout deadline as a whole, answers
+within the response cap, no redirect followed.
 
 The CRM is a stranger here (this package never imports `emulator.crm`): everything is learned
 over HTTP. Calls go one at a time, in catalogue order, so each check's exchanges are exactly
@@ -16,7 +18,7 @@ from typing import Any, Literal
 
 import httpx
 
-from emulator.exporter.client import retry_after_seconds, tls_verify
+from emulator.outbound import VERIFY_DEADLINE, Peer, retry_after_seconds, tls_verify
 from emulator.verify import checks as v
 from emulator.verify import record_checks as rc
 from emulator.verify.catalogue import ACTIVITY_KINDS, BY_ID, ENDPOINTS, slug
@@ -46,7 +48,8 @@ def clip(text: str) -> str:
 
 
 class Prober:
-    """One httpx client of the CRM; each call with the valid key, no key, or a wrong one."""
+    """One client of the CRM; each call with the valid key, no key, or a wrong one.
+    `timeout` is the deadline of each exchange as a whole (connect, send, whole answer)."""
 
     def __init__(
         self,
@@ -56,18 +59,18 @@ class Prober:
         *,
         verify: bool = True,
         ca_file: str | None = None,
-        timeout: float = 10.0,
+        timeout: float = VERIFY_DEADLINE,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         self.header = api_key_header
         self.wrong_key = "verify-wrong-key"
-        self._http = httpx.AsyncClient(
-            base_url=self.base_url,
-            headers={"Content-Type": "application/json", "Accept": "application/json"},
-            verify=tls_verify(verify, ca_file),
-            timeout=timeout,
+        self._http = Peer(
+            self.base_url,
+            {"Content-Type": "application/json", "Accept": "application/json"},
+            tls=tls_verify(verify, ca_file),
+            deadline=timeout,
             transport=transport,
         )
 
@@ -88,8 +91,8 @@ class Prober:
         for attempt in range(RETRIES + 1):
             status, data, error, retry_after = 0, b"", None, None
             try:
-                response = await self._http.request(method, path, content=content, headers=headers)
-                status, data = response.status_code, response.content
+                response, data = await self._http.send(method, path, content, headers)
+                status = response.status_code
                 retry_after = retry_after_seconds(response.headers.get("Retry-After"))
             except httpx.TransportError as exc:
                 error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

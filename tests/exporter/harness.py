@@ -10,10 +10,10 @@ from typing import Any
 
 import httpx
 
-from emulator.exporter.client import RetryPolicy
 from emulator.exporter.report import Report
 from emulator.exporter.run import Exporter
 from emulator.fixtures import models as m
+from emulator.outbound import RetryPolicy
 from emulator.platform.seed import seed
 from emulator.settings import Settings
 from emulator.state import Emulator

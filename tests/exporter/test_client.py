@@ -8,7 +8,8 @@ import time
 import httpx
 import pytest
 
-from emulator.exporter.client import CrmClient, RetryPolicy
+from emulator.exporter.client import CrmClient
+from emulator.outbound import RetryPolicy
 
 pytestmark = pytest.mark.anyio
 PAUSE = 0.4

@@ -1,4 +1,4 @@
-"""CrmClient on the wire: its requests go straight to an httpx transport over `asyncio_net`,
+"""CrmClient on the wire: its requests go straight to an httpx transport of `outbound.lane`,
 and are the ones an `httpx.AsyncClient` set up as the client was before would send (same head,
 header order, body); TLS with a CA file, cookies and an environment proxy still work. Raw
 asyncio servers record what arrives."""
@@ -13,7 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from emulator.exporter.client import CrmClient, RetryPolicy, tls_verify
+from emulator.exporter.client import CrmClient
+from emulator.outbound import RetryPolicy, tls_verify
 from emulator.wire import encode
 from tests.raw_http import Certificate, Server, answer, proxy_everything, raw_server
 
@@ -140,5 +141,5 @@ async def test_a_caller_waiting_for_a_connection_times_out_as_a_pool_timeout() -
             first, second = await asyncio.gather(client.call("GET", "/a"), client.call("GET", "/b"))
         done.set()
         await asyncio.gather(*handlers, return_exceptions=True)
-    assert first.error == "ReadTimeout: timed out"
+    assert first.error == "DeadlineExceeded: no whole answer within the 0.3 s deadline"
     assert second.error is not None and second.error.startswith("PoolTimeout")

@@ -18,8 +18,8 @@ import trustme
 import uvicorn
 
 from emulator.app import create_app
-from emulator.exporter.client import RetryPolicy
 from emulator.fixtures.loader import DEFAULT_FIXTURES, load_fixture_dir
+from emulator.outbound import RetryPolicy
 from emulator.platform import connection as platform_connection
 from emulator.platform.seed import seed
 from emulator.settings import Settings

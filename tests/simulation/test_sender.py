@@ -1,4 +1,4 @@
-"""The delivery sender's HTTP path: httpx transports over `asyncio_net`, one connection per
+"""The delivery sender's HTTP path: httpx transports of `outbound.lane`, one connection per
 lane, lanes kept per receiver. Raw asyncio servers script what the receiver does on the wire
 (keep the connection, close it, reset it, never answer, speak TLS)."""
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from emulator import asyncio_net
+from emulator.outbound import lane as outbound_lane
+from emulator.outbound.calls import call
 from emulator.simulation import sender
-from emulator.simulation.outbound import call
 from tests.raw_http import (
     NO_CONTENT,
     Certificate,
@@ -28,9 +28,9 @@ from tests.raw_http import (
 pytestmark = pytest.mark.anyio
 
 
-def lane(ssl_context: ssl.SSLContext | None = None) -> asyncio_net.Transport:
+def lane(ssl_context: ssl.SSLContext | None = None) -> outbound_lane.Transport:
     limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-    return asyncio_net.Transport(
+    return outbound_lane.Transport(
         ssl_context=ssl_context or ssl.create_default_context(), limits=limits
     )
 

@@ -24,7 +24,13 @@ async def _checked(request: Request) -> tuple[CustomCrmIn, CustomCrmHealth, User
     body = await decode_body(request, CustomCrmIn, BadRequest.field)
     refuse_control_target("baseUrl", body.baseUrl)
     url = platform_connection.resolve(body.baseUrl, str(request.base_url)).base_url
-    health, users = await service.check(url, body.apiKey, body.apiKeyHeader, ctx.now())
+    health, users = await service.check(
+        url,
+        body.apiKey,
+        body.apiKeyHeader,
+        ctx.now(),
+        timeout=ctx.emulator.settings.outgoingDeadline,
+    )
     return body, health, users
 
 

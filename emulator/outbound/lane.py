@@ -1,5 +1,5 @@
-"""httpcore's network layer on plain asyncio, for the httpx transports of the platform's own
-outgoing calls (webhook deliveries, the CRM client of the exporter and auto-sync).
+"""httpcore's network layer on plain asyncio, and the plain-HTTP `Lane`: the transports of the
+platform's own outgoing calls (`emulator.outbound`).
 
 httpcore's default layer goes through anyio: a cancel scope per read and write, a select()
 on every idle pooled connection before each request (`is_readable`), one send() for the
@@ -16,10 +16,12 @@ documented extension point) with an asyncio protocol:
 Failures raise httpcore's own exceptions (ConnectError, ReadTimeout, ...), which httpx maps
 to its own as it does for its default layer.
 
-The CRM client's plain-`http://` connections go one step further (`Lane`, handed out by
-`Lanes`): one request at a time per connection needs no pool, state machine or locks, so a
-Lane writes the request as h11 would and parses the answer with httptools (uvicorn's parser),
-~0.1 ms of CPU a call instead of ~0.35 ms; `https://` goes through httpcore on this layer.
+Plain-`http://` connections go one step further (`Lane`, handed out by `Lanes`): one
+request at a time per connection needs no pool, state machine or locks, so a Lane writes the
+request as h11 would and parses the answer with httptools (uvicorn's parser), ~0.1 ms of CPU a
+call instead of ~0.35 ms; `https://` goes through httpcore on this layer. A Lane reads no more
+than its response cap (`ResponseTooLarge` past it) and skips 1xx answers as h11 does; the
+whole-exchange deadline is `emulator.outbound.exchange`'s, around it.
 """
 
 from __future__ import annotations
@@ -34,6 +36,16 @@ from typing import Any, cast
 import httpcore
 import httptools
 import httpx
+
+from emulator.outbound.limits import (
+    HEAD_LIMIT,
+    RESPONSE_CAP,
+    Bounded,
+    DeadlineExceeded,
+    ResponseTooLarge,
+    exchange_within,
+    read_capped,
+)
 
 FLUSH_AT = 64 * 1024  # gathered bytes beyond this go out at once (large bodies)
 _READ_ERRORS = (OSError, ssl.SSLError)
@@ -271,12 +283,15 @@ _ONE = httpx.Limits(max_connections=1, max_keepalive_connections=1)
 
 
 class _Answer:
-    """httptools' callbacks: one response's reason, headers and body."""
+    """httptools' callbacks: one response's reason, headers and body (at most `cap` bytes)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cap: int) -> None:
         self.reason = b""
         self.headers: list[tuple[bytes, bytes]] = []
         self.body: list[bytes] = []
+        self.size = 0
+        self.cap = cap
+        self.too_large = False
         self.headers_done = False
         self.done = False
         self.keep_alive = False
@@ -292,9 +307,17 @@ class _Answer:
         self.headers_done = True
 
     def on_body(self, body: bytes) -> None:
-        self.body.append(body)
+        self.size += len(body)
+        if self.size > self.cap:
+            self.too_large = True  # raised once feed_data returns; the body is kept no further
+        else:
+            self.body.append(body)
 
     def on_message_complete(self) -> None:
+        status = self.parser.get_status_code()
+        if 100 <= status < 200 and status != 101:  # informational: the answer comes after it
+            self.reason, self.headers, self.body, self.headers_done = b"", [], [], False
+            return
         self.done = True
         self.keep_alive = self.parser.should_keep_alive()  # reset once the message is over
 
@@ -313,7 +336,11 @@ def _head(request: httpx.Request) -> bytes:
     return b"".join(lines)
 
 
-class Lane(httpx.AsyncBaseTransport):
+class _Expired(httpx.TimeoutException):
+    """The exchange's deadline passed (`Lane.bounded` names it)."""
+
+
+class Lane(Bounded):
     """One keep-alive HTTP/1.1 connection as an httpx transport, for plain `http://`.
 
     The CRM client sends one request at a time per lane, so the pool, h11's state machine and
@@ -321,10 +348,14 @@ class Lane(httpx.AsyncBaseTransport):
     request goes out in one write (head as h11 writes it, then the body) and httptools parses
     the answer. Failures raise httpx's exceptions as its own transport maps httpcore's.
     `https://` (and anything else) goes through `Transport` (httpcore) as before.
+
+    `bounded` (what `outbound.exchange` calls) makes one exchange within a deadline and a cap
+    with one timer per wait, as the per-read timeouts of `handle_async_request` have.
     """
 
-    def __init__(self, ssl_context: ssl.SSLContext) -> None:
+    def __init__(self, ssl_context: ssl.SSLContext, cap: int = RESPONSE_CAP) -> None:
         self._ssl_context = ssl_context
+        self._cap = cap
         self._other: Transport | None = None
         self._conn: tuple[asyncio.Transport, _Protocol] | None = None
 
@@ -334,17 +365,47 @@ class Lane(httpx.AsyncBaseTransport):
                 self._other = Transport(ssl_context=self._ssl_context, limits=_ONE)
             return await self._other.handle_async_request(request)
         timeouts = request.extensions.get("timeout", {})
+        return (await self._send(request, timeouts, None, self._cap))[0]
+
+    async def bounded(
+        self, request: httpx.Request, deadline: float, cap: int
+    ) -> tuple[httpx.Response, bytes]:
+        if request.url.scheme != "http":
+            return await exchange_within(self, request, deadline, cap)
+        expires = asyncio.get_running_loop().time() + deadline
+        try:
+            response, body = await self._send(request, {}, expires, cap)
+        except (_Expired, httpx.ConnectTimeout):
+            raise DeadlineExceeded(deadline, request) from None
+        response.request = request
+        if "content-encoding" in response.headers:  # decoded, and bounded when inflated
+            body = await read_capped(response, cap, request)
+        return response, body
+
+    async def _send(
+        self,
+        request: httpx.Request,
+        timeouts: dict[str, float | None],
+        expires: float | None,
+        cap: int,
+    ) -> tuple[httpx.Response, bytes]:
+        """The answer and its raw body; each wait bounded by `timeouts` or, when given, by the
+        loop time `expires` (then `_Expired`)."""
         body = await request.aread()
-        transport, protocol = await self._connection(request, timeouts.get("connect"))
+        connect = timeouts.get("connect") if expires is None else self._left(expires)
+        transport, protocol = await self._connection(request, connect)
         close = request.headers.get("connection", "").lower() == "close"
         try:
-            answer = await self._exchange(
-                transport, protocol, _head(request) + body, timeouts, close
+            return await self._exchange(
+                transport, protocol, _head(request) + body, timeouts, expires, cap, close
             )
         except BaseException:
             self._close()
             raise
-        return answer
+
+    @staticmethod
+    def _left(expires: float) -> float:
+        return expires - asyncio.get_running_loop().time()
 
     async def _connection(
         self, request: httpx.Request, timeout: float | None
@@ -372,19 +433,28 @@ class Lane(httpx.AsyncBaseTransport):
         protocol: _Protocol,
         data: bytes,
         timeouts: dict[str, float | None],
+        expires: float | None,
+        cap: int,
         close: bool,
-    ) -> httpx.Response:
+    ) -> tuple[httpx.Response, bytes]:
         if transport.is_closing():
             raise httpx.WriteError(str(protocol.error or "connection closed"))
         transport.write(data)
         if protocol.drained is not None:
-            await _wait(protocol.drained, timeouts.get("write"), httpx.WriteTimeout)
-        answer = _Answer()
+            if expires is None:
+                await _wait(protocol.drained, timeouts.get("write"), httpx.WriteTimeout)
+            else:
+                await _wait(protocol.drained, self._left(expires), _Expired)
+        answer = _Answer(cap)
         parser = answer.parser = httptools.HttpResponseParser(answer)
         read_timeout = timeouts.get("read")
+        timed_out: type[Exception] = httpx.ReadTimeout if expires is None else _Expired
         started = False
+        head = 0  # bytes received before the (final) answer's headers ended
         while not answer.done:
-            await protocol.readable(read_timeout, httpx.ReadTimeout)
+            if expires is not None:
+                read_timeout = self._left(expires)
+            await protocol.readable(read_timeout, timed_out)
             if protocol.buffer:
                 chunk = bytes(protocol.buffer)
                 protocol.buffer.clear()
@@ -393,6 +463,14 @@ class Lane(httpx.AsyncBaseTransport):
                     parser.feed_data(chunk)
                 except httptools.HttpParserError as exc:
                     raise httpx.RemoteProtocolError(str(exc)) from exc
+                if answer.too_large:
+                    raise ResponseTooLarge(cap)
+                if not answer.headers_done:
+                    head += len(chunk)
+                    if head > HEAD_LIMIT:  # h11's bound on a head, as httpcore has it
+                        raise httpx.RemoteProtocolError(
+                            f"response head larger than {HEAD_LIMIT} bytes"
+                        )
                 continue
             if protocol.error is not None:
                 raise httpx.ReadError(str(protocol.error) or type(protocol.error).__name__)
@@ -406,15 +484,17 @@ class Lane(httpx.AsyncBaseTransport):
             )
         if protocol.buffer or protocol.eof or not answer.keep_alive or close:
             self._close()
-        return httpx.Response(
+        body = b"".join(answer.body)
+        response = httpx.Response(
             parser.get_status_code(),
             headers=answer.headers,
-            stream=httpx.ByteStream(b"".join(answer.body)),
+            stream=httpx.ByteStream(body),
             extensions={
                 "http_version": b"HTTP/" + parser.get_http_version().encode(),
                 "reason_phrase": answer.reason,
             },
         )
+        return response, body
 
     def _close(self) -> None:
         if self._conn is not None:
@@ -438,9 +518,14 @@ class Lanes:
     """
 
     def __init__(
-        self, ssl_context: ssl.SSLContext, max_lanes: int, pool_timeout: float | None = None
+        self,
+        ssl_context: ssl.SSLContext,
+        max_lanes: int,
+        pool_timeout: float | None = None,
+        cap: int = RESPONSE_CAP,
     ) -> None:
         self._ssl_context = ssl_context
+        self._cap = cap
         self._max = max(1, max_lanes)
         self._pool_timeout = pool_timeout
         self._idle: list[Lane] = []
@@ -451,7 +536,7 @@ class Lanes:
         if self._idle:
             return self._idle.pop()
         if len(self._lanes) < self._max:
-            lane = Lane(self._ssl_context)
+            lane = Lane(self._ssl_context, self._cap)
             self._lanes.append(lane)
             return lane
         waiter: asyncio.Future[Lane] = asyncio.get_running_loop().create_future()

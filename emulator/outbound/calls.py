@@ -1,7 +1,8 @@
 """One outgoing HTTP call of the platform (webhook deliveries, CRM health checks).
 
-Every failure (refused connection, timeout, bad URL, non-2xx answer) becomes an `Outcome`,
-never an exception: the caller reports it, it does not crash the request that caused it.
+Every failure (refused connection, deadline, answer over the cap, bad URL, non-2xx answer)
+becomes an `Outcome`, never an exception: the caller reports it, it does not crash the request
+that caused it.
 """
 
 from __future__ import annotations
@@ -13,10 +14,17 @@ from collections.abc import Callable
 
 import httpx
 
+from emulator.outbound.limits import (
+    DELIVERY_DEADLINE,
+    RESPONSE_CAP,
+    ResponseTooLarge,
+    exchange,
+)
+from emulator.outbound.tls import default_tls
 from emulator.self_target import control_api_target
 from emulator.wire import Wire
 
-TIMEOUT_SECONDS = 10.0
+TIMEOUT_SECONDS = DELIVERY_DEADLINE
 _BODY_EXCERPT = 200
 MAX_CONCURRENT = 64  # outgoing calls open at once, across every caller of this process
 MAX_IN_FLIGHT = 1024  # open plus waiting; beyond it a call fails at once instead of queueing
@@ -56,8 +64,10 @@ async def call(
     content: bytes | None = None,
     timeout: float = TIMEOUT_SECONDS,
     client: httpx.AsyncClient | httpx.AsyncBaseTransport | None = None,
+    cap: int = RESPONSE_CAP,
 ) -> Outcome:
-    """Make one request; the whole exchange must finish within `timeout` seconds."""
+    """Make one request; the whole exchange must finish within `timeout` seconds, its answer
+    within `cap` bytes. Without `client`, a client of its own (proxy settings, default TLS)."""
     started = time.monotonic()
 
     def elapsed() -> int:
@@ -76,7 +86,7 @@ async def call(
     gate.in_flight += 1
     try:
         async with gate.open:
-            return await _send(method, url, headers, content, timeout, client, elapsed)
+            return await _send(method, url, headers, content, timeout, cap, client, elapsed)
     finally:
         gate.in_flight -= 1
 
@@ -87,31 +97,30 @@ async def _send(
     headers: dict[str, str] | httpx.Headers | None,
     content: bytes | None,
     timeout: float,
+    cap: int,
     client: httpx.AsyncClient | httpx.AsyncBaseTransport | None,
     elapsed: Callable[[], int],
 ) -> Outcome:
     try:
-        async with asyncio.timeout(timeout):
-            if client is None:
-                async with httpx.AsyncClient(timeout=timeout) as own:
-                    response = await own.request(method, url, headers=headers, content=content)
-            elif isinstance(client, httpx.AsyncBaseTransport):
-                response = await client.handle_async_request(
-                    httpx.Request(method, url, headers=headers, content=content)
-                )
-                try:
-                    await response.aread()
-                finally:
-                    await response.aclose()
-            else:
-                response = await client.request(method, url, headers=headers, content=content)
-    except (TimeoutError, httpx.TimeoutException):
+        if client is None:
+            async with httpx.AsyncClient(timeout=timeout, verify=default_tls()) as own:
+                request = own.build_request(method, url, headers=headers, content=content)
+                response, body = await exchange(own, request, deadline=timeout, cap=cap)
+        elif isinstance(client, httpx.AsyncBaseTransport):
+            request = httpx.Request(method, url, headers=headers, content=content)
+            response, body = await exchange(client, request, deadline=timeout, cap=cap)
+        else:
+            request = client.build_request(method, url, headers=headers, content=content)
+            response, body = await exchange(client, request, deadline=timeout, cap=cap)
+    except (TimeoutError, httpx.TimeoutException):  # DeadlineExceeded, or a phase's own
         return Outcome(
             ok=False,
             statusCode=None,
             durationMs=elapsed(),
             errorMessage=f"timed out after {timeout:g} s",
         )
+    except ResponseTooLarge as exc:
+        return Outcome(ok=False, statusCode=None, durationMs=elapsed(), errorMessage=str(exc))
     except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as exc:
         detail = str(exc) or type(exc).__name__
         return Outcome(
@@ -122,9 +131,10 @@ async def _send(
         )
     status = response.status_code
     ok = 200 <= status < 300
+    excerpt = body[:_BODY_EXCERPT].decode(response.encoding or "utf-8", "replace")
     return Outcome(
         ok=ok,
         statusCode=status,
         durationMs=elapsed(),
-        errorMessage=None if ok else f"HTTP {status}: {response.text[:_BODY_EXCERPT]}".rstrip(": "),
+        errorMessage=None if ok else f"HTTP {status}: {excerpt}".rstrip(": "),
     )

@@ -1,4 +1,4 @@
-"""asyncio_net.Lane, the CRM client's plain-HTTP transport: answers framed every way HTTP/1.1
+"""outbound.lane.Lane, the plain-HTTP transport of outgoing calls: answers framed every way HTTP/1.1
 allows, kept and dropped connections, and httpx's exceptions where httpcore's would map."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 import httpx
 import pytest
 
-from emulator.asyncio_net import Lane
+from emulator.outbound.lane import Lane
 
 pytestmark = pytest.mark.anyio
 
