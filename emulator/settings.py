@@ -45,8 +45,12 @@ class Settings(Wire):
     db: str | None = None
     rateLimit: RateLimit = RateLimit()
     journalLimit: int = 100_000  # rows kept in export_journal; the oldest go first
+    journalBytes: int = 256 * 1024 * 1024  # and bytes of its rows' text; the oldest go first
     clockSpeed: float | None = None  # None: frozen; else virtual seconds per wall second
     seedCache: str | None = None  # directory of seeded images (fixtures/image_cache.py); None: off
     controlToken: str | None = None  # set: every /_emulator route but health needs it (Bearer)
     maxBody: int = 16 * 1024 * 1024  # request bodies beyond it are answered 413
     allowPaths: list[str] = []  # more roots POST /_emulator/fixtures and scenarios/run may read
+    allowedHosts: list[str] = []  # Host names answered besides loopback and the bound address
+    headTimeout: float = 5.0  # seconds a connection has to send a whole request head
+    maxConnections: int = 512  # open connections at most; beyond, new ones are closed at once

@@ -41,6 +41,20 @@ def _port(text: str) -> int:
     return int(text)
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds in (0, 3600], not {text!r}")
+    return value
+
+
+def _env_hosts() -> list[str]:
+    return [h.strip() for h in os.environ.get("EMULATOR_ALLOWED_HOSTS", "").split(",") if h.strip()]
+
+
 def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
@@ -107,6 +121,40 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=Settings().maxBody,
         metavar="BYTES",
         help="larger request bodies are answered 413 (default 16 MiB)",
+    )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=_env_hosts(),
+        metavar="NAME",
+        help="another Host name to answer (besides localhost, loopback addresses and the "
+        "--host address; a leading dot allows every name under it); other names are refused "
+        "421 against DNS rebinding; repeatable (default: $EMULATOR_ALLOWED_HOSTS, "
+        "comma-separated)",
+    )
+    serve.add_argument(
+        "--head-timeout",
+        type=_seconds,
+        default=Settings().headTimeout,
+        metavar="SECONDS",
+        help="a connection that has not sent a whole request head within SECONDS is closed "
+        "(default 5)",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=_positive,
+        default=Settings().maxConnections,
+        metavar="N",
+        help="open connections at most; past N a new connection is closed at once, and "
+        "requests past N in progress are answered 503 (default 512)",
+    )
+    serve.add_argument(
+        "--journal-bytes",
+        type=_positive,
+        default=Settings().journalBytes,
+        metavar="BYTES",
+        help="bytes of request and response text kept in the export journal; the oldest "
+        "exchanges are dropped (default 268435456, 256 MiB)",
     )
     serve.add_argument(
         "--allow-path",
@@ -190,6 +238,10 @@ def _serve_with(
         controlToken=args.control_token,
         maxBody=args.max_body,
         allowPaths=args.allow_path,
+        allowedHosts=args.allowed_host,
+        headTimeout=args.head_timeout,
+        maxConnections=args.max_connections,
+        journalBytes=args.journal_bytes,
     )
     app = create_app(settings)
     try:

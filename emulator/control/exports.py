@@ -115,7 +115,7 @@ async def start_export(request: Request) -> Response:
     if (loop := control_api_target(conn.crmUrl)) is not None:
         raise BadRequest.field("crmUrl", f"the stored connection's crmUrl {loop}")
     runs = _runs(request)
-    base = str(request.base_url).rstrip("/")
+    base = platform_connection.own_base(request)  # never the Host header
     conn = msgspec.structs.replace(
         conn, crmUrl=platform_connection.resolve(conn.crmUrl, base).base_url
     )
