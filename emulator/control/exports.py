@@ -124,6 +124,7 @@ async def start_export(request: Request) -> Response:
         conn,
         now=emulator.clock.now_iso,
         journal_limit=emulator.settings.journalLimit,
+        journal_bytes=emulator.settings.journalBytes,
     )
     # The run holds the state (no reset, restore or advance meanwhile) and, with --db, the
     # file's export lock (no `emulator export` on the same file meanwhile) until it ends.
