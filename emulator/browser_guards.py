@@ -122,7 +122,7 @@ def foreign_origin(headers: Mapping[str, str], scheme: str) -> str | None:
         return f"Origin: {text[:100]}"
     there_port = there[1] or DEFAULT_PORTS.get(scheme_there.lower())
     here_port = here[1] or DEFAULT_PORTS.get(scheme)
-    if (there[0], there_port) != (here[0], here_port):
+    if (scheme_there.lower(), there[0], there_port) != (scheme, here[0], here_port):
         return f"Origin: {text[:100]}"
     return None
 
