@@ -7,10 +7,10 @@ new connection is reset. This protocol (uvicorn's httptools protocol, subclassed
 
 - closes a connection whose request head is not complete `head_timeout` seconds after the
   connection opened, or after the first byte of a later request on a kept-alive connection;
-- keeps at most `max_connections` open: past it, the oldest connection still waiting for its
-  head is closed to make room, and without one the new connection is closed at once. (uvicorn's
-  own `limit_concurrency`, set to the same figure, answers 503 to a request that arrives while
-  the cap is reached.)
+- keeps at most `max_connections` open: at the cap, the oldest connection still waiting for
+  its head is closed to make room for a new one; when every connection is busy with a request,
+  a new connection is closed at once, and uvicorn's own `limit_concurrency` (the same figure)
+  answers 503 to a request that arrives while the cap is reached.
 """
 
 from __future__ import annotations
@@ -38,13 +38,14 @@ class LimitedProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        # At the cap, the oldest connection that has sent no whole head yet makes room: the
+        # newcomer's request is then answered, not refused 503 (uvicorn's limit_concurrency
+        # refuses requests only while `max_connections` are open).
+        if len(self.connections) >= self.max_connections and self.waiting:
+            next(iter(self.waiting))._close()
         if len(self.connections) > self.max_connections:
-            if self.waiting:  # the oldest that has sent no whole head yet makes room
-                oldest = next(iter(self.waiting))
-                oldest._close()
-            else:
-                self._close()
-                return
+            self._close()  # every connection is busy with a request: no room
+            return
         self._await_head()
 
     def _await_head(self) -> None:

@@ -186,7 +186,5 @@ async def test_a_control_body_must_be_json(client: httpx.AsyncClient) -> None:
 
 async def test_v1_and_crm_bodies_keep_their_own_rules(client: httpx.AsyncClient) -> None:
     """Only the control API demands a JSON type: /v1 and /crm answer as before."""
-    r = await client.post(
-        "/v1/lists", content=b'{"name": "x", "type": "contact"}', headers={**ALL}
-    )
+    r = await client.post("/v1/lists", content=b'{"name": "x", "type": "contact"}', headers={**ALL})
     assert r.status_code != 415
