@@ -3,6 +3,7 @@ open connections a cap, and neither lets a flood of half-sent heads lock others 
 
 from __future__ import annotations
 
+import contextlib
 import resource
 import select
 import socket
@@ -118,10 +119,9 @@ def test_1100_half_sent_heads_lock_nobody_out_and_are_all_closed(server: Emulato
     try:
         for _ in range(1100):
             sock = socket.create_connection(("127.0.0.1", port_of(server)), timeout=5)
-            try:
+            # already closed to make room: what the server should do
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 sock.sendall(HALF_HEAD)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # already closed to make room: what the server should do
             socks.append(sock)
         assert health_seconds(server) < 2  # answered while the flood is open
         start = time.monotonic()
@@ -141,7 +141,9 @@ def test_the_cap_fits_the_descriptor_limit() -> None:
         "import resource; resource.setrlimit(resource.RLIMIT_NOFILE, (400, 400)); "
         "from emulator.connection_limits import connection_cap; print(connection_cap(512))"
     )
-    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    ran = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60
+    )
     assert ran.returncode == 0, ran.stderr
     assert f"({400 - RESERVED_FDS}, " in ran.stdout and "ulimit -n" in ran.stdout
     assert connection_cap(512) == (512, None)  # here: the soft limit is raised if it must be
