@@ -174,6 +174,19 @@ _WANTED = frozenset(
 )
 
 
+def guarded_headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """The headers `refusal` reads, the first of each kept (as Starlette reads them); two
+    `Host` headers make an empty one (which is refused: which one was meant?)."""
+    headers: dict[str, str] = {}
+    for name, value in raw:
+        if name in _WANTED:
+            key = name.decode("latin-1")
+            if key == "host" and key in headers:
+                headers[key] = ""
+            headers.setdefault(key, value.decode("latin-1"))
+    return headers
+
+
 class BrowserGuard:
     """Answers what `refusal` names before any route runs (every route, whoever adds it)."""
 
@@ -182,11 +195,7 @@ class BrowserGuard:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            headers = {
-                name.decode("latin-1"): value.decode("latin-1")
-                for name, value in scope["headers"]
-                if name in _WANTED
-            }
+            headers = guarded_headers(scope["headers"])
             error = refusal(
                 scope["method"], scope["path"], scope.get("scheme", "http"), headers, self.hosts
             )

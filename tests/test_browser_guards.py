@@ -188,3 +188,10 @@ async def test_v1_and_crm_bodies_keep_their_own_rules(client: httpx.AsyncClient)
     """Only the control API demands a JSON type: /v1 and /crm answer as before."""
     r = await client.post("/v1/lists", content=b'{"name": "x", "type": "contact"}', headers={**ALL})
     assert r.status_code != 415
+
+
+async def test_two_host_headers_are_refused(client: httpx.AsyncClient) -> None:
+    for pair in (["127.0.0.1", "evil.test"], ["evil.test", "127.0.0.1"], ["localhost"] * 2):
+        headers = [("host", h) for h in pair] + list(ALL.items())
+        r = await client.get("/v1/contacts", headers=headers)
+        assert r.status_code == 421, (pair, r.text)
