@@ -84,7 +84,7 @@ class HostRule:
 
     @classmethod
     def of(cls, bound: str, allowed: Iterable[str]) -> HostRule:
-        names = frozenset(a.strip().rstrip(".").lower() for a in allowed if a.strip())
+        names = frozenset(a.strip().strip("[]").rstrip(".").lower() for a in allowed if a.strip())
         return cls(bound.strip().strip("[]").lower(), names)
 
     def allows(self, host_header: str) -> bool:
@@ -96,7 +96,11 @@ class HostRule:
             return True
         address = _ip(name)
         if address is not None:
-            return self.bound in WILDCARDS or address == _ip(self.bound)
+            return (
+                self.bound in WILDCARDS
+                or address == _ip(self.bound)
+                or str(address) in self.allowed
+            )
         if name == self.bound:
             return True
         return any(

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from emulator.app import create_app
 from emulator.browser_guards import HostRule, foreign_origin, is_json_type
+from emulator.testing import EmulatorServer
 from tests.conftest import ALL, make_settings, open_client
 
 pytestmark = pytest.mark.anyio
@@ -195,3 +196,29 @@ async def test_two_host_headers_are_refused(client: httpx.AsyncClient) -> None:
         headers = [("host", h) for h in pair] + list(ALL.items())
         r = await client.get("/v1/contacts", headers=headers)
         assert r.status_code == 421, (pair, r.text)
+
+
+def test_an_allowed_address_is_answered() -> None:
+    """`serve --host NAME` allows the address NAME was bound to."""
+    rule = HostRule.of("myhost.lan", ["192.0.2.7", "[2001:db8::1]"])
+    assert rule.allows("192.0.2.7:8400") and rule.allows("[2001:db8::1]:8400")
+    assert rule.allows("myhost.lan:8400") and not rule.allows("192.0.2.8:8400")
+
+
+def test_serve_answers_the_names_of_allowed_host_and_its_environment_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("EMULATOR_ALLOWED_HOSTS", "env-one.test, .env-two.test")
+    server = EmulatorServer.start(["--no-seed-cache", "--allowed-host", "flag.test"])
+    try:
+        for host, status in [
+            ("flag.test", 200),
+            ("env-one.test", 200),
+            ("api.env-two.test", 200),
+            ("other.test", 421),
+            ("localhost", 200),
+        ]:
+            r = httpx.get(f"{server.url}/v1/contacts", headers={**ALL, "host": host}, timeout=30)
+            assert r.status_code == status, (host, r.text)
+    finally:
+        server.stop()

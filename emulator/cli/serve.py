@@ -238,7 +238,8 @@ def _serve_with(
         controlToken=args.control_token,
         maxBody=args.max_body,
         allowPaths=args.allow_path,
-        allowedHosts=args.allowed_host,
+        # --host NAME: the address it resolved to is answered too (the socket's own)
+        allowedHosts=[*args.allowed_host, str(sock.getsockname()[0])],
         headTimeout=args.head_timeout,
         maxConnections=args.max_connections,
         journalBytes=args.journal_bytes,
