@@ -84,6 +84,7 @@ def attacker_page(emulator: str, crm_calls: list[str]) -> Starlette:
           }}
           navigator.sendBeacon(E + "/_emulator/reset", "{{}}");
           document.getElementById("form").submit();  // the dashboard's health check, a form POST
+          document.title = "sent";
         }})();
         """
         return HTMLResponse(
@@ -128,7 +129,8 @@ def test_a_page_on_another_origin_cannot_drive_the_emulator(browser: Any, server
                 ),
             )
             page.goto(attacker)
-            page.wait_for_timeout(3000)  # every attempt sent (they are not awaited by anyone)
+            page.wait_for_function("document.title === 'sent'")
+            page.wait_for_timeout(1000)  # the beacon and the form post, which nobody awaits
         finally:
             page.close()
     assert state(server) == before
