@@ -16,6 +16,7 @@ from starlette.routing import Mount, Route
 
 from emulator import __version__
 from emulator.asgi_guards import BodyLimit, ControlToken
+from emulator.browser_guards import BrowserGuard, HostRule
 from emulator.control.routes import routes as control_routes
 from emulator.crm.context import CrmContext
 from emulator.crm.routes import routes as crm_routes
@@ -153,6 +154,10 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
             Exception: internal_error,
         },
         middleware=[
+            Middleware(
+                BrowserGuard,
+                hosts=HostRule.of(emulator.settings.host, emulator.settings.allowedHosts),
+            ),
             Middleware(ControlToken, token=emulator.settings.controlToken),
             Middleware(BodyLimit, max_body=emulator.settings.maxBody),
         ],

@@ -6,7 +6,9 @@ they cover every route mounted under /_emulator, whoever adds it.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import re
 from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -15,6 +17,11 @@ from emulator.errors import PayloadTooLarge, Unauthorized, surface_response
 
 CONTROL = "/_emulator"
 OPEN_CONTROL_PATHS = frozenset({"/_emulator/health"})  # probes need no token
+TOKEN_FORM = "/control-token"  # the dashboard's token form: where the token is presented
+COOKIE = "emulator_control"  # the dashboard's cookie (HttpOnly, SameSite=Strict)
+# /v1 routes that call out (a CRM's health and users, a webhook's test delivery): with a token
+# set, an exposed port must not be a way to make the server call any URL.
+OUTGOING_V1 = re.compile(r"^/v1/(custom-crm/(test|connect)|webhooks/[^/]+/test)/?$")
 DEFAULT_MAX_BODY = 16 * 1024 * 1024  # a 100-item batch of long records is ~2 MB
 
 
@@ -25,24 +32,49 @@ def is_control(path: str) -> bool:
 def needs_token(method: str, path: str) -> bool:
     """Every /_emulator route but health, and any other request that is not a read outside
     the emulated APIs (a dashboard form, e.g. POST /scenarios): what an exposed port risks."""
-    if path in OPEN_CONTROL_PATHS:
+    if path in OPEN_CONTROL_PATHS or path == TOKEN_FORM:
         return False
     if is_control(path):
+        return True
+    if method == "POST" and OUTGOING_V1.match(path):
         return True
     emulated = path.startswith(("/v1/", "/crm/")) or path in ("/v1", "/crm")
     return method not in ("GET", "HEAD", "OPTIONS") and not emulated
 
 
+def cookie_value(token: str) -> str:
+    """The dashboard cookie's value: derived from the token, so the token itself is never
+    sent back in a Set-Cookie header."""
+    return hmac.new(token.encode(), b"emulator dashboard cookie", hashlib.sha256).hexdigest()
+
+
+def _cookie(value: bytes, name: str) -> bytes | None:
+    for pair in value.split(b";"):
+        key, _, presented = pair.strip().partition(b"=")
+        if key == name.encode():
+            return presented.strip()
+    return None
+
+
 def token_matches(headers: Iterable[tuple[bytes, bytes]], token: str | None) -> bool:
-    """Whether the request carries `Authorization: Bearer <token>` (compared in constant time)."""
+    """Whether the request carries `Authorization: Bearer <token>`, or the dashboard's cookie
+    for it (both compared in constant time)."""
     if not token:
         return False
-    for name, value in headers:
-        if name.lower() == b"authorization":
+    for raw_name, value in headers:
+        name = raw_name.lower()
+        if name == b"authorization":
             scheme, _, presented = value.strip().partition(b" ")
-            return scheme.lower() == b"bearer" and hmac.compare_digest(
+            if scheme.lower() == b"bearer" and hmac.compare_digest(
                 presented.strip(), token.encode()
-            )
+            ):
+                return True
+        elif name == b"cookie":
+            presented_cookie = _cookie(value, COOKIE)
+            if presented_cookie is not None and hmac.compare_digest(
+                presented_cookie, cookie_value(token).encode()
+            ):
+                return True
     return False
 
 
@@ -61,7 +93,7 @@ class ControlToken:
         ):
             error = Unauthorized(
                 "the control API needs `Authorization: Bearer <token>` (emulator serve "
-                "--control-token)",
+                f"--control-token); in the dashboard, enter it at {TOKEN_FORM}",
                 headers={"WWW-Authenticate": "Bearer"},
             )
             await error.response()(scope, receive, send)

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import msgspec
 from starlette.routing import BaseRoute, Mount, Route
 
+from emulator.asgi_guards import OUTGOING_V1
 from emulator.errors import ErrorBody
 from emulator.wire import FrozenWire, Wire
 
@@ -276,6 +277,12 @@ def build_document(
                 }
             if guarded:
                 entry["security"] = [{CONTROL_TOKEN: []}]
+            elif control_token and method == "POST" and OUTGOING_V1.match(path):
+                # a /v1 route that calls out: its API key and the control token
+                entry["security"] = [{API_KEY.name: [], CONTROL_TOKEN: []}]
+                entry["description"] = (
+                    entry.get("description", "") + " With --control-token, needs the token too."
+                ).strip()
             elif op.security is None:
                 entry["security"] = []
             elif op.security != API_KEY:

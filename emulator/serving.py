@@ -70,10 +70,17 @@ def run_server(
         except sqlite3.Error as exc:
             print(f"emulator: cannot open --db {settings.db}: {exc}", file=sys.stderr)
             return 2
+    from emulator.connection_limits import connection_cap, limited
+
+    cap, lowered = connection_cap(settings.maxConnections)
+    if lowered is not None:
+        print(f"emulator: warning: {lowered}", file=sys.stderr, flush=True)
     config = uvicorn.Config(
         app,
         log_level=log_level,
         access_log=False,
+        http=limited(settings.headTimeout, cap),  # request-head deadline, connection cap
+        limit_concurrency=cap,  # a request while `cap` connections are open: 503
         ws="none",
         lifespan="on",
         timeout_graceful_shutdown=GRACEFUL_SECONDS,

@@ -45,6 +45,7 @@ class Settings(Wire):
     db: str | None = None
     rateLimit: RateLimit = RateLimit()
     journalLimit: int = 100_000  # rows kept in export_journal; the oldest go first
+    journalBytes: int = 256 * 1024 * 1024  # and bytes of its rows' text; the oldest go first
     clockSpeed: float | None = None  # None: frozen; else virtual seconds per wall second
     seedCache: str | None = None  # directory of seeded images (fixtures/image_cache.py); None: off
     controlToken: str | None = None  # set: every /_emulator route but health needs it (Bearer)
@@ -54,3 +55,6 @@ class Settings(Wire):
     # (the periodic health check takes at most 3); exports and verify take the connection's
     # timeoutSeconds / verify's timeout instead (docs/outgoing-calls.md).
     outgoingDeadline: float = 10.0
+    allowedHosts: list[str] = []  # Host names answered besides loopback and the bound address
+    headTimeout: float = 5.0  # seconds a connection has to send a whole request head
+    maxConnections: int = 512  # open connections at most; beyond, new ones are closed at once

@@ -50,7 +50,9 @@ async def open_client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
     """Run the app's lifespan and yield a client bound to it."""
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://emulator") as client:
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://emulator.localhost"
+        ) as client:
             yield client
 
 

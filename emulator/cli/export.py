@@ -101,6 +101,7 @@ async def _export(args: argparse.Namespace, fixtures: FixtureSet | None) -> Repo
                 now=platform.emulator.clock.now_iso,
                 on_progress=bar,
                 journal_limit=settings.journalLimit,
+                journal_bytes=settings.journalBytes,
             ).run()
         finally:
             bar.close()

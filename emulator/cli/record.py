@@ -59,6 +59,7 @@ async def _record(args: argparse.Namespace, fixtures: FixtureSet) -> tuple[Repor
             now=platform.emulator.clock.now_iso,
             transport=recorder,
             journal_limit=settings.journalLimit,
+            journal_bytes=settings.journalBytes,
         )
         recorder.phase = lambda: exporter.phase
         report = await exporter.run()

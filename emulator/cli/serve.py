@@ -45,10 +45,14 @@ def _seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        value = 0.0
+        value = -1.0
     if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"must be seconds between 0 and 3600, not {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a number of seconds in (0, 3600], not {text!r}")
     return value
+
+
+def _env_hosts() -> list[str]:
+    return [h.strip() for h in os.environ.get("EMULATOR_ALLOWED_HOSTS", "").split(",") if h.strip()]
 
 
 def _positive(text: str) -> int:
@@ -125,6 +129,40 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="SECONDS",
         help="the whole-exchange deadline of each webhook delivery, test delivery and "
         "custom-CRM connect or test (default 10; the periodic health check takes at most 3)",
+    )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=_env_hosts(),
+        metavar="NAME",
+        help="another Host name to answer (besides localhost, loopback addresses and the "
+        "--host address; a leading dot allows every name under it); other names are refused "
+        "421 against DNS rebinding; repeatable (default: $EMULATOR_ALLOWED_HOSTS, "
+        "comma-separated)",
+    )
+    serve.add_argument(
+        "--head-timeout",
+        type=_seconds,
+        default=Settings().headTimeout,
+        metavar="SECONDS",
+        help="a connection that has not sent a whole request head within SECONDS is closed "
+        "(default 5)",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=_positive,
+        default=Settings().maxConnections,
+        metavar="N",
+        help="open connections at most; past N a new connection is closed at once, and "
+        "requests past N in progress are answered 503 (default 512)",
+    )
+    serve.add_argument(
+        "--journal-bytes",
+        type=_positive,
+        default=Settings().journalBytes,
+        metavar="BYTES",
+        help="bytes of request and response text kept in the export journal; the oldest "
+        "exchanges are dropped (default 268435456, 256 MiB)",
     )
     serve.add_argument(
         "--allow-path",
@@ -209,6 +247,11 @@ def _serve_with(
         maxBody=args.max_body,
         allowPaths=args.allow_path,
         outgoingDeadline=args.outgoing_deadline,
+        # --host NAME: the address it resolved to is answered too (the socket's own)
+        allowedHosts=[*args.allowed_host, str(sock.getsockname()[0])],
+        headTimeout=args.head_timeout,
+        maxConnections=args.max_connections,
+        journalBytes=args.journal_bytes,
     )
     app = create_app(settings)
     try:

@@ -115,7 +115,7 @@ async def start_export(request: Request) -> Response:
     if (loop := control_api_target(conn.crmUrl)) is not None:
         raise BadRequest.field("crmUrl", f"the stored connection's crmUrl {loop}")
     runs = _runs(request)
-    base = str(request.base_url).rstrip("/")
+    base = platform_connection.own_base(request)  # never the Host header
     conn = msgspec.structs.replace(
         conn, crmUrl=platform_connection.resolve(conn.crmUrl, base).base_url
     )
@@ -124,6 +124,7 @@ async def start_export(request: Request) -> Response:
         conn,
         now=emulator.clock.now_iso,
         journal_limit=emulator.settings.journalLimit,
+        journal_bytes=emulator.settings.journalBytes,
     )
     # The run holds the state (no reset, restore or advance meanwhile) and, with --db, the
     # file's export lock (no `emulator export` on the same file meanwhile) until it ends.

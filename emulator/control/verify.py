@@ -62,7 +62,7 @@ async def _prober(request: Request, body: VerifyIn) -> Prober:
         settings = await crm_context(request).settings()
         crm = platform_connection.resolve(
             url.rstrip("/") or "/",
-            str(request.base_url),
+            platform_connection.own_base(request),
             in_process=httpx.ASGITransport(app=request.app, raise_app_exceptions=False),
         )
         return Prober(

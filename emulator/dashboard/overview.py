@@ -30,8 +30,12 @@ async def overview(request: Request) -> Response:
     _, campaigns = await list_campaigns(ctx, 1, 100)
     connection = await emulator.db.read(platform_connection.read)
     health = None
-    if connection is not None and request.query_params.get("check") == "health":
-        base = platform_connection.resolve(connection.crmUrl, str(request.base_url)).base_url
+    # "Check health now" is a POST (a form): a GET never makes an outgoing call, and with a
+    # control token the check needs it like every other action.
+    if connection is not None and request.method == "POST":
+        base = platform_connection.resolve(
+            connection.crmUrl, platform_connection.own_base(request)
+        ).base_url
         health, _ = await custom_crm.check(
             base, connection.apiKey, connection.apiKeyHeader, emulator.clock.now_iso()
         )

@@ -15,6 +15,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import BaseRoute, Match, Mount
 
 from emulator import __version__
+from emulator.asgi_guards import token_matches
 from emulator.errors import ApiError
 from emulator.public_api.context import ApiContext
 from emulator.state import Emulator
@@ -74,8 +75,12 @@ _env.globals.update(nav=NAV, version=__version__, page_size=PAGE_SIZE)
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     """Render one page; `request` gives the navigation its current entry and links their query."""
+    token = request.app.state.services.emulator.settings.controlToken
     html = _env.get_template(template).render(
-        request=request, with_query=lambda **c: with_query(request, **c), **context
+        request=request,
+        with_query=lambda **c: with_query(request, **c),
+        token_missing=token is not None and not token_matches(request.headers.raw, token),
+        **context,
     )
     return HTMLResponse(html, status)
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from emulator.dashboard import activity, crm_pages, docs, overview, records, runs
+from emulator.asgi_guards import TOKEN_FORM
+from emulator.dashboard import activity, crm_pages, docs, overview, records, runs, token
 from emulator.dashboard.render import STATIC
 
 routes: list[BaseRoute] = [
-    Route("/", overview.overview, methods=["GET"]),
+    Route("/", overview.overview, methods=["GET", "POST"]),  # POST: check the CRM's health
+    Route(TOKEN_FORM, token.form, methods=["GET", "POST"]),
     Route("/contacts", records.contacts, methods=["GET"]),
     Route("/contacts/{recordId}", records.contact, methods=["GET"]),
     Route("/companies", records.companies, methods=["GET"]),

@@ -16,7 +16,7 @@ import httpx
 from emulator.exporter import plan as p
 from emulator.exporter.client import CrmClient, Exchange, MalformedBody, RetryPolicy, StopExport
 from emulator.exporter.idset import IdSet
-from emulator.exporter.journal import JOURNAL_BUFFER, Journal
+from emulator.exporter.journal import JOURNAL_BUFFER, JOURNAL_BYTES, Journal
 from emulator.exporter.plan import Finding, Kind
 from emulator.exporter.report import (
     FAILED_CAP,
@@ -55,6 +55,7 @@ class RunContext:
         transport: httpx.AsyncBaseTransport | None = None,
         in_flight: int = 4,
         journal_limit: int = 10_000,
+        journal_bytes: int = JOURNAL_BYTES,
         on_progress: Callable[[Progress], None] | None = None,
     ) -> None:
         self.store, self.conn, self.now = store, connection, now
@@ -63,7 +64,7 @@ class RunContext:
         self.transport, self.in_flight = transport, max(1, in_flight)
         self.id = export_id or uuid.uuid4().hex[:12]
         self.report = new_report(self.id, connection.crmUrl, now())
-        self.journal = Journal(self.id, now, journal_limit)
+        self.journal = Journal(self.id, now, journal_limit, journal_bytes)
         self.on_progress = on_progress
         self.owner_enabled = True
         self.totals: dict[str, int] = {}

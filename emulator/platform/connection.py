@@ -10,6 +10,7 @@ from urllib.parse import urljoin
 
 import httpx
 import msgspec
+from starlette.requests import Request
 
 from emulator.fixtures.models import CONNECTION_RULES, CrmConnection
 from emulator.platform.engagement import ENGAGEMENT_FIELDS
@@ -93,8 +94,26 @@ def problems(body: Mapping[str, Any]) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------------------------------------
 # Where the CRM is: the one rule every caller uses
 
-# The base of a relative crmUrl when this app is reached in-process with no URL of its own.
-IN_PROCESS_BASE = "http://emulator"
+# The base of a relative crmUrl when this app is reached in-process with no URL of its own
+# (a loopback name: the app's Host guard answers it).
+IN_PROCESS_BASE = "http://emulator.localhost"
+
+
+def served_base(scope: Mapping[str, Any], bound: tuple[str, int]) -> str:
+    """The base URL of this server as the request's connection reached it: the socket's own
+    address (ASGI `server`), else the address it was told to bind; never the request's `Host`,
+    which a client chooses. A wildcard address (0.0.0.0, ::) is reached on loopback."""
+    server = scope.get("server")
+    host, port = (server[0], server[1]) if server else bound
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}" if port is None else f"http://{shown}:{port}"
+
+
+def own_base(request: Request) -> str:
+    """`served_base` of a request to this app: what a relative crmUrl is joined to."""
+    settings = request.app.state.services.emulator.settings
+    return served_base(request.scope, (settings.host, settings.port))
 
 
 @dataclass(frozen=True)

@@ -128,6 +128,7 @@ class Run:
             transport=recorder,
             policy=RetryPolicy(retries=self.connection.retries, **FAST_RETRIES),  # type: ignore[arg-type]
             journal_limit=self.emulator.settings.journalLimit,
+            journal_bytes=self.emulator.settings.journalBytes,
         )
         report = await exporter.run()
         calls = recorder.exchanges

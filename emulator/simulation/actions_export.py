@@ -203,6 +203,7 @@ class ActionsExports:
             policy=RetryPolicy(retries=min(conn.retries, 2), **POLICY),  # type: ignore[arg-type]
             transport=transport,
             journal_limit=self.emulator.settings.journalLimit,
+            journal_bytes=self.emulator.settings.journalBytes,
         )
 
     async def __call__(self, target: datetime) -> None:

@@ -307,6 +307,7 @@ class AutoSync:
             transport=transport,
             in_flight=self.in_flight,
             journal_limit=self.emulator.settings.journalLimit,
+            journal_bytes=self.emulator.settings.journalBytes,
         )
 
     async def _push(self, conn: CrmConnection, batch: Batch) -> AutoSyncPush:

@@ -80,9 +80,12 @@ async def test_bad_advances_are_400(client: httpx.AsyncClient, body: Any) -> Non
     assert (await client.get("/_emulator/clock")).json()["now"] == START
 
 
+JSON = {"content-type": "application/json"}
+
+
 async def test_malformed_json_is_400(client: httpx.AsyncClient) -> None:
     for path in ("/_emulator/clock/advance", "/_emulator/events"):
-        r = await client.post(path, content=b"{not json")
+        r = await client.post(path, content=b"{not json", headers=JSON)
         assert r.status_code == 400 and r.json()["status"] == "error"
         assert (await client.post(path, content=b"")).status_code == 400
 

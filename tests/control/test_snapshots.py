@@ -129,7 +129,8 @@ async def test_bad_requests(
     client: httpx.AsyncClient, request_args: tuple[str, str, bytes | None]
 ) -> None:
     method, path, body = request_args
-    r = await client.request(method, path, content=body)
+    headers = {} if body is None else {"content-type": "application/json"}
+    r = await client.request(method, path, content=body, headers=headers)
     assert r.status_code in (400, 404, 405), r.text
     assert r.json()["status"] == "error"
     if body is not None and method == "post":

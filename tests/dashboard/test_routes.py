@@ -128,6 +128,6 @@ async def test_record_links_are_links_only_for_http_urls(client: httpx.AsyncClie
 async def test_check_health_now_answers_the_overview_with_the_result(
     client: httpx.AsyncClient,
 ) -> None:
-    response = await client.get("/?check=health")
+    response = await client.post("/")
     assert response.status_code == 200
     assert 'id="health-now"' in response.text

@@ -65,7 +65,9 @@ async def test_run_by_path_and_bad_bodies(client: httpx.AsyncClient, tmp_path: P
         "/_emulator/scenarios/run", json={"path": str(tmp_path / "none.json")}
     )
     assert missing.status_code == 400 and missing.json()["errors"][0]["field"] == "path"
-    not_json = await client.post("/_emulator/scenarios/run", content=b"{")
+    not_json = await client.post(
+        "/_emulator/scenarios/run", content=b"{", headers={"content-type": "application/json"}
+    )
     assert not_json.status_code == 400
 
 

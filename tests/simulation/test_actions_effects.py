@@ -428,7 +428,9 @@ async def serving(directory: Path) -> AsyncIterator[tuple[Starlette, httpx.Async
     app: Starlette = create_app(make_settings(fixtures=str(directory)))
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://emulator") as client:
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://emulator.localhost"
+        ) as client:
             yield app, client
 
 

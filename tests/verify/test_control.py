@@ -64,7 +64,11 @@ async def test_bad_requests_and_unknown_runs(client: httpx.AsyncClient) -> None:
     ):
         r = await client.post("/_emulator/verify", json=body)
         assert r.status_code == 400 and r.json()["errors"][0]["field"] == field, r.text
-    assert (await client.post("/_emulator/verify", content=b"{")).status_code == 400
+    assert (
+        await client.post(
+            "/_emulator/verify", content=b"{", headers={"content-type": "application/json"}
+        )
+    ).status_code == 400
     assert (await client.get("/_emulator/verify/nope")).status_code == 404
     assert (await client.get("/_emulator/verify/nope/report.html")).status_code == 404
 

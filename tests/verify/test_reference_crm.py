@@ -29,7 +29,7 @@ async def crm() -> AsyncIterator[Starlette]:
 
 async def switch(app: Starlette, **changes: Any) -> None:
     async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://emulator"
+        transport=httpx.ASGITransport(app=app), base_url="http://emulator.localhost"
     ) as c:
         settings = (await c.get("/_emulator/crm/settings")).json()
         r = await c.put("/_emulator/crm/settings", json={**settings, **changes})
@@ -37,7 +37,7 @@ async def switch(app: Starlette, **changes: Any) -> None:
 
 
 async def test_the_reference_crm_passes_every_check_and_the_key_never_shows(crm: Starlette) -> None:
-    report = await verify_app(crm, "http://emulator/crm", KEY, run_id="cafe0001")
+    report = await verify_app(crm, "http://emulator.localhost/crm", KEY, run_id="cafe0001")
     assert report.exitCode == 0 and report.status == "pass", failing(report)
     assert report.summary == {"pass": len(CHECKS), "fail": 0, "warn": 0, "skip": 0}
     assert [c.id for c in report.checks] == [c.id for c in CHECKS]
@@ -47,9 +47,9 @@ async def test_the_reference_crm_passes_every_check_and_the_key_never_shows(crm:
 
 
 async def test_probe_records_carry_the_marker(crm: Starlette) -> None:
-    report = await verify_app(crm, "http://emulator/crm", KEY, run_id="cafe0002")
+    report = await verify_app(crm, "http://emulator.localhost/crm", KEY, run_id="cafe0002")
     async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=crm), base_url="http://emulator"
+        transport=httpx.ASGITransport(app=crm), base_url="http://emulator.localhost"
     ) as c:
         for kind in ("companies", "contacts"):
             create = next(x for x in report.checks if x.id == f"post-{kind}/create")
@@ -68,7 +68,7 @@ async def test_probe_records_carry_the_marker(crm: Starlette) -> None:
 @pytest.mark.parametrize("status", [404, 405, 501])
 async def test_users_switched_off_is_allowed(crm: Starlette, status: int) -> None:
     await switch(crm, usersStatus=status)
-    report = await verify_app(crm, "http://emulator/crm", KEY)
+    report = await verify_app(crm, "http://emulator.localhost/crm", KEY)
     assert report.exitCode == 0, failing(report)
     users = next(c for c in report.checks if c.id == "get-users/list")
     assert users.outcome == "pass" and "owner selection off" in users.message
@@ -77,7 +77,7 @@ async def test_users_switched_off_is_allowed(crm: Starlette, status: int) -> Non
 @pytest.mark.parametrize(("mode", "keeps"), [("none", "skip"), ("all", "pass"), ("nulls", "pass")])
 async def test_sync_back_modes(crm: Starlette, mode: str, keeps: str) -> None:
     await switch(crm, syncBack=mode)
-    report = await verify_app(crm, "http://emulator/crm", KEY)
+    report = await verify_app(crm, "http://emulator.localhost/crm", KEY)
     assert report.exitCode == 0, failing(report)
     assert outcomes(report)["put-companies/keeps-fields"] == keeps
 
@@ -95,7 +95,7 @@ async def test_a_faulty_endpoint_fails_its_checks_only(
     crm: Starlette, fault: dict[str, Any], check: str
 ) -> None:
     await switch(crm, faults=[fault])
-    report = await verify_app(crm, "http://emulator/crm", KEY)
+    report = await verify_app(crm, "http://emulator.localhost/crm", KEY)
     assert report.exitCode == 1
     # The reference CRM answers an injected fault before it checks the key: the endpoint's
     # auth checks fail too, and nothing else does.
@@ -104,7 +104,7 @@ async def test_a_faulty_endpoint_fails_its_checks_only(
 
 
 async def test_a_wrong_key_fails_and_says_so(crm: Starlette) -> None:
-    report = await verify_app(crm, "http://emulator/crm", "not-the-key")
+    report = await verify_app(crm, "http://emulator.localhost/crm", "not-the-key")
     assert report.exitCode == 1
     health = next(c for c in report.checks if c.id == "get-health/status")
     assert health.outcome == "fail" and "API key was rejected" in health.message

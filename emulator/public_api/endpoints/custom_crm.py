@@ -23,7 +23,7 @@ async def _checked(request: Request) -> tuple[CustomCrmIn, CustomCrmHealth, User
     ctx: ApiContext = request.app.state.services.public_api
     body = await decode_body(request, CustomCrmIn, BadRequest.field)
     refuse_control_target("baseUrl", body.baseUrl)
-    url = platform_connection.resolve(body.baseUrl, str(request.base_url)).base_url
+    url = platform_connection.resolve(body.baseUrl, platform_connection.own_base(request)).base_url
     health, users = await service.check(
         url,
         body.apiKey,

@@ -13,6 +13,18 @@ CREATE TABLE IF NOT EXISTS export_journal (
     error TEXT
 );
 CREATE INDEX IF NOT EXISTS export_journal_path ON export_journal(path);
+-- The journal's size in bytes as its byte cap counts them (exporter/journal.py ROW_BYTES), kept
+-- by the journal's writes; a file from before it was kept is counted once, on open.
+CREATE TABLE IF NOT EXISTS export_journal_size (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    bytes INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO export_journal_size(id, bytes)
+SELECT 1, (SELECT coalesce(sum(
+    length(CAST(coalesce(requestBody, '') AS BLOB)) + length(CAST(coalesce(responseBody, '') AS BLOB))
+    + length(CAST(coalesce(error, '') AS BLOB)) + length(CAST(path AS BLOB))
+    + length(CAST(exportId AS BLOB)) + 64), 0) FROM export_journal)
+WHERE NOT EXISTS (SELECT 1 FROM export_journal_size);
 -- Custom property names a CRM synced onto a platform record: syncable (clearable) from then on.
 CREATE TABLE IF NOT EXISTS export_synced_properties (
     kind TEXT NOT NULL,                       -- companies | contacts

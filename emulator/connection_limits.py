@@ -1,0 +1,112 @@
+"""Server-side limits uvicorn lacks: a deadline for each request head, a cap on open connections.
+
+uvicorn times out only idle keep-alive connections: a client that opens a connection and sends
+nothing, or sends a request head a byte at a time (slowloris), holds a socket and a file
+descriptor for ever. Enough of them exhaust the process's descriptors, and from then on every
+new connection is reset. This protocol (uvicorn's httptools protocol, subclassed):
+
+- closes a connection whose request head is not complete `head_timeout` seconds after the
+  connection opened, or after the first byte of a later request on a kept-alive connection;
+- keeps at most `max_connections` open: at the cap, the oldest connection still waiting for
+  its head is closed to make room for a new one; when every connection is busy with a request,
+  a new connection is closed at once, and uvicorn's own `limit_concurrency` (the same figure)
+  answers 503 to a request that arrives while the cap is reached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+RESERVED_FDS = 256  # descriptors kept for the store, outgoing calls and the rest
+
+
+class LimitedProtocol(HttpToolsProtocol):
+    """HttpToolsProtocol with a request-head deadline and a cap on open connections; the
+    figures and the shared table of connections waiting for a head are set by `limited`."""
+
+    head_timeout: float = 5.0
+    max_connections: int = 512
+    waiting: dict[LimitedProtocol, None]  # connections whose head has not arrived, oldest first
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        # At the cap, the oldest connection that has sent no whole head yet makes room: the
+        # newcomer's request is then answered, not refused 503 (uvicorn's limit_concurrency
+        # refuses requests only while `max_connections` are open).
+        if len(self.connections) >= self.max_connections and self.waiting:
+            next(iter(self.waiting))._close()
+        if len(self.connections) > self.max_connections:
+            self._close()  # every connection is busy with a request: no room
+            return
+        self._await_head()
+
+    def _await_head(self) -> None:
+        if self._head_timer is None:
+            self._head_timer = self.loop.call_later(self.head_timeout, self._head_timed_out)
+            self.waiting[self] = None
+
+    def _head_done(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+        self.waiting.pop(self, None)
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        self._close()
+
+    def _close(self) -> None:
+        self._head_done()
+        self.connections.discard(self)
+        if not self.transport.is_closing():
+            self.transport.abort()  # nothing to flush: no response was started
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._await_head()  # a later request on a kept-alive connection: from its first byte
+
+    def on_headers_complete(self) -> None:
+        self._head_done()
+        super().on_headers_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._head_done()
+        super().connection_lost(exc)
+
+
+def limited(head_timeout: float, max_connections: int) -> type[LimitedProtocol]:
+    """A protocol class for one server (its own table of waiting connections)."""
+    return type(
+        "LimitedProtocol",
+        (LimitedProtocol,),
+        {"head_timeout": head_timeout, "max_connections": max_connections, "waiting": {}},
+    )
+
+
+def connection_cap(wanted: int) -> tuple[int, str | None]:
+    """The cap the process's descriptor limit allows: the soft limit is raised toward the hard
+    one when `wanted` plus RESERVED_FDS needs it; a cap lowered to fit comes with a warning."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = wanted + RESERVED_FDS
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        target = needed if hard == resource.RLIM_INFINITY else min(hard, needed)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        cap = max(soft - RESERVED_FDS, 16)
+        return cap, (
+            f"--max-connections {wanted} lowered to {cap}: the process may open {soft} files "
+            f"(ulimit -n) and keeps {RESERVED_FDS} for itself"
+        )
+    return wanted, None
