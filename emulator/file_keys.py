@@ -27,9 +27,9 @@ def explain(
     if unknown is None:
         return where, message
     key = unknown.group(1)
-    if isinstance(data, bytes | bytearray | memoryview | msgspec.Raw):
+    if isinstance(data, str | bytes | bytearray | memoryview | msgspec.Raw):
         try:
-            data = decode(bytes(data))
+            data = decode(data if isinstance(data, str) else bytes(data))
         except msgspec.DecodeError:
             data = None
     keys = accepted_keys(root, steps(where), data)
