@@ -160,7 +160,10 @@ def test_the_issue_examples_are_refused() -> None:
     """`expects`, `expectedStatus` and a misspelled `expect` all used to pass unchecked."""
     base = {"name": "x", "steps": [{"step": "call", "path": "/v1/me", "expectStatus": 200}]}
     cases = {
-        "expects": ({**base, "expects": {}}, "expects: unknown key `expects` (did you mean `expect`?)"),
+        "expects": (
+            {**base, "expects": {}},
+            "expects: unknown key `expects` (did you mean `expect`?)",
+        ),
         "expcet": ({**base, "expcet": {}}, "expcet: unknown key `expcet` (did you mean `expect`?)"),
         "expectedStatus": (
             {"name": "x", "steps": [{"step": "call", "path": "/v1/me", "expectedStatus": 200}]},
@@ -177,7 +180,9 @@ def test_a_toml_scenario_is_as_strict() -> None:
     text = 'name = "t"\n[[steps]]\nstep = "export"\nexpcet = {}\n'
     with pytest.raises(sm.ScenarioError) as info:
         sm.parse_scenario(text, "s.toml")
-    assert str(info.value) == "s.toml: steps[0].expcet: unknown key `expcet` (did you mean `expect`?)"
+    assert (
+        str(info.value) == "s.toml: steps[0].expcet: unknown key `expcet` (did you mean `expect`?)"
+    )
 
 
 @pytest.mark.parametrize(
