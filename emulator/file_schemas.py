@@ -75,7 +75,11 @@ def scenario_schema() -> dict[str, Any]:
             f"{'key' if attr == 'apiKeys' else 'id'} (only the fields given change), or added."
         )
         defs[inline["title"]] = inline
-        fixtures[attr] = {"type": "array", "items": {"$ref": f"#/$defs/{inline['title']}"}}
+        fixtures[attr] = {
+            "type": "array",
+            "items": {"$ref": f"#/$defs/{inline['title']}"},
+            "default": [],
+        }
     for name in [n for n in defs if not _referenced(n, top, defs)]:
         del defs[name]
     head = {
@@ -115,6 +119,65 @@ def schema(name: str) -> dict[str, Any]:
     if name not in fixture_names():
         raise KeyError(name)
     return fixture_schema(name)
+
+
+# ---- the field tables of docs/scenario-format.md and docs/fixture-format.md ----------------
+
+INT64 = (-(2**63), 2**63 - 1)
+
+
+def type_text(prop: dict[str, Any]) -> str:
+    """A property's type in words: `string or null`, `array of Contact`, `integer 0..10`."""
+    if "$ref" in prop:
+        return f"`{prop['$ref'].rsplit('/', 1)[-1]}`"
+    if "anyOf" in prop:
+        return " or ".join(type_text(p) for p in prop["anyOf"])
+    if "enum" in prop:
+        return "one of " + ", ".join(f"`{json.dumps(v)}`" for v in prop["enum"])
+    kind = prop.get("type")
+    if kind == "array":
+        return f"array of {type_text(prop.get('items', {}))}"
+    if kind == "object":
+        values = prop.get("additionalProperties")
+        return "object" if not values else f"object of {type_text(values)}"
+    if kind == "integer":
+        low, high = prop.get("minimum"), prop.get("maximum")
+        if (low, high) == INT64:
+            return "integer (64-bit)"
+        if low is not None or high is not None:
+            return f"integer {'' if low is None else low}..{'' if high is None else high}"
+        return "integer"
+    if kind == "number" and "exclusiveMinimum" in prop:
+        return f"number > {prop['exclusiveMinimum']}"
+    if kind == "string" and "pattern" in prop:
+        return "string (pattern)"
+    if kind is None:
+        return "any JSON"
+    return str(kind)
+
+
+def field_rows(definition: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(field, type, default) of each property of a struct's schema, in declaration order;
+    the default is `required` for a required field."""
+    required = set(definition.get("required", []))
+    rows = []
+    for name, prop in definition.get("properties", {}).items():
+        if name in required:
+            default = "required"
+        elif "default" in prop:
+            default = f"`{json.dumps(prop['default'])}`"
+        else:
+            default = "—"
+        rows.append((name, type_text(prop), default))
+    return rows
+
+
+def definitions() -> dict[str, dict[str, Any]]:
+    """Every struct of every schema by name (a fixture struct and its inline twin apart)."""
+    found: dict[str, dict[str, Any]] = {}
+    for name in names():
+        found.update(schema(name).get("$defs", {}))
+    return found
 
 
 def render(value: dict[str, Any]) -> bytes:

@@ -48,22 +48,22 @@ async def list_schemas(request: Request) -> Response:
 
 
 @operation(
-    "One JSON Schema (names: GET /_emulator/schemas)",
+    "One JSON Schema, by file name: scenario.json, contacts.json... (GET /_emulator/schemas)",
     dict[str, Any],
     errors=(404,),
-    params=[Param(name="name", where="path", required=True)],
+    params=[Param(name="file", where="path", required=True)],
     security=None,
     media="application/schema+json",
 )
 async def get_schema(request: Request) -> Response:
-    name = request.path_params["name"]
-    body = file_schemas.shipped(name)
+    file = request.path_params["file"]  # NAME.json
+    body = file_schemas.shipped(file.removesuffix(".json")) if file.endswith(".json") else None
     if body is None:
-        raise NotFound(f"no schema named {name!r} (see GET /_emulator/schemas)")
+        raise NotFound(f"no schema {file!r} (see GET /_emulator/schemas)")
     return Response(body, media_type="application/schema+json")
 
 
 routes: list[BaseRoute] = [
     Route("/schemas", list_schemas, methods=["GET"]),
-    Route("/schemas/{name}.json", get_schema, methods=["GET"]),
+    Route("/schemas/{file}", get_schema, methods=["GET"]),
 ]

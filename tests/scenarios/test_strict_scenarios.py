@@ -195,7 +195,7 @@ def test_a_toml_scenario_is_as_strict() -> None:
     ids=lambda d: d["name"],
 )
 def test_a_scenario_that_expects_nothing_is_an_error(data: dict[str, Any]) -> None:
-    with pytest.raises(sm.ScenarioError, match="s.json: expect: the scenario expects nothing"):
+    with pytest.raises(sm.ScenarioError, match=r"s\.json: expect: the scenario expects nothing"):
         sm.parse_scenario(json.dumps(data), "s.json")
 
 
