@@ -132,9 +132,7 @@ def _inline_path(path: str, origins: dict[str, dict[int, int]]) -> str:
         number, _, tail = rest.partition("]")
         if number.isdigit() and int(number) in origins[kind]:
             return f"fixtures.{kind}[{origins[kind][int(number)]}]{tail}"
-    if kind == "connection":
-        return path
-    if kind == "crm":
+    if kind.split(".")[0] in ("connection", "crm"):  # the scenario's own keys
         return path
     return f"fixtures {path}"
 

@@ -16,7 +16,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from emulator.file_keys import explain
-from emulator.fixtures.models import CrmSeed
+from emulator.fixtures.models import CrmSeed, FaultRule, SyncBackMode
 from emulator.wire import FileWire, FileWireOmit, Wire
 
 FixtureKind = Literal[
@@ -138,11 +138,11 @@ class CrmSettingsStep(FileWireOmit, tag_field="step", tag="crmSettings"):
 
     apiKey: str | UnsetType = UNSET
     apiKeyHeader: str | UnsetType = UNSET
-    syncBack: str | UnsetType = UNSET
-    usersStatus: int | UnsetType = UNSET
+    syncBack: SyncBackMode | UnsetType = UNSET
+    usersStatus: Literal[200, 404, 405, 501] | UnsetType = UNSET
     syncErrors: list[str] | UnsetType = UNSET
     updateFailures: list[str] | UnsetType = UNSET
-    faults: list[dict[str, Any]] | UnsetType = UNSET
+    faults: list[FaultRule] | UnsetType = UNSET  # checked as crm.json's faults are
 
 
 class ResetStep(FileWire, tag_field="step", tag="reset"):

@@ -235,3 +235,32 @@ def test_replay_of_a_misspelled_bundled_scenario_exits_2_naming_key_and_fix(
         in done.stdout
     )
     assert "PASS" not in done.stdout and "Traceback" not in done.stderr
+
+
+def test_a_crm_settings_steps_faults_are_checked_when_read() -> None:
+    data = {
+        "name": "x",
+        "steps": [
+            {"step": "crmSettings", "faults": [{"endpoint": "*", "staus": 500}]},
+            {"step": "export", "expect": {}},
+        ],
+    }
+    with pytest.raises(sm.ScenarioError) as info:
+        sm.parse_scenario(json.dumps(data), "s.json")
+    assert str(info.value) == (
+        "s.json: steps[0].faults[0].staus: unknown key `staus` (did you mean `status`?)"
+    )
+
+
+def test_a_scenarios_connection_is_checked_as_connection_json_is() -> None:
+    data = {
+        "name": "x",
+        "connection": {"batchsize": 5},
+        "steps": [{"step": "export", "expect": {}}],
+    }
+    scenario = sm.parse_scenario(json.dumps(data), "s.json")
+    with pytest.raises(sm.ScenarioError) as info:
+        build_fixtures(scenario, SCENARIOS, "s.json")
+    assert str(info.value) == (
+        "s.json: connection.batchsize: unknown key `batchsize` (did you mean `batchSize`?)"
+    )
