@@ -13,7 +13,8 @@ from msgspec import inspect as mi
 from emulator.wire import decode, split_validation_error
 
 _UNKNOWN = re.compile(r"^Object contains unknown field `([^`]*)`")
-_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[(\.\.\.)\]")
+ANY_KEY = "[...]"  # msgspec's name for "a value of this dict"
 
 
 def explain(
@@ -48,11 +49,11 @@ def unknown_key_message(key: str, keys: list[str]) -> str:
 
 
 def steps(path: str) -> list[str | int]:
-    """'steps[0].expect' -> ['steps', 0, 'expect']."""
+    """'steps[0].expect' -> ['steps', 0, 'expect']; a dict's value ('[...]') is ANY_KEY."""
     out: list[str | int] = []
     for match in _STEP.finditer("." + path if path and not path.startswith("[") else path):
-        name, index = match.groups()
-        out.append(int(index) if index is not None else name)
+        name, index, any_key = match.groups()
+        out.append(int(index) if index is not None else ANY_KEY if any_key else name)
     return out
 
 
@@ -74,7 +75,7 @@ def accepted_keys(root: Any, path: list[str | int], data: Any) -> list[str]:
                 node = node.value_type
             else:
                 node = None
-            value = value.get(step) if isinstance(value, dict) else None
+            value = value.get(step) if isinstance(value, dict) and step != ANY_KEY else None
     node = _narrow(node, value)
     if not isinstance(node, mi.StructType):
         return []
