@@ -15,7 +15,6 @@ from emulator.wire import now_iso, parse_iso
 # The clock's range. Fixtures dated outside it are refused at load; the clock never moves
 # past LATEST (an advance beyond it is refused), which leaves the simulation thousands of
 # years of room before Python's datetime (year 9999) overflows, whatever it schedules.
-EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 LATEST = datetime(2999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC)
 EARLIEST_ISO = "1970-01-01T00:00:00.000Z"
 LATEST_ISO = "2999-12-31T23:59:59.999Z"

@@ -397,9 +397,9 @@ class Emulator:
             try:
                 await self._reset()
             except Exception as exc:
-                # Seeding failed past validation: the previous fixtures stay loaded, and
+                # Seeding failed past validation (it seeds a database of its own before
+                # copying it in): the previous fixtures stay loaded, the state as it was, and
                 # reset keeps working on them.
                 self.fixtures = None
                 self.fixtures_dir, self._pristine, self._image = before
-                await self._reset()
                 raise FixtureError(f"{directory}: cannot be seeded: {exc}") from exc

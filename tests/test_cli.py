@@ -52,7 +52,7 @@ def test_serve_prints_where_it_listens() -> None:
 def serve_refused(fixtures: Path) -> subprocess.CompletedProcess[str]:
     """`emulator serve --fixtures` that must stop at start-up: exit status 2."""
     result = subprocess.run(
-        [sys.executable, "-m", "emulator", "serve", "--fixtures", str(fixtures)],
+        [sys.executable, "-m", "emulator", "serve", "--port", "0", "--fixtures", str(fixtures)],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -210,11 +210,16 @@ async def test_a_fixture_load_failing_while_seeding_is_rolled_back(
         real(self, conn, contacts)
 
     monkeypatch.setattr(Emulator, "_seed_into", failing)
+    made = await client.post("/v1/contact", headers=ALL, json={"firstName": "Kept"})
+    assert made.status_code == 201, made.text
+    mine = f"/v1/contact/{made.json()['data']['id']}"
     answer = await client.post("/_emulator/fixtures", json={"directory": str(other)})
     assert answer.status_code == 400
     assert "cannot be seeded" in answer.json()["errors"][0]["message"]
     assert (await client.get("/_emulator/health")).json()["fixtures"] == before
+    assert (await client.get(mine, headers=ALL)).status_code == 200  # the state as it was
     assert (await client.post("/_emulator/reset")).status_code == 200
+    assert (await client.get(mine, headers=ALL)).status_code == 404
     assert emulator.fixtures_dir == before
 
 
