@@ -181,7 +181,19 @@ def definitions() -> dict[str, dict[str, Any]]:
 
 
 def render(value: dict[str, Any]) -> bytes:
-    return json.dumps(value, indent=2, ensure_ascii=False).encode() + b"\n"
+    return json.dumps(_tidy(value), indent=2, ensure_ascii=False).encode() + b"\n"
+
+
+def _tidy(value: Any) -> Any:
+    """Descriptions without the docstrings' indentation."""
+    if isinstance(value, dict):
+        return {
+            k: inspect.cleandoc(v) if k == "description" and isinstance(v, str) else _tidy(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_tidy(v) for v in value]
+    return value
 
 
 def shipped(name: str) -> bytes | None:
