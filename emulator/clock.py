@@ -12,6 +12,13 @@ from datetime import UTC, datetime, timedelta
 
 from emulator.wire import now_iso, parse_iso
 
+# The clock's range. Fixtures dated outside it are refused at load; the clock never moves
+# past LATEST (an advance beyond it is refused), which leaves the simulation thousands of
+# years of room before Python's datetime (year 9999) overflows, whatever it schedules.
+LATEST = datetime(2999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC)
+EARLIEST_ISO = "1970-01-01T00:00:00.000Z"
+LATEST_ISO = "2999-12-31T23:59:59.999Z"
+
 
 def wall_now() -> datetime:
     """The wall time, cut to the millisecond like every stored timestamp."""
@@ -53,8 +60,10 @@ class Clock:
         if self.speed is None:
             return self._at
         elapsed = (time.monotonic() - self._wall) * self.speed
-        # whole milliseconds: what is stored must read back as the same moment
-        return self._at + timedelta(milliseconds=int(elapsed * 1000))
+        # whole milliseconds: what is stored must read back as the same moment; a fast
+        # realtime clock stops at LATEST rather than overflow
+        left = (LATEST - self._at) // timedelta(milliseconds=1)
+        return self._at + timedelta(milliseconds=min(int(elapsed * 1000), max(left, 0)))
 
     def now_iso(self) -> str:
         return now_iso(self.now())

@@ -391,6 +391,15 @@ class Emulator:
             fixtures = await asyncio.to_thread(load_fixture_dir, directory)
             if fixtures.clockStart is None:
                 fixtures.clockStart = now_iso(wall_now())
+            before = (self.fixtures_dir, self._pristine, self._image)
             self.fixtures, self.fixtures_dir = fixtures, str(Path(directory).resolve())
             self._pristine = self._image = None
-            await self._reset()
+            try:
+                await self._reset()
+            except Exception as exc:
+                # Seeding failed past validation (it seeds a database of its own before
+                # copying it in): the previous fixtures stay loaded, the state as it was, and
+                # reset keeps working on them.
+                self.fixtures = None
+                self.fixtures_dir, self._pristine, self._image = before
+                raise FixtureError(f"{directory}: cannot be seeded: {exc}") from exc

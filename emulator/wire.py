@@ -38,6 +38,15 @@ class WireOmit(Wire, omit_defaults=True):
     """Base for request bodies where an absent field differs from a null one."""
 
 
+class FileWire(Wire, forbid_unknown_fields=True):
+    """Base of what scenario and fixture files hold: an unknown key is an error, never
+    silently dropped (a misspelled `expect` would otherwise check nothing)."""
+
+
+class FileWireOmit(WireOmit, forbid_unknown_fields=True):
+    """FileWire where an absent field differs from a null one."""
+
+
 encoder = msgspec.json.Encoder()
 _generic_decoder = msgspec.json.Decoder()
 _decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
@@ -96,5 +105,9 @@ def parse_iso(text: str) -> datetime:
 
 
 def normalise_iso(text: str) -> str:
-    """Any accepted ISO 8601 text in the stored form; raises ValueError when invalid."""
-    return now_iso(parse_iso(text))
+    """Any accepted ISO 8601 text in the stored form; raises ValueError when invalid (also
+    when its UTC moment is beyond year 1 to 9999: "9999-12-31T23:00:00-05:00")."""
+    try:
+        return now_iso(parse_iso(text))
+    except OverflowError:
+        raise ValueError(f"out of range: {text!r}") from None

@@ -26,6 +26,8 @@ LAYERS: dict[str, int] = {
             "state",
             "openapi",
             "path_roots",
+            "file_schemas",  # the scenario file's schema comes from scenarios' structs
+            "file_check",
         ],
         1,
     ),

@@ -1,5 +1,5 @@
 """Command line of the outreach platform emulator: serve it, export to a CRM, verify a CRM,
-replay and record scenarios, wait for a server."""
+replay and record scenarios, check scenario and fixture files, wait for a server."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 
 from emulator import __version__
+from emulator.cli import check as check_command
 from emulator.cli import export as export_command
 from emulator.cli import record as record_command
 from emulator.cli import replay as replay_command
@@ -28,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay_command.add_parser(sub)
     record_command.add_parser(sub)
     verify_command.add_parser(sub)
+    check_command.add_parser(sub)
     return parser
 
 
@@ -41,6 +43,7 @@ EXAMPLES = {
     "--out bug-1234.json",
     "verify": 'emulator verify --crm-url http://127.0.0.1:3000 --api-key "$CRM_API_KEY" '
     "--junit verify.xml --html verify.html",
+    "check": "emulator check fixtures/default fixtures/scenarios",
     "wait": "emulator serve & emulator wait --timeout 30 && curl -s localhost:8400/_emulator/health",
 }
 
@@ -62,6 +65,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "replay": replay_command.main,
     "record": record_command.main,
     "verify": verify_command.main,
+    "check": check_command.main,
 }
 
 

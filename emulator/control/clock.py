@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from emulator.clock import LATEST, LATEST_ISO
 from emulator.errors import ApiError, BadRequest, Conflict, NotFound
 from emulator.http import decode_body, json_response
 from emulator.openapi import BUSY, Param, operation, query
@@ -98,6 +99,9 @@ async def advance(request: Request) -> Response:
             raise BadRequest.field("until", f"is before the clock ({emulator.clock.now_iso()})")
         if target - now > timedelta(seconds=MAX_SECONDS):
             raise BadRequest.field("until", "is more than ten years ahead")
+    if target > LATEST:
+        field = "seconds" if has_seconds else "until"
+        raise BadRequest.field(field, f"would take the clock past its last moment {LATEST_ISO}")
     return json_response(await _simulation(request).advance_to(target))
 
 

@@ -9,7 +9,17 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from emulator.control import autosync, clock, crm, deliveries, exports, scenarios, snapshots, tasks
+from emulator.control import (
+    autosync,
+    clock,
+    crm,
+    deliveries,
+    exports,
+    file_schemas,
+    scenarios,
+    snapshots,
+    tasks,
+)
 from emulator.control import verify as verify_runs
 from emulator.control.schemas import ControlHealth, Counts, FixturesLoaded, ResetOut
 from emulator.errors import BadRequest
@@ -85,5 +95,6 @@ routes: list[BaseRoute] = [
     *snapshots.routes,
     *tasks.routes,
     *scenarios.routes,
+    *file_schemas.routes,
     *verify_runs.routes,
 ]

@@ -15,12 +15,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from emulator.errors import BadRequest
+from emulator.errors import BadRequest, FieldError
 from emulator.http import json_response
 from emulator.openapi import operation
 from emulator.path_roots import PathRefused, PathRoots
 from emulator.scenarios import models as sm
-from emulator.scenarios.fixtures import fixture_directory, scenario_base
+from emulator.scenarios.fixtures import build_fixtures, fixture_directory, scenario_base
 from emulator.scenarios.runner import load_or_error, run_loaded, run_scenario, summarise
 from emulator.settings import Settings
 from emulator.wire import decode
@@ -48,6 +48,12 @@ async def run_scenarios(request: Request) -> Response:
             loaded = await read_allowed(settings, body["path"])
         except PathRefused as exc:
             raise BadRequest.field("path", str(exc)) from None
+        invalid = [str(s) for _, s in loaded if isinstance(s, sm.ScenarioError)]
+        if invalid:  # a file the runner cannot read is refused, as inline bodies are
+            raise BadRequest(
+                f"invalid scenario file: {invalid[0]}",
+                [FieldError(field="path", message=text) for text in invalid],
+            )
         return json_response(await run_loaded(loaded, request.app.state.services.open_server))
     try:
         scenario = sm.parse_scenario(body, "scenario")
@@ -56,8 +62,13 @@ async def run_scenarios(request: Request) -> Response:
         raise BadRequest.field(where, message or where) from None
     try:
         await asyncio.to_thread(_check_fixtures, roots, scenario)
+        # its fixtures as the run builds them: a bad inline record is this body's 400
+        await asyncio.to_thread(build_fixtures, scenario, scenario_base(scenario), "scenario")
     except PathRefused as exc:
         raise BadRequest.field("fixtures.directory", str(exc)) from None
+    except sm.ScenarioError as exc:
+        where, _, message = str(exc).removeprefix("scenario: ").partition(": ")
+        raise BadRequest.field(where, message or where) from None
     return json_response(
         summarise([await run_scenario(scenario, request.app.state.services.open_server)], 0.0)
     )

@@ -8,6 +8,7 @@ from typing import Any, get_args
 
 import msgspec
 
+from emulator.file_keys import explain
 from emulator.fixtures.loader import (
     DEFAULT_FIXTURES,
     FixtureError,
@@ -17,7 +18,6 @@ from emulator.fixtures.loader import (
 from emulator.fixtures.models import FixtureSet
 from emulator.platform import connection as platform_connection
 from emulator.scenarios import models as sm
-from emulator.wire import split_validation_error
 
 INLINE_KINDS = get_args(sm.FixtureKind)  # the kinds a scenario may lay over its directory
 STAMPED = (
@@ -110,7 +110,7 @@ def build_fixtures(scenario: sm.Scenario, base: Path, file: str) -> tuple[Fixtur
         fixtures = msgspec.convert(raw, FixtureSet)
         check_fixtures(fixtures)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        path, message = split_validation_error(exc)
+        path, message = explain(exc, FixtureSet, raw)
         raise sm.ScenarioError(f"{file}: {_inline_path(path, origins)}: {message}") from None
     except FixtureError as exc:
         raise sm.ScenarioError(f"{file}: fixtures: {exc}") from None
@@ -132,9 +132,7 @@ def _inline_path(path: str, origins: dict[str, dict[int, int]]) -> str:
         number, _, tail = rest.partition("]")
         if number.isdigit() and int(number) in origins[kind]:
             return f"fixtures.{kind}[{origins[kind][int(number)]}]{tail}"
-    if kind == "connection":
-        return path
-    if kind == "crm":
+    if kind.split(".")[0] in ("connection", "crm"):  # the scenario's own keys
         return path
     return f"fixtures {path}"
 

@@ -15,8 +15,9 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from emulator.fixtures.models import CrmSeed
-from emulator.wire import Wire, WireOmit, split_validation_error
+from emulator.file_keys import explain
+from emulator.fixtures.models import CrmSeed, FaultRule, SyncBackMode
+from emulator.wire import FileWire, FileWireOmit, Wire
 
 FixtureKind = Literal[
     "apiKeys",
@@ -38,10 +39,14 @@ class ScenarioError(Exception):
     """A scenario file is unreadable or invalid; the message names the file and the field."""
 
 
+class ScenarioUnreadable(ScenarioError):
+    """A scenario file cannot be read, or is not JSON (TOML)."""
+
+
 # ---- fixtures -------------------------------------------------------------------------------
 
 
-class ScenarioFixtures(Wire):
+class ScenarioFixtures(FileWire):
     """The platform records to start from.
 
     `directory` (relative to the scenario file; default: the bundled fixtures/default) is read
@@ -69,7 +74,7 @@ class ScenarioFixtures(Wire):
 # ---- the CRM --------------------------------------------------------------------------------
 
 
-class PlaybackAnswer(WireOmit):
+class PlaybackAnswer(FileWireOmit):
     """One recorded CRM answer; answers are given back in order per (method, path)."""
 
     method: str
@@ -101,20 +106,20 @@ class ScenarioCrm(CrmSeed):
 # ---- steps ----------------------------------------------------------------------------------
 
 
-class ExportStep(Wire, tag_field="step", tag="export"):
+class ExportStep(FileWire, tag_field="step", tag="export"):
     """Run one export with the scenario's connection; `expect*` check this run alone."""
 
     expect: Any | UnsetType = UNSET  # subset of this run's report
     expectCalls: CrmCallsExpect | UnsetType = UNSET  # this run's CRM calls only
 
 
-class CompleteTasksStep(Wire, tag_field="step", tag="completeTasks"):
+class CompleteTasksStep(FileWire, tag_field="step", tag="completeTasks"):
     """Complete platform tasks (POST /_emulator/tasks/complete): the given ids, or all."""
 
     ids: list[int] | None = None
 
 
-class CallStep(Wire, tag_field="step", tag="call"):
+class CallStep(FileWire, tag_field="step", tag="call"):
     """One HTTP call to this emulator (/v1, /_emulator or /crm).
 
     /v1 calls without an x-api-key header get the scenario's `apiKey`.
@@ -128,23 +133,23 @@ class CallStep(Wire, tag_field="step", tag="call"):
     expectBody: Any | UnsetType = UNSET  # subset of the JSON answer
 
 
-class CrmSettingsStep(WireOmit, tag_field="step", tag="crmSettings"):
+class CrmSettingsStep(FileWireOmit, tag_field="step", tag="crmSettings"):
     """Change the reference CRM's settings mid-scenario; fields not given keep their value."""
 
     apiKey: str | UnsetType = UNSET
     apiKeyHeader: str | UnsetType = UNSET
-    syncBack: str | UnsetType = UNSET
-    usersStatus: int | UnsetType = UNSET
+    syncBack: SyncBackMode | UnsetType = UNSET
+    usersStatus: Literal[200, 404, 405, 501] | UnsetType = UNSET
     syncErrors: list[str] | UnsetType = UNSET
     updateFailures: list[str] | UnsetType = UNSET
-    faults: list[dict[str, Any]] | UnsetType = UNSET
+    faults: list[FaultRule] | UnsetType = UNSET  # checked as crm.json's faults are
 
 
-class ResetStep(Wire, tag_field="step", tag="reset"):
+class ResetStep(FileWire, tag_field="step", tag="reset"):
     """Put the platform and the reference CRM back to the scenario's starting state."""
 
 
-class AdvanceClockStep(Wire, tag_field="step", tag="advanceClock"):
+class AdvanceClockStep(FileWire, tag_field="step", tag="advanceClock"):
     """Move the virtual clock (POST /_emulator/clock/advance): `seconds` or `until`."""
 
     seconds: float | None = None
@@ -157,7 +162,7 @@ Step = ExportStep | CompleteTasksStep | CallStep | CrmSettingsStep | ResetStep |
 # ---- expectations ---------------------------------------------------------------------------
 
 
-class CrmCallExpect(WireOmit):
+class CrmCallExpect(FileWireOmit):
     """One CRM call of the journal: method, path (`:id` style segments match any value),
     optional answer status and a subset of the request body."""
 
@@ -167,7 +172,7 @@ class CrmCallExpect(WireOmit):
     body: Any | UnsetType = UNSET
 
 
-class CrmCallsExpect(Wire):
+class CrmCallsExpect(FileWire):
     """The CRM calls of the last export, in order: a subsequence, or the whole list (`exact`)."""
 
     calls: list[CrmCallExpect] = []
@@ -176,14 +181,14 @@ class CrmCallsExpect(Wire):
     counts: dict[str, int] = {}  # "METHOD /path" -> number of calls
 
 
-class PlatformExpect(Wire):
+class PlatformExpect(FileWire):
     """A /v1 read (GET `path` with the scenario's key) whose answer contains `fields`."""
 
     path: str
     fields: Any
 
 
-class CrmRecordExpect(WireOmit):
+class CrmRecordExpect(FileWireOmit):
     """A reference-CRM record as GET /_emulator/crm/{kind}/{crmId} shows it.
 
     The record is named by `crmId`, or found by `match` (a subset of its fields); `fields`
@@ -197,7 +202,7 @@ class CrmRecordExpect(WireOmit):
     count: int | UnsetType = UNSET
 
 
-class Expectations(WireOmit):
+class Expectations(FileWireOmit):
     crmCalls: CrmCallsExpect | UnsetType = UNSET
     report: Any | UnsetType = UNSET  # subset of the last export's report
     platform: list[PlatformExpect] = []
@@ -207,7 +212,12 @@ class Expectations(WireOmit):
 # ---- the scenario ---------------------------------------------------------------------------
 
 
-class Scenario(Wire):
+class Scenario(FileWire):
+    """One scenario: fixtures to start from, the CRM, the connection, steps and expectations
+    (at least one expectation: in `expect`, an export step or a call step)."""
+
+    # The JSON Schema an editor checks the file against (ignored by the emulator).
+    schema: str | None = msgspec.field(default=None, name="$schema")
     name: str
     description: str = ""
     apiKey: str = "demo-all"
@@ -249,9 +259,29 @@ class ReplayResult(Wire):
     seconds: float
 
 
-def _fail(file: str, exc: msgspec.ValidationError | msgspec.DecodeError) -> ScenarioError:
-    where, message = split_validation_error(exc)
+def _fail(
+    file: str, exc: msgspec.ValidationError | msgspec.DecodeError, data: Any
+) -> ScenarioError:
+    where, message = explain(exc, Scenario, data)
     return ScenarioError(f"{file}: {where + ': ' if where else ''}{message}")
+
+
+def expects_something(scenario: Scenario) -> bool:
+    """Whether the scenario checks anything: a scenario without an expectation passes
+    whatever happens, which no one means."""
+    e = scenario.expect
+    if e.crmCalls is not UNSET or e.report is not UNSET or e.platform or e.crm:
+        return True
+    for step in scenario.steps:
+        if isinstance(step, ExportStep) and (
+            step.expect is not UNSET or step.expectCalls is not UNSET
+        ):
+            return True
+        if isinstance(step, CallStep) and (
+            step.expectStatus is not None or step.expectBody is not UNSET
+        ):
+            return True
+    return False
 
 
 def check(scenario: Scenario, file: str) -> None:
@@ -269,10 +299,16 @@ def check(scenario: Scenario, file: str) -> None:
     for i, rec in enumerate(scenario.expect.crm):
         if (rec.crmId is UNSET) == (rec.match is UNSET):
             raise ScenarioError(f"{file}: expect.crm[{i}]: give exactly one of crmId or match")
+    if not expects_something(scenario):
+        raise ScenarioError(
+            f"{file}: expect: the scenario expects nothing (give expect, an export step's"
+            " expect or expectCalls, or a call step's expectStatus or expectBody)"
+        )
 
 
 def parse_scenario(data: bytes | str | dict[str, Any], file: str = "<scenario>") -> Scenario:
     """Decode a scenario from JSON text, TOML text (file ending .toml) or a decoded object."""
+    raw: Any = data
     try:
         if isinstance(data, dict):
             scenario = msgspec.convert(data, Scenario)
@@ -282,13 +318,15 @@ def parse_scenario(data: bytes | str | dict[str, Any], file: str = "<scenario>")
             text = data.decode() if isinstance(data, bytes) else data
             try:
                 raw = tomllib.loads(text)
-            except tomllib.TOMLDecodeError as exc:
-                raise ScenarioError(f"{file}: invalid TOML: {exc}") from None
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+                raise ScenarioUnreadable(f"{file}: invalid TOML: {exc}") from None
             scenario = msgspec.convert(raw, Scenario)
         else:
             scenario = msgspec.json.decode(data, type=Scenario)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        raise _fail(file, exc) from None
+    except msgspec.ValidationError as exc:  # (a DecodeError too: first)
+        raise _fail(file, exc, raw) from None
+    except msgspec.DecodeError as exc:
+        raise ScenarioUnreadable(f"{file}: not JSON: {exc}") from None
     check(scenario, file)
     return scenario
 
@@ -299,7 +337,7 @@ def load_scenario(path: str | Path) -> Scenario:
     try:
         data = p.read_bytes()
     except OSError as exc:
-        raise ScenarioError(f"{p}: cannot read: {exc.strerror}") from None
+        raise ScenarioUnreadable(f"{p}: cannot read: {exc.strerror}") from None
     scenario = parse_scenario(data, str(p))
     scenario.source = str(p)
     return scenario

@@ -223,16 +223,16 @@ def test_route_never_answers_5xx(client: httpx.Client, method: str, path: str) -
     fuzzed()
 
 
-def test_a_scenario_whose_fixtures_cannot_seed_is_an_error_result(client: httpx.Client) -> None:
+def test_a_scenario_whose_fixtures_cannot_seed_is_a_400(client: httpx.Client) -> None:
     """Found by schemathesis: duplicate CRM user ids failed the scenario emulator's start-up on
     the store's UNIQUE constraint, and uvicorn's SystemExit escaped as a bare 500. The loader
-    now names them; the scenario still ends as an error result and the server stays up."""
+    now names them, and the body's fixtures are checked before anything runs: a 400 naming
+    them; the server stays up."""
     users = [{"id": "u", "name": "a"}, {"id": "u", "name": "b"}]
-    r = client.post("/_emulator/scenarios/run", json={"name": "dup", "crm": {"users": users}})
-    assert r.status_code == 200, r.text
-    result = r.json()["results"][0]
-    assert result["outcome"] == "error"
-    assert "crm.json: users[1].id: duplicate id 'u'" in result["failure"]["message"]
+    scenario = {"name": "dup", "crm": {"users": users}, "expect": {"report": {"status": "ok"}}}
+    r = client.post("/_emulator/scenarios/run", json=scenario)
+    assert r.status_code == 400, r.text
+    assert "crm.json: users[1].id: duplicate id 'u'" in r.json()["errors"][0]["message"]
     assert client.get("/_emulator/health").status_code == 200
 
 

@@ -102,7 +102,7 @@ def test_a_fixture_directory_with_a_fifo_is_refused(client: httpx.Client, allowe
 
 
 def test_an_inline_scenario_cannot_name_fixtures_outside_the_roots(client: httpx.Client) -> None:
-    scenario = {"name": "x", "fixtures": {"directory": "/etc"}, "steps": []}
+    scenario = {"name": "x", "fixtures": {"directory": "/etc"}, "expect": {"report": {}}}
     r = client.post("/_emulator/scenarios/run", json=scenario)
     assert r.status_code == 400 and r.json()["errors"][0]["field"] == "fixtures.directory"
 
