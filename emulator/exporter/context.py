@@ -182,14 +182,10 @@ class RunContext:
         )
 
     def held_back(self, phase: str, dependent: str, *records: tuple[str, int | None]) -> bool:
-        """Whether `dependent` waits because one of `records` (kind, platform id) failed this
-        run or has a CRM id this run did not learn; if so it is counted held back and noted
-        on those records' failures."""
-        blocking = [
-            (k, i)
-            for k, i in records
-            if i is not None and ((k, i) in self.failed_records or self.unlearnt(k, i))
-        ]
+        """Whether `dependent` waits because one of `records` (kind, platform id) has no CRM id
+        this run learnt (a record that failed before its id was learnt among them); if so it
+        is counted held back and noted on those records' failures."""
+        blocking = [(k, i) for k, i in records if self.unlearnt(k, i)]
         if not blocking:
             return False
         self.report.phases[phase].heldBack += 1
