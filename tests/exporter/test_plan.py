@@ -12,6 +12,7 @@ from emulator.exporter import engagement as eng
 from emulator.exporter import plan as p
 from emulator.exporter import properties as rule
 from emulator.exporter import shapes
+from tests.exporter.scripted import SPEC_COMMON, SPEC_CORE_V1
 
 FAST = settings(max_examples=80, deadline=None)
 
@@ -202,9 +203,9 @@ def test_clearing_follows_the_rule_to_the_field(kind: p.Kind, data: st.DataObjec
     props = data.draw(properties)
     change = rule.apply_properties(kind, columns, custom, synced_before, props)
     after_cols = {**columns, **change.columns}
-    core = rule.CORE_COLUMNS[kind]
+    core = SPEC_CORE_V1[kind]  # the spec's tables (scripted.py), not the exporter's lists
     real = {k: v for k, v in props.items() if k not in rule.ECHO_KEYS}
-    syncable = rule.COMMON_PROPERTIES[kind] | synced_before
+    syncable = SPEC_COMMON[kind] | synced_before
     for name in syncable | real.keys():
         value = real.get(name)
         now = after_cols[core[name]] if name in core else change.custom.get(name)
@@ -225,9 +226,9 @@ def test_clearing_follows_the_rule_to_the_field(kind: p.Kind, data: st.DataObjec
     }
     assert cleared == expected_cleared
     for c in change.cleared:
-        assert c.core == (c.name in rule.WARN_ON_CLEAR)
+        assert c.core == (c.name in {"domain", "phone", "email"})  # decisions.md §3
     for name in change.synced:
-        assert name in change.custom and name not in rule.COMMON_PROPERTIES[kind]
+        assert name in change.custom and name not in SPEC_COMMON[kind]
 
 
 def test_item_properties_absent_keeps_record() -> None:
