@@ -11,7 +11,7 @@ from typing import Any
 from emulator.exporter import records as rec
 from emulator.exporter import shapes
 from emulator.exporter import task_checks as tc
-from emulator.exporter.client import Exchange
+from emulator.exporter.client import Exchange, StopExport
 from emulator.exporter.context import RunContext, wall_now
 from emulator.exporter.plan import Finding
 from emulator.exporter.report import PossibleDuplicate
@@ -134,7 +134,11 @@ async def post_one(
     if again is not None:
         note_possible_duplicate(ctx, check, again)
     await crm_ids.before(record_id)
-    ex = await ctx.call(check, "POST", f"/{phase}", body)
+    try:
+        ex = await ctx.call(check, "POST", f"/{phase}", body)
+    except StopExport:  # a push stops at a CRM that did not answer: the POST was not logged
+        crm_ids.after(record_id, None)
+        raise
     crm_id = created(ctx, check, ex, phase, record_id)
     crm_ids.after(record_id, crm_id)
     if crm_id is None:
