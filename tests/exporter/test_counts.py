@@ -55,7 +55,14 @@ def test_a_re_export_counts_the_links_the_crm_already_had_as_already_linked(
 
 def test_a_run_without_db_says_first_that_it_will_log_everything_again(tmp_path: Path) -> None:
     report_file = tmp_path / "r.json"
-    done = export("--report", str(report_file), "--junit", str(tmp_path / "j.xml"))
+    done = export(
+        "--report",
+        str(report_file),
+        "--junit",
+        str(tmp_path / "j.xml"),
+        "--html",
+        str(tmp_path / "r.html"),
+    )
     assert done.returncode == 0, done.stderr
     first_line = done.stderr.splitlines()[0]
     assert "no --db" in first_line and "--db FILE" in first_line
@@ -64,6 +71,7 @@ def test_a_run_without_db_says_first_that_it_will_log_everything_again(tmp_path:
     assert report["notes"] and "no --db" in report["notes"][0]
     assert "note: no --db" in done.stdout
     assert "no --db" in (tmp_path / "j.xml").read_text()
+    assert "Note: no --db" in (tmp_path / "r.html").read_text()
     kept = export("--db", str(tmp_path / "p.db"), "--json")
     assert kept.returncode == 0 and "no --db" not in kept.stderr + kept.stdout
 

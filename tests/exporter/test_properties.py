@@ -107,7 +107,7 @@ def scripts() -> st.SearchStrategy[Script]:
             st.integers(0, 3),
         ),
         st.sampled_from(["500", "timeout", "malformed"]),
-        max_size=2,
+        max_size=3,
     )
     return st.builds(
         Script,
