@@ -50,6 +50,27 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     export.add_argument("--html", help="write the report as one self-contained HTML page to FILE")
     export.add_argument("--json", action="store_true", help="print the JSON report to stdout")
+    add_strict_flag(export)
+
+
+def add_strict_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail the run (exit 1, a JUnit failure) on any warning, not only on violations",
+    )
+
+
+# Said before a run without a persistent store starts (and kept in its report).
+NO_DB_NOTE = (
+    "no --db: nothing is kept after this run, so a later run logs every activity and creates"
+    " every task in the CRM again; keep the platform state with --db FILE"
+)
+
+
+def run_notes(db: str | None) -> list[str]:
+    """What a run says up front: without a store file, that it remembers nothing."""
+    return [] if db else [NO_DB_NOTE]
 
 
 class ProgressBar:
@@ -94,6 +115,9 @@ async def _export(args: argparse.Namespace, fixtures: FixtureSet | None) -> Repo
             args.api_key = fixtures.crm.settings.apiKey
         connection = connection_for(args, stored, platform.server_base)
         bar = ProgressBar()
+        notes = run_notes(args.db)
+        for note in notes:
+            print(f"emulator export: note: {note}", file=sys.stderr)
         try:
             return await Exporter(
                 platform.store,
@@ -102,6 +126,8 @@ async def _export(args: argparse.Namespace, fixtures: FixtureSet | None) -> Repo
                 on_progress=bar,
                 journal_limit=settings.journalLimit,
                 journal_bytes=settings.journalBytes,
+                strict=args.strict,
+                notes=notes,
             ).run()
         finally:
             bar.close()

@@ -18,6 +18,7 @@ import httpx
 import msgspec
 
 from emulator.cli import outputs
+from emulator.cli.export import add_strict_flag
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.fixtures.models import FixtureSet
 from emulator.platform import connection as platform_connection
@@ -27,6 +28,13 @@ from emulator.settings import Settings
 
 if TYPE_CHECKING:
     from emulator.exporter.report import Report
+
+
+# Said before a recording starts (and kept in its report).
+RECORD_NOTE = (
+    "a recording starts from the fixtures and keeps no platform state: recording again logs"
+    " every activity and creates every task in the CRM again"
+)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -40,6 +48,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     record.add_argument("--name", help="scenario name (default: the file name without .json)")
     add_connection_flags(record)
+    add_strict_flag(record)
 
 
 async def _record(args: argparse.Namespace, fixtures: FixtureSet) -> tuple[Report, dict[str, Any]]:
@@ -53,6 +62,9 @@ async def _record(args: argparse.Namespace, fixtures: FixtureSet) -> tuple[Repor
         conn = connection_for(args, stored, None)
         inner = httpx.AsyncHTTPTransport(verify=tls_verify(conn.verify, conn.caFile))
         recorder = RecordingTransport(inner, urlsplit(conn.crmUrl).path, conn.apiKey)
+        notes = [RECORD_NOTE]
+        for note in notes:
+            print(f"emulator record: note: {note}", file=sys.stderr)
         exporter = Exporter(
             platform.store,
             conn,
@@ -60,6 +72,8 @@ async def _record(args: argparse.Namespace, fixtures: FixtureSet) -> tuple[Repor
             transport=recorder,
             journal_limit=settings.journalLimit,
             journal_bytes=settings.journalBytes,
+            strict=args.strict,
+            notes=notes,
         )
         recorder.phase = lambda: exporter.phase
         report = await exporter.run()
@@ -77,7 +91,8 @@ async def _record(args: argparse.Namespace, fixtures: FixtureSet) -> tuple[Repor
 
 
 def main(args: argparse.Namespace) -> int:
-    """Exit 0 once the scenario is written (whatever the export found), 2 when no run happened."""
+    """Exit with the export's code once the scenario is written (0 clean, 1 records failed or
+    contract broken, 2 the export stopped), 2 when no run happened or nothing was recorded."""
     if not args.crm_url.startswith(("http://", "https://")):
         print("emulator record: --crm-url must be an http:// or https:// URL", file=sys.stderr)
         return 2
@@ -98,10 +113,17 @@ def main(args: argparse.Namespace) -> int:
         return 2
     from emulator.exporter.report import summary  # deferred, as above
 
+    answers = len(data["crm"]["playback"])
+    if not answers:
+        print(summary(report))
+        print(
+            f"emulator record: the CRM answered nothing: nothing recorded, {args.out} not written",
+            file=sys.stderr,
+        )
+        return report.exitCode or 2
     text = msgspec.json.format(msgspec.json.encode(data), indent=2)
     if not outputs.write("record", args.out, text + b"\n"):
         return 2
     print(summary(report))
-    answers = len(data["crm"]["playback"])
     print(f"recorded {answers} CRM answers into {args.out} (replay: emulator replay {args.out})")
-    return 0
+    return report.exitCode if report.exitCode is not None else 2

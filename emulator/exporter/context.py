@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
@@ -28,6 +29,11 @@ from emulator.exporter.report import (
 )
 from emulator.fixtures.models import CrmConnection
 from emulator.store.db import Store
+
+
+def wall_now() -> str:
+    """The wall clock in UTC, ISO 8601 with milliseconds (reports' start and end times)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def json_or_none(ex: Exchange) -> Any:
@@ -57,13 +63,17 @@ class RunContext:
         journal_limit: int = 10_000,
         journal_bytes: int = JOURNAL_BYTES,
         on_progress: Callable[[Progress], None] | None = None,
+        strict: bool = False,
+        notes: Sequence[str] = (),
     ) -> None:
         self.store, self.conn, self.now = store, connection, now
         self.batch_size = max(1, min(connection.batchSize, 100))
         self.policy = policy or RetryPolicy(retries=connection.retries)
         self.transport, self.in_flight = transport, max(1, in_flight)
         self.id = export_id or uuid.uuid4().hex[:12]
-        self.report = new_report(self.id, connection.crmUrl, now())
+        self.report = new_report(self.id, connection.crmUrl, wall_now(), now())
+        self.report.strict = strict
+        self.report.notes = list(notes)
         self.journal = Journal(self.id, now, journal_limit, journal_bytes)
         self.on_progress = on_progress
         self.owner_enabled = True
@@ -86,6 +96,9 @@ class RunContext:
         # The failure entry of each record that failed in the companies or contacts phase:
         # what it holds back is noted on it.
         self.record_failures: dict[tuple[str, int], FailedRecord] = {}
+        # Every company and contact that failed this run (also past the report's cap): what
+        # depends on one is held back.
+        self.failed_records: set[tuple[str, int]] = set()
         self._phase = "health"
 
     # -- plumbing ------------------------------------------------------------------------------
@@ -157,6 +170,7 @@ class RunContext:
     def fail_record(self, kind: Kind, row: dict[str, Any], reason: str) -> None:
         """A company or contact failed: once in the report, where its dependents get noted."""
         failure = self.fail(kind, kind, str(row["id"]), reason)
+        self.failed_records.add((kind, row["id"]))
         if failure is not None:
             self.record_failures[(kind, row["id"])] = failure
 
@@ -170,11 +184,12 @@ class RunContext:
 
     def held_back(self, phase: str, dependent: str, *records: tuple[str, int | None]) -> bool:
         """Whether `dependent` waits because one of `records` (kind, platform id) has no CRM id
-        this run learnt; if so it is counted skipped and noted on those records' failures."""
+        this run learnt (a record that failed before its id was learnt among them); if so it
+        is counted held back and noted on those records' failures."""
         blocking = [(k, i) for k, i in records if self.unlearnt(k, i)]
         if not blocking:
             return False
-        self.report.phases[phase].skipped += 1
+        self.report.phases[phase].heldBack += 1
         for key in blocking:
             failure = self.record_failures.get(key)  # type: ignore[arg-type]
             if failure is not None:

@@ -1,11 +1,10 @@
 """The export journal: every HTTP attempt of a run, buffered on the event loop and stored by the
-run's write hops (a capped table); and the coalescing writer of CRM ids."""
+run's write hops (a capped table). (The CRM ids of activities and tasks: sends.py.)"""
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from emulator.exporter.client import Attempt
@@ -103,70 +102,3 @@ def drop_through(conn: sqlite3.Connection, last_id: int) -> None:
     if freed:
         conn.execute("DELETE FROM export_journal WHERE id <= ?", (last_id,))
         conn.execute("UPDATE export_journal_size SET bytes = bytes - ?", (freed,))
-
-
-COALESCE_ROWS = 100  # rows of one write at most
-COALESCE_SECONDS = 0.01  # how long a row may wait for others before its write starts
-
-
-class Coalescer:
-    """Writes rows in batches, off the callers' path: a row waits at most COALESCE_SECONDS
-    (or until COALESCE_ROWS piled up) for others to share its commit. One write runs at a
-    time; `stored(rows)` is called after each. `flush()` writes what is left at once and
-    returns when every row added so far is stored, raising what a write raised.
-
-    (Before, each caller awaited its own row's commit: ~3 rows a commit, a thousand commits
-    over the auto-sync bench, each a round trip to the database thread.)"""
-
-    def __init__(
-        self,
-        write: Callable[[list[tuple[Any, ...]]], Awaitable[None]],
-        stored: Callable[[list[tuple[Any, ...]]], None] | None = None,
-    ) -> None:
-        self._write, self._stored = write, stored
-        self._pending: list[tuple[Any, ...]] = []
-        self._full = asyncio.Event()  # COALESCE_ROWS piled up, or a flush wants them now
-        self._flushing = False
-        self._drainer: asyncio.Task[None] | None = None  # held: the loop keeps only weak refs
-        self._error: BaseException | None = None
-
-    def add(self, row: tuple[Any, ...]) -> None:
-        if self._error is not None:
-            raise self._error
-        self._pending.append(row)
-        if len(self._pending) >= COALESCE_ROWS:
-            self._full.set()
-        if self._drainer is None:
-            self._drainer = asyncio.create_task(self._drain())
-
-    async def flush(self) -> None:
-        self._flushing = True
-        self._full.set()
-        try:
-            while self._drainer is not None:
-                await asyncio.shield(self._drainer)
-        finally:
-            self._flushing = False
-            self._full.clear()
-        if self._error is not None:
-            raise self._error
-
-    async def _drain(self) -> None:
-        try:
-            while self._pending:
-                if not self._full.is_set():
-                    try:
-                        async with asyncio.timeout(COALESCE_SECONDS):
-                            await self._full.wait()
-                    except TimeoutError:
-                        pass
-                batch, self._pending = self._pending[:COALESCE_ROWS], self._pending[COALESCE_ROWS:]
-                if len(self._pending) < COALESCE_ROWS and not self._flushing:
-                    self._full.clear()
-                await self._write(batch)
-                if self._stored is not None:
-                    self._stored(batch)
-        except Exception as exc:  # kept for add() and flush() to raise
-            self._error = exc
-        finally:
-            self._drainer = None

@@ -12,7 +12,7 @@ from typing import Any, TypeGuard
 
 # Re-exported: callers outside the exporter read these names from plan.
 from emulator.exporter.engagement import engagement_values as engagement_values
-from emulator.exporter.properties import ECHO_KEYS
+from emulator.exporter.properties import ECHO_KEYS, echoes_record
 from emulator.exporter.terms import Finding as Finding
 from emulator.exporter.terms import Kind as Kind
 
@@ -220,15 +220,8 @@ def plan_sync(kind: Kind, asked: Sequence[str], body: Any) -> SyncPlan:
                 )
             continue
         matched[ext] = Match(crm_id, props)
-        if props is not None and (ECHO_KEYS & props.keys()):
-            plan.findings.append(
-                Finding(
-                    "warning",
-                    check,
-                    "`properties` carry a whole stored record",
-                    f"externalId {ext}",
-                )
-            )
+        if props is not None:
+            plan.findings.extend(property_findings(kind, check, ext, props))
     for ext in asked:
         if ext in failed:
             plan.failed[ext] = failed[ext]
@@ -238,6 +231,28 @@ def plan_sync(kind: Kind, asked: Sequence[str], body: Any) -> SyncPlan:
             plan.new.append(ext)
     plan.new = list(dict.fromkeys(plan.new))
     return plan
+
+
+ECHO_WARNING = (
+    "`properties` echo the CRM's last update (the record as the platform sent it), not the"
+    " fields to sync back: every syncable property it lacks is cleared"
+)
+
+
+def property_findings(kind: Kind, check: str, ext: str, props: dict[str, Any]) -> list[Finding]:
+    """Warnings about one sync result's `properties`: an echo of the CRM's last update, or
+    keys that are ids, not properties (ignored), each named."""
+    if echoes_record(kind, props):
+        return [Finding("warning", check, ECHO_WARNING, f"externalId {ext}")]
+    return [
+        Finding(
+            "warning",
+            check,
+            f"`properties` carry `{key}`, which is not a property (ignored)",
+            f"externalId {ext}",
+        )
+        for key in sorted(ECHO_KEYS.intersection(props))
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -254,11 +269,15 @@ class WritePlan:
     findings: list[Finding] = field(default_factory=list)
 
 
+# Create statuses the spec documents: 201 for POST /companies; POST /contacts has none (any 2xx).
+CREATED_STATUS: dict[str, int] = {"companies": 201}
+
+
 def plan_create(kind: Kind, asked: Sequence[str], status: int, body: Any) -> WritePlan:
     """Map a POST /{kind} answer back to the asked externalIds."""
     check = f"POST /{kind}"
     plan = WritePlan()
-    if status != 201:
+    if status != CREATED_STATUS.get(kind, status):
         plan.findings.append(
             Finding("warning", check, f"answered {status} where 201 is documented")
         )
@@ -368,7 +387,10 @@ def plan_update(kind: Kind, asked: Sequence[tuple[str, str]], body: Any) -> Writ
 class LinkPlan:
     """What a POST /associations answer says: links made, links refused, findings."""
 
-    created: int = 0
+    created: int = 0  # the CRM's `created`: links it says are new
+    already_linked: int = 0  # links it took without creating them (it had them already)
+    # Links a successful answer without `created` took: new or already there, it did not say.
+    uncounted: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)  # (contactCRMId, why)
     findings: list[Finding] = field(default_factory=list)
 
@@ -376,8 +398,10 @@ class LinkPlan:
 def plan_associations(sent: Sequence[str], body: Any) -> LinkPlan:
     """Map an answer {success, created?, errors?} to the links sent (contact CRM ids in order).
 
-    `created` is what counts; without it, every link not in `errors` of a successful answer.
-    A `created` that is not a count between 0 and the links sent fails every link.
+    Counts are the CRM's: `created` is what it created, the other links it took (not in
+    `errors`) it already had; an answer without `created` says neither, so its links are
+    counted as linked, not created. A `created` that is not a count between 0 and the links
+    sent fails every link.
     """
     check = "POST /associations"
     plan = LinkPlan()
@@ -397,7 +421,7 @@ def plan_associations(sent: Sequence[str], body: Any) -> LinkPlan:
     if created is None:
         if success is False and not plan.failed:
             plan.failed = [(c, "CRM answered success: false") for c in sent]
-        plan.created = len(sent) - len(plan.failed)
+        plan.uncounted = max(0, len(sent) - len(plan.failed))
         return plan
     if not isinstance(created, int) or isinstance(created, bool) or not 0 <= created <= len(sent):
         plan.findings.append(
@@ -413,6 +437,7 @@ def plan_associations(sent: Sequence[str], body: Any) -> LinkPlan:
         return plan
     # Fewer than sent without errors is no fault: a link that already existed is not created.
     plan.created = created
+    plan.already_linked = max(0, len(sent) - len(plan.failed) - created)
     return plan
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from emulator.exporter.terms import Kind
 
@@ -50,6 +50,58 @@ CORE_COLUMNS: dict[str, dict[str, str]] = {
 WARN_ON_CLEAR = frozenset({"domain", "phone", "email"})
 # Keys a CRM echoes when it returns a whole stored record as `properties`: not properties.
 ECHO_KEYS = frozenset({"externalId", "crmId", "customFields", "id"})
+# Names of the record as the platform sends it (sync, create and update items) that are not
+# syncable properties: `properties` carrying several of them, with the record's own ids, echo
+# what the CRM stored from the platform's last update instead of naming the fields to sync.
+SENT_ONLY: dict[str, frozenset[str]] = {
+    "companies": frozenset(
+        {
+            "externalId",
+            "crmId",
+            "name",
+            "website",
+            "employeeCount",
+            "employeeRange",
+            "revenue",
+            "foundedYear",
+            "description",
+            "location",
+            "city",
+            "country",
+            "companyNetworkUrl",
+            "numberOfEmployees",
+            "ownerId",
+            "customFields",
+        }
+    ),
+    "contacts": frozenset(
+        {
+            "externalId",
+            "crmId",
+            "firstName",
+            "lastName",
+            "fullName",
+            "title",
+            "networkUrl",
+            "location",
+            "country",
+            "company",
+            "ownerId",
+            "customFields",
+        }
+    ),
+}
+ECHO_MIN_NAMES = 3  # sent-only names (one of them an id) that make `properties` an echo
+
+# Why a sync-back cleared a platform value (the report's verdict names the CRM behaviour).
+Cause = Literal["absent", "null", "echo"]
+
+
+def echoes_record(kind: Kind, properties: Mapping[str, Any]) -> bool:
+    """Whether `properties` are the record as the CRM stored it from the platform's last
+    update (its ids and several of the platform's own fields), not the fields to sync back."""
+    sent = SENT_ONLY[kind].intersection(properties)
+    return len(sent) >= ECHO_MIN_NAMES and not sent.isdisjoint({"externalId", "crmId"})
 
 
 def _text(value: Any) -> str:
@@ -64,6 +116,7 @@ class Cleared:
     name: str
     previous: Any
     core: bool
+    cause: Cause = "absent"
 
 
 @dataclass
@@ -96,6 +149,7 @@ def apply_properties(
     synced = set(synced_before)
     syncable = common | synced if synced else common
     props = properties
+    echo = echoes_record(kind, props)
     if not ECHO_KEYS.isdisjoint(props):
         props = {k: v for k, v in props.items() if k not in ECHO_KEYS}
     custom_out = dict(custom)
@@ -104,11 +158,12 @@ def apply_properties(
     for name in syncable.union(props):
         value = props.get(name)
         column = core.get(name)
+        cause: Cause = "echo" if echo else "null" if name in props else "absent"
         if column is not None:
             previous = columns.get(column)
             if value is None:
                 if previous is not None:
-                    cleared.append(Cleared(name, previous, name in WARN_ON_CLEAR))
+                    cleared.append(Cleared(name, previous, name in WARN_ON_CLEAR, cause))
                     columns_out[column] = None
             else:
                 text = value if isinstance(value, str) else _text(value)
@@ -117,7 +172,7 @@ def apply_properties(
         elif value is None:
             previous = custom_out.pop(name, None)
             if previous is not None:
-                cleared.append(Cleared(name, previous, False))
+                cleared.append(Cleared(name, previous, False, cause))
             synced.discard(name)
         else:
             custom_out[name] = value

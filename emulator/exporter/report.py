@@ -93,6 +93,28 @@ class ClearedField(Wire):
     field: str
     previous: Any
     core: bool
+    # Why the CRM's answer cleared it: "absent" (left out of `properties`), "null" (present as
+    # null), "echo" (`properties` echoed the CRM's last update, not the fields to sync back).
+    cause: str = "absent"
+
+
+class ClearedCount(Wire):
+    """How many values of one field (of one kind) the sync-back cleared."""
+
+    kind: str
+    field: str
+    count: int = 0
+
+
+class PossibleDuplicate(Wire):
+    """An activity or task whose POST was in flight when an earlier run stopped (a crash, a
+    kill): the CRM may have logged it although the platform never stored its CRM id, so this
+    run sent it again and the CRM may now hold it twice."""
+
+    kind: str  # "activity" or "task"
+    id: int  # platform id: the message id (activities' metadata.messageId) or the task id
+    exportId: str  # the run that was sending it
+    since: str  # wall-clock time that run recorded the intent to send it
 
 
 class PhaseStats(Wire):
@@ -103,6 +125,12 @@ class PhaseStats(Wire):
     unchanged: int = 0
     failed: int = 0
     skipped: int = 0
+    # Dependents kept out of the run by a record that failed or whose CRM id this run did not
+    # learn (each is named under that record's failure); not counted in `skipped`.
+    heldBack: int = 0
+    alreadyLinked: int = 0  # associations: links the CRM took but already had (not created)
+    # associations: links a successful answer without `created` took (new or not, unsaid)
+    linkedUncounted: int = 0
     requests: int = 0
     seconds: float = 0.0
     cpuSeconds: float = 0.0  # the exporter process's CPU (every thread) during the phase
@@ -137,9 +165,14 @@ class Report(Wire):
     status: RunStatus = "running"
     exitCode: int | None = None
     message: str | None = None
-    startedAt: str
-    finishedAt: str | None = None
+    startedAt: str  # wall clock (UTC) when the run started
+    finishedAt: str | None = None  # wall clock (UTC) when it finished
     seconds: float = 0.0
+    # The emulator's virtual clock at start and finish (what the platform's timestamps use).
+    virtualStartedAt: str | None = None
+    virtualFinishedAt: str | None = None
+    strict: bool = False  # --strict: every warning fails the run
+    notes: list[str] = msgspec.field(default_factory=list)  # said up front, before any call
     ownerSelection: bool | None = None
     users: int | None = None
     phases: dict[str, PhaseStats]
@@ -149,15 +182,21 @@ class Report(Wire):
     failed: list[FailedRecord] = msgspec.field(default_factory=list)
     cleared: list[ClearedField] = msgspec.field(default_factory=list)
     clearedTotal: int = 0
+    clearedByField: list[ClearedCount] = msgspec.field(default_factory=list)  # every field
+    clearedByCause: dict[str, int] = msgspec.field(default_factory=dict)  # absent, null, echo
+    possiblyDuplicated: list[PossibleDuplicate] = msgspec.field(default_factory=list)
     taskReadBack: TaskReadBack = msgspec.field(default_factory=TaskReadBack)
     progress: Progress | None = None
 
 
-def new_report(export_id: str, crm_url: str, started_at: str) -> Report:
+def new_report(
+    export_id: str, crm_url: str, started_at: str, virtual_started_at: str | None = None
+) -> Report:
     return Report(
         id=export_id,
         crmUrl=crm_url,
         startedAt=started_at,
+        virtualStartedAt=virtual_started_at,
         phases={name: PhaseStats() for name in PHASES},
         checks={name: CheckResult(name=name) for name in CHECKS},
     )
@@ -215,12 +254,67 @@ def hold_back(record: FailedRecord, dependent: str) -> None:
 
 
 def exit_code(report: Report) -> int:
-    """0: contract kept and nothing failed; 1: records failed or contract broken; 2: no run."""
+    """0: contract kept and nothing failed; 1: records failed or contract broken (or, with
+    --strict, any warning); 2: no run."""
     if report.status == "aborted":
         return 2
     broken = any(c.violations for c in report.checks.values())
     failed = any(s.failed for s in report.phases.values())
-    return 1 if broken or failed else 0
+    return 1 if broken or failed or strict_failure(report) else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Counts: cleared fields per field and cause, the verdict line, --strict
+
+
+def note_cleared(report: Report, kind: str, name: str, cause: str) -> None:
+    """Count one cleared value against its field and its cause (every one, no cap)."""
+    report.clearedTotal += 1
+    report.clearedByCause[cause] = report.clearedByCause.get(cause, 0) + 1
+    # Fields are few (the syncable names of two kinds): a scan is cheap.
+    row = next((c for c in report.clearedByField if c.kind == kind and c.field == name), None)
+    if row is None:
+        row = ClearedCount(kind=kind, field=name)
+        report.clearedByField.append(row)
+    row.count += 1
+
+
+CAUSE_TEXT = {
+    "absent": "the CRM left the property out of `properties`",
+    "null": "the CRM answered the property as null",
+    "echo": "`properties` echoed the CRM's last update instead of the fields to sync back",
+}
+
+
+def cleared_verdict(report: Report) -> str:
+    """One line: how many platform values the sync-back cleared, and which CRM behaviour did it."""
+    if not report.clearedTotal:
+        return "sync-back cleared no platform value"
+    causes = "; ".join(
+        f"{n} because {CAUSE_TEXT.get(cause, cause)}"
+        for cause, n in sorted(report.clearedByCause.items(), key=lambda kv: -kv[1])
+    )
+    return f"sync-back cleared {report.clearedTotal} platform value(s): {causes}"
+
+
+def cleared_lines(report: Report) -> list[str]:
+    """The verdict, then one line per field with its count (most cleared first)."""
+    rows = sorted(report.clearedByField, key=lambda c: (-c.count, c.kind, c.field))
+    return [cleared_verdict(report)] + [f"{c.kind} `{c.field}`: {c.count}" for c in rows]
+
+
+def strict_failure(report: Report) -> bool:
+    """Whether --strict fails the run: any warning at all."""
+    return report.strict and any(c.warnings for c in report.checks.values())
+
+
+def duplicate_lines(report: Report) -> list[str]:
+    """Each activity and task an earlier, stopped run may have logged in the CRM already."""
+    return [
+        f"{d.kind} {d.id} possibly duplicated: its POST was in flight when export {d.exportId}"
+        f" stopped ({d.since}), and it was sent again"
+        for d in report.possiblyDuplicated
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,6 +337,13 @@ def junit_xml(report: Report) -> bytes:
             failure.text = "\n\n".join(
                 _group_text(g) for g in report.violations if g.check == check.name
             )
+        elif report.strict and check.warnings:
+            failure = ET.SubElement(
+                case, "failure", message=f"{check.warnings} warning(s) (--strict)"
+            )
+            failure.text = "\n\n".join(
+                _group_text(g) for g in report.warnings if g.check == check.name
+            )
         elif not check.calls:
             ET.SubElement(case, "skipped", message="not called in this run")
         warned = [g for g in report.warnings if g.check == check.name]
@@ -262,9 +363,13 @@ def junit_xml(report: Report) -> bytes:
         elif not (stats.requests or stats.skipped):
             ET.SubElement(case, "skipped", message="nothing to do in this run")
         cases.append(case)
+    cases.append(_junit_cleared(report))
     run = ET.Element("testcase", classname="export-run", name="export run")
     if report.status == "aborted":
         ET.SubElement(run, "failure", message=report.message or "the export stopped")
+    said = report.notes + duplicate_lines(report)
+    if said:
+        ET.SubElement(run, "system-out").text = "\n".join(said)
     cases.append(run)
     suite = ET.Element(
         "testsuite",
@@ -276,6 +381,14 @@ def junit_xml(report: Report) -> bytes:
     )
     suite.extend(cases)
     return ET.tostring(suite, encoding="utf-8", xml_declaration=True)
+
+
+def _junit_cleared(report: Report) -> ET.Element:
+    """A test case for the sync-back's clears: the total and one line per field (it fails
+    nothing itself: a cleared core field is a warning of its sync check)."""
+    case = ET.Element("testcase", classname="export-sync-back", name="fields cleared by sync-back")
+    ET.SubElement(case, "system-out").text = "\n".join(cleared_lines(report))
+    return case
 
 
 def _failed_line(f: FailedRecord) -> str:
@@ -316,8 +429,9 @@ def summary(report: Report) -> str:
     lines = [f"{head} (exit {report.exitCode}) in {report.seconds:.2f}s"]
     if report.message:
         lines.append(f"  {report.message}")
+    lines.extend(f"  note: {n}" for n in report.notes)
     for name, s in report.phases.items():
-        if not (s.requests or s.failed or s.skipped):
+        if not (s.requests or s.failed or s.skipped or s.heldBack):
             continue
         parts = [
             f"{k} {v}"
@@ -326,7 +440,10 @@ def summary(report: Report) -> str:
                 ("created", s.created),
                 ("updated", s.updated),
                 ("unchanged", s.unchanged),
+                ("already linked", s.alreadyLinked),
+                ("linked (the CRM did not say how many were new)", s.linkedUncounted),
                 ("failed", s.failed),
+                ("held back", s.heldBack),
                 ("skipped", s.skipped),
                 ("sent", s.sent),
             )
@@ -345,9 +462,11 @@ def summary(report: Report) -> str:
     lines.append(
         f"  contract: {len(broken)} check(s) broken, "
         f"{sum(c.violations for c in broken)} violation(s), "
-        f"{sum(c.warnings for c in report.checks.values())} warning(s); "
-        f"{report.clearedTotal} field(s) cleared by sync-back"
+        f"{sum(c.warnings for c in report.checks.values())} warning(s)"
+        + (" (--strict: warnings fail the run)" if report.strict else "")
     )
+    lines.extend(f"  {line}" for line in _summary_cleared(report))
+    lines.extend(f"  {line}" for line in duplicate_lines(report))
     for severity, groups in (("violation", report.violations), ("warning", report.warnings)):
         for g in groups:
             example = next((e.about for e in g.examples if e.about), None)
@@ -361,3 +480,8 @@ def summary(report: Report) -> str:
         lines.append(f"  {phase}: {count} failed, e.g.")
         lines.extend(f"    failed {_failed_line(f)}" for f in failed[:SUMMARY_EXAMPLES])
     return "\n".join(lines)
+
+
+def _summary_cleared(report: Report) -> list[str]:
+    verdict, *fields = cleared_lines(report)
+    return [verdict] + [f"  cleared {line}" for line in fields]

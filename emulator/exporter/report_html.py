@@ -3,9 +3,11 @@ asset); Jinja2 escapes every value the CRM or the platform put into it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from jinja2 import Environment, StrictUndefined
 
-from emulator.exporter.report import FailedRecord, Report
+from emulator.exporter.report import FailedRecord, Report, cleared_verdict, duplicate_lines
 
 HTML_FAILED_PER_PHASE = 1000  # failed records listed per phase (all are counted; JSON has all)
 HTML_CLEARED = 200  # cleared fields listed (all are counted)
@@ -29,9 +31,19 @@ details { margin: .2rem 0 .6rem 1rem; } .muted { color: #666; }
 <body>
 <h1>Export <code>{{ r.id }}</code> to <code>{{ r.crmUrl }}</code>:
 <span class="{{ r.status }}">{{ r.status }}</span> (exit {{ r.exitCode }})</h1>
-<p>Started {{ r.startedAt }}, finished {{ r.finishedAt or "-" }}, {{ "%.2f"|format(r.seconds) }} s.
-Owner selection: {{ "on" if r.ownerSelection else "off" }}.</p>
+<p>Started {{ r.startedAt }}, finished {{ r.finishedAt or "-" }} (wall clock, UTC), {{ "%.2f"|format(r.seconds) }} s.
+Virtual clock: {{ r.virtualStartedAt or "-" }} to {{ r.virtualFinishedAt or "-" }}.
+Owner selection: {{ "on" if r.ownerSelection else "off" }}.{% if r.strict %} Strict: every warning fails the run.{% endif %}</p>
 {% if r.message %}<p class="failed">{{ r.message }}</p>{% endif %}
+{% for n in r.notes %}<p class="warning">Note: {{ n }}</p>
+{% endfor %}
+{% if duplicates %}
+<h2>Possibly duplicated ({{ duplicates|length }})</h2>
+<ul>
+{% for line in duplicates %}<li>{{ line }}</li>
+{% endfor %}
+</ul>
+{% endif %}
 
 <h2>Phases</h2>
 <table>
@@ -86,11 +98,20 @@ Owner selection: {{ "on" if r.ownerSelection else "off" }}.</p>
 {% endfor %}
 
 <h2>Fields cleared by sync-back ({{ r.clearedTotal }})</h2>
+<p>{{ verdict }}.</p>
+{% if cleared_fields %}
+<table>
+<tr><th>kind</th><th>field</th><th>cleared</th></tr>
+{% for c in cleared_fields %}
+<tr><td>{{ c.kind }}</td><td>{{ c.field }}</td><td class="n">{{ c.count }}</td></tr>
+{% endfor %}
+</table>
+{% endif %}
 {% if r.cleared %}
 <table>
-<tr><th>kind</th><th>id</th><th>field</th><th>previous value</th><th>core</th></tr>
+<tr><th>kind</th><th>id</th><th>field</th><th>previous value</th><th>core</th><th>cause</th></tr>
 {% for c in r.cleared[:cleared_cap] %}
-<tr><td>{{ c.kind }}</td><td class="n">{{ c.id }}</td><td>{{ c.field }}</td><td>{{ c.previous }}</td><td>{{ "yes" if c.core else "" }}</td></tr>
+<tr><td>{{ c.kind }}</td><td class="n">{{ c.id }}</td><td>{{ c.field }}</td><td>{{ c.previous }}</td><td>{{ "yes" if c.core else "" }}</td><td>{{ c.cause }}</td></tr>
 {% endfor %}
 </table>
 {% if r.clearedTotal > cleared_cap %}<p class="muted">{{ r.clearedTotal - cleared_cap }} more (the JSON report lists up to its own cap).</p>{% endif %}
@@ -101,7 +122,18 @@ Owner selection: {{ "on" if r.ownerSelection else "off" }}.</p>
 
 _env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 _page = _env.from_string(_TEMPLATE)
-COUNTS = ("sent", "received", "created", "updated", "unchanged", "failed", "skipped")
+COUNTS = (
+    "sent",
+    "received",
+    "created",
+    "updated",
+    "unchanged",
+    "alreadyLinked",
+    "linkedUncounted",
+    "failed",
+    "heldBack",
+    "skipped",
+)
 
 
 def html_report(report: Report) -> str:
@@ -115,4 +147,14 @@ def html_report(report: Report) -> str:
         failed_by_phase=failed_by_phase,
         per_phase=HTML_FAILED_PER_PHASE,
         cleared_cap=HTML_CLEARED,
+        **_counts_parts(report),
     )
+
+
+def _counts_parts(report: Report) -> dict[str, Any]:
+    """The cleared-field verdict and per-field counts, and the possibly duplicated events."""
+    return {
+        "verdict": cleared_verdict(report),
+        "cleared_fields": sorted(report.clearedByField, key=lambda c: (-c.count, c.kind, c.field)),
+        "duplicates": duplicate_lines(report),
+    }

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from emulator.exporter import records as rec
 from emulator.exporter.client import CrmClient, StopExport
-from emulator.exporter.context import RunContext
+from emulator.exporter.context import RunContext, wall_now
 from emulator.exporter.phases import (
     activities,
     associations,
@@ -130,7 +130,8 @@ class Exporter(RunContext):
             self._not_attempted(str(exc))
         finally:
             await self.flush_journal()
-            report.finishedAt = self.now()
+            report.finishedAt = wall_now()
+            report.virtualFinishedAt = self.now()
             report.seconds = round(time.perf_counter() - t0, 4)
         # Status and exit code change together, after the last await: a reader polling the
         # report never sees it finished without its exit code.

@@ -32,7 +32,19 @@ REDACTED = "***"
 KEPT_HEADERS = ("retry-after", "content-type")
 # Connection fields a replay has no use for: where the CRM was, its key, its TLS.
 NOT_RECORDED = ("crmUrl", "apiKey", "caFile", "verify")
-REPORT_PHASE_FIELDS = ("sent", "created", "updated", "unchanged", "failed", "skipped", "requests")
+# "requests" last: a recording with unanswered attempts leaves it out.
+REPORT_PHASE_FIELDS = (
+    "sent",
+    "created",
+    "updated",
+    "unchanged",
+    "alreadyLinked",
+    "linkedUncounted",
+    "failed",
+    "heldBack",
+    "skipped",
+    "requests",
+)
 
 
 @dataclass

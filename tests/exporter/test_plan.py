@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -11,6 +12,7 @@ from emulator.exporter import engagement as eng
 from emulator.exporter import plan as p
 from emulator.exporter import properties as rule
 from emulator.exporter import shapes
+from tests.exporter.scripted import SPEC_COMMON, SPEC_CORE_V1
 
 FAST = settings(max_examples=80, deadline=None)
 
@@ -201,9 +203,9 @@ def test_clearing_follows_the_rule_to_the_field(kind: p.Kind, data: st.DataObjec
     props = data.draw(properties)
     change = rule.apply_properties(kind, columns, custom, synced_before, props)
     after_cols = {**columns, **change.columns}
-    core = rule.CORE_COLUMNS[kind]
+    core = SPEC_CORE_V1[kind]  # the spec's tables (scripted.py), not the exporter's lists
     real = {k: v for k, v in props.items() if k not in rule.ECHO_KEYS}
-    syncable = rule.COMMON_PROPERTIES[kind] | synced_before
+    syncable = SPEC_COMMON[kind] | synced_before
     for name in syncable | real.keys():
         value = real.get(name)
         now = after_cols[core[name]] if name in core else change.custom.get(name)
@@ -224,9 +226,9 @@ def test_clearing_follows_the_rule_to_the_field(kind: p.Kind, data: st.DataObjec
     }
     assert cleared == expected_cleared
     for c in change.cleared:
-        assert c.core == (c.name in rule.WARN_ON_CLEAR)
+        assert c.core == (c.name in {"domain", "phone", "email"})  # decisions.md §3
     for name in change.synced:
-        assert name in change.custom and name not in rule.COMMON_PROPERTIES[kind]
+        assert name in change.custom and name not in SPEC_COMMON[kind]
 
 
 def test_item_properties_absent_keeps_record() -> None:
@@ -352,3 +354,56 @@ def test_health_body_shape() -> None:
     assert p.check_health({"status": "ok"}) == []
     assert p.check_health(None) == []  # no JSON body: the caller reported that already
     assert [f.message for f in p.check_health({"ok": True})] == ["body is not {status: string}"]
+
+
+def test_only_post_companies_documents_201() -> None:
+    body = {"results": [{"externalId": "1", "crmId": "c1"}]}
+    assert p.plan_create("contacts", ["1"], 200, body).findings == []
+    assert p.plan_create("contacts", ["1"], 201, body).findings == []
+    [warning] = p.plan_create("companies", ["1"], 200, body).findings
+    assert warning.severity == "warning" and "201 is documented" in warning.message
+    assert p.plan_create("companies", ["1"], 201, body).findings == []
+
+
+@pytest.mark.parametrize(
+    ("props", "expected"),
+    [
+        # the CRM's last update echoed back: its ids and the platform's own fields
+        ({"crmId": "c", "externalId": "1", "name": "X", "website": "x.io"}, ["echo"]),
+        # a lone id-like key is not an echo: named, ignored
+        ({"crmId": "c", "tags": ["a"]}, ["`crmId`"]),
+        ({"id": 7}, ["`id`"]),
+        ({"customFields": {}}, ["`customFields`"]),
+        # platform fields without an id: synced-back names, no warning
+        ({"name": "X", "website": "x.io", "domain": "x.io"}, []),
+        ({"accountTier": "Tier 1"}, []),
+    ],
+)
+def test_properties_warnings_name_what_the_crm_did(
+    props: dict[str, Any], expected: list[str]
+) -> None:
+    body = {"results": [{"externalId": "1", "crmId": "c", "properties": props}]}
+    found = [f.message for f in p.plan_sync("companies", ["1"], body).findings]
+    assert len(found) == len(expected)
+    for message, part in zip(found, expected, strict=True):
+        assert part in message
+    assert not any("whole stored record" in m for m in found)
+
+
+def test_a_clear_names_its_cause() -> None:
+    columns = {"domain": "a.com", "phoneNumber": "1", "industry": "Software"}
+    absent = rule.apply_properties("companies", columns, {}, (), {"domain": "a.com"})
+    assert {(c.name, c.cause) for c in absent.cleared} == {
+        ("phone", "absent"),
+        ("industry", "absent"),
+    }
+    null = rule.apply_properties(
+        "companies", columns, {}, (), {"domain": "a.com", "phone": None, "industry": "S"}
+    )
+    assert {(c.name, c.cause) for c in null.cleared} == {("phone", "null")}
+    echo = {"externalId": "1", "crmId": "c", "name": "Co", "website": "a.com", "domain": "a.com"}
+    echoed = rule.apply_properties("companies", columns, {}, (), echo)
+    assert {(c.name, c.cause) for c in echoed.cleared} == {
+        ("phone", "echo"),
+        ("industry", "echo"),
+    }

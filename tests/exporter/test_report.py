@@ -9,6 +9,7 @@ from xml.etree import ElementTree as ET
 import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from markupsafe import escape
 
 from emulator.exporter.client import Exchange
 from emulator.exporter.plan import Finding
@@ -147,11 +148,13 @@ def test_junit_fails_on_failed_task_completions_alone() -> None:
     ),
     st.lists(st.sampled_from(["GET /users", "POST /tasks/batch"]), max_size=3),
     st.booleans(),
+    st.booleans(),
 )
 def test_junit_failures_exactly_when_the_exit_code_is_not_0(
-    failed: dict[str, int], violations: list[str], warnings: list[str], aborted: bool
+    failed: dict[str, int], violations: list[str], warnings: list[str], aborted: bool, strict: bool
 ) -> None:
     report = new_report("r3", "http://crm.test", "2026-01-01T00:00:00.000Z")
+    report.strict = strict
     for phase, n in failed.items():
         report.phases[phase].failed = n
     for check in violations:
@@ -161,3 +164,59 @@ def test_junit_failures_exactly_when_the_exit_code_is_not_0(
     report.status = "aborted" if aborted else "ok"
     report.exitCode = exit_code(report)
     assert (failures(junit_xml(report)) > 0) == (report.exitCode != 0)
+
+
+def test_every_output_gives_the_cleared_total_and_one_line_per_field() -> None:
+    from emulator.exporter.report import note_cleared
+
+    report = new_report("r4", "http://crm.test", "2026-01-01T00:00:00.000Z")
+    cleared = {
+        ("contacts", "email", "null"): 3,
+        ("contacts", "mobilePhone", "echo"): 156,
+        ("companies", "industry", "absent"): 120,
+        ("companies", "accountTier", "absent"): 156,
+    }
+    for (kind, name, cause), n in cleared.items():
+        for _ in range(n):
+            note_cleared(report, kind, name, cause)
+    report.status, report.exitCode = "ok", exit_code(report)
+    verdict = (
+        "sync-back cleared 435 platform value(s): 276 because the CRM left the property out"
+        " of `properties`; 156 because `properties` echoed the CRM's last update instead of"
+        " the fields to sync back; 3 because the CRM answered the property as null"
+    )
+    lines = {f"{kind} `{name}`: {n}" for (kind, name, _), n in cleared.items()}
+    text = summary(report)
+    assert verdict in text and all(f"cleared {line}" in text for line in lines)
+    case = next(
+        c
+        for c in ET.fromstring(junit_xml(report)).iter("testcase")
+        if c.get("name") == "fields cleared by sync-back"
+    )
+    junit = (case.findtext("system-out") or "").splitlines()
+    assert junit[0] == verdict and set(junit[1:]) == lines
+    data = msgspec.json.decode(msgspec.json.encode(report))
+    assert data["clearedTotal"] == 435
+    assert {(c["kind"], c["field"], c["count"]) for c in data["clearedByField"]} == {
+        (kind, name, n) for (kind, name, _), n in cleared.items()
+    }
+    assert data["clearedByCause"] == {"absent": 276, "echo": 156, "null": 3}
+    page = html_report(report)
+    assert str(escape(verdict)) in page
+    for (kind, name, _), n in cleared.items():
+        assert f'<tr><td>{kind}</td><td>{name}</td><td class="n">{n}</td></tr>' in page
+
+
+def test_strict_turns_a_warning_into_a_failed_run_in_every_output() -> None:
+    report = new_report("r5", "http://crm.test", "2026-01-01T00:00:00.000Z")
+    add_finding(report, Finding("warning", "POST /companies", "answered 200"), None)
+    assert exit_code(report) == 0 and failures(junit_xml(report)) == 0
+    report.strict = True
+    report.status, report.exitCode = "failed", exit_code(report)
+    assert report.exitCode == 1
+    xml = ET.fromstring(junit_xml(report))
+    case = next(c for c in xml.iter("testcase") if c.get("name") == "POST /companies")
+    assert case.find("failure") is not None and "answered 200" in (
+        case.find("failure").text or ""  # type: ignore[union-attr]
+    )
+    assert "--strict" in summary(report) and "Strict" in html_report(report)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emulator.exporter.report import junit_xml
+from emulator.exporter.report import junit_xml, summary
 from emulator.state import Emulator
 from tests.exporter.harness import FakeCrm, open_platform, outcomes, run_export, small_fixtures
 
@@ -434,25 +434,34 @@ async def test_buffered_journal_rows_are_stored_as_they_pile_up(
 
 
 @pytest.mark.parametrize(
-    ("answer", "created", "failed", "violations"),
+    ("answer", "created", "already", "uncounted", "failed", "violations"),
     [
-        ({"success": True, "created": 1}, 1, 0, 0),  # the other links existed already
-        ({"success": True}, 5, 0, 0),
+        ({"success": True, "created": 1}, 1, 4, 0, 0, 0),  # the other links existed already
+        ({"success": True, "created": 0}, 0, 5, 0, 0, 0),  # a re-export to an upserting CRM
+        ({"success": True}, 0, 0, 5, 0, 0),  # linked: how many were new, the CRM did not say
         (
             {
                 "success": True,
                 "errors": [{"contactCRMId": "x", "companyCRMId": "y", "error": "no"}],
             },
+            0,
+            0,
             4,
             1,
             0,
         ),
-        ({"success": False}, 0, 5, 0),
-        ({"success": True, "created": "all"}, 0, 5, 1),
+        ({"success": False}, 0, 0, 0, 5, 0),
+        ({"success": True, "created": "all"}, 0, 0, 0, 5, 1),
     ],
 )
 async def test_associations_count_what_the_crm_answered(
-    platform: Emulator, answer: dict[str, Any], created: int, failed: int, violations: int
+    platform: Emulator,
+    answer: dict[str, Any],
+    created: int,
+    already: int,
+    uncounted: int,
+    failed: int,
+    violations: int,
 ) -> None:
     def links(request: httpx.Request) -> httpx.Response | None:
         if request.url.path.endswith("/associations"):
@@ -462,4 +471,7 @@ async def test_associations_count_what_the_crm_answered(
     report = await run_export(platform, FakeCrm(faults=[links]))
     stats = report.phases["associations"]
     assert stats.sent == 5 and stats.created == created  # contacts 1, 2, 3, 5, 6 have a company
+    assert stats.alreadyLinked == already and stats.linkedUncounted == uncounted
+    if already:
+        assert f"already linked {already}" in summary(report)
     assert stats.failed == failed and report.checks["POST /associations"].violations == violations

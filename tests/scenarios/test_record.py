@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -46,7 +47,8 @@ def test_a_recorded_export_replays_without_its_crm(
         done = run(
             "record", "--crm-url", f"{base}/crm", "--api-key", "crm-demo-key", "--out", str(out)
         )
-        assert done.returncode == 0, done.stderr
+        # The export failed (records 3): `record` exits with its code, the file is written.
+        assert done.returncode == 1, done.stderr
         assert "failed contacts 3: CRM sync error" in done.stdout
         assert f"into {out}" in done.stdout
     text = out.read_text()
@@ -94,6 +96,35 @@ def test_a_recorded_export_replays_without_its_crm(
     shown_out = capsys.readouterr().out
     assert "FAIL" in shown_out and "expect.report.failed" in shown_out
     assert "something else" in shown_out and "CRM sync error" in shown_out
+
+
+def test_recording_an_unreachable_crm_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "recorded.json"
+    with socket.socket() as sock:  # a port that refuses: bound, never listening
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        done = run(
+            "record",
+            "--crm-url",
+            f"http://127.0.0.1:{port}/crm",
+            "--out",
+            str(out),
+            "--api-key",
+            "k",
+        )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "aborted (exit 2)" in done.stdout and "CRM unreachable" in done.stdout
+    assert "nothing recorded" in done.stderr and not out.exists()
+
+
+def test_a_clean_recording_exits_0(tmp_path: Path) -> None:
+    out = tmp_path / "clean.json"
+    with emulator_process() as base:
+        done = run(
+            "record", "--crm-url", f"{base}/crm", "--api-key", "crm-demo-key", "--out", str(out)
+        )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert out.exists() and "recording starts from the fixtures" in done.stderr
 
 
 async def _answers(inner: httpx.MockTransport, secret: str = "k3y") -> list[dict[str, Any]]:

@@ -11,29 +11,35 @@ from typing import Any
 from emulator.exporter import records as rec
 from emulator.exporter import shapes
 from emulator.exporter import task_checks as tc
-from emulator.exporter.client import Exchange
-from emulator.exporter.context import RunContext
-from emulator.exporter.journal import Coalescer
+from emulator.exporter.client import Exchange, StopExport
+from emulator.exporter.context import RunContext, wall_now
+from emulator.exporter.plan import Finding
+from emulator.exporter.report import PossibleDuplicate
+from emulator.exporter.sends import SendKind, SendLog, read_leftovers
 
 STREAM_PAGE = 500  # activity and task rows per read hop
 
 
-def crm_id_writer(
+async def crm_id_writer(
     ctx: RunContext,
     phase: str,
     store: Callable[[sqlite3.Connection, list[tuple[str, int]]], object],
-) -> Coalescer:
-    """Stores (crm id, platform id) rows with `store`, several per write hop; each row
-    stored counts as created in `phase`."""
+) -> SendLog:
+    """The send log of `phase` (sends.py): intents committed before each POST, then the
+    (crm id, platform id) rows stored with `store` and the intents dropped, several per write
+    hop; each CRM id stored counts as created in `phase`. The intents an earlier run left
+    (it stopped with those POSTs in flight) are read first."""
     stats = ctx.report.phases[phase]
+    kind: SendKind = "activity" if phase == "activities" else "task"
 
-    def stored(rows: list[Any]) -> None:
-        stats.created += len(rows)
+    def stored(n: int) -> None:
+        stats.created += n
 
-    return Coalescer(lambda rows: ctx.write(lambda c: store(c, rows)), stored)
+    leftovers = await ctx.store.read(partial(read_leftovers, kind=kind))
+    return SendLog(kind, ctx.id, wall_now, ctx.write, store, stored, leftovers)
 
 
-async def send_all(ctx: RunContext, rows: Any, work: Any, crm_ids: Coalescer) -> None:
+async def send_all(ctx: RunContext, rows: Any, work: Any, crm_ids: SendLog) -> None:
     """work(row) for each row, `in_flight` at once; every CRM id answered is stored before
     this returns, also when the phase stops early (a stored id is never sent again)."""
     try:
@@ -53,7 +59,7 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
             lambda row: row[0].id,
             lambda row: (row[0].id, row[1], row[2]),
         )
-        crm_ids = crm_id_writer(
+        crm_ids = await crm_id_writer(
             ctx,
             "activities",
             lambda conn, rows: conn.executemany(
@@ -71,10 +77,11 @@ async def sendable(
     ids: Callable[[Any], tuple[int, str | None, str | None]],
 ) -> Any:
     """Rows of `reader` in id order, STREAM_PAGE per read hop, less those that must wait
-    (counted skipped; a later run sends them): those whose contact is not in the CRM yet,
-    and, in a full run, those that would carry a CRM id of their contact or company
-    (platform ids last in the row) that this run did not learn. `ids(row)` answers the
-    row's own id and the contact and company CRM ids it would carry."""
+    (a later run sends them): those whose contact is not in the CRM yet (counted skipped),
+    and those held back (counted so, and named under the record's failure): whose contact
+    failed this run, or, in a full run, that would carry a CRM id of their contact or
+    company (platform ids last in the row) that this run did not learn. `ids(row)` answers
+    the row's own id and the contact and company CRM ids it would carry."""
     stats = ctx.report.phases[phase]
     dependent = "activity" if phase == "activities" else "task"
     async for rows in ctx.pages(reader, key, STREAM_PAGE):
@@ -82,7 +89,10 @@ async def sendable(
             own, contact_crm, company_crm = ids(row)
             contact_id, company_id = row[-2], row[-1]
             if contact_crm is None:
-                stats.skipped += 1
+                if ("contacts", contact_id) in ctx.failed_records:
+                    ctx.held_back(phase, f"{dependent} {own}", ("contacts", contact_id))
+                else:
+                    stats.skipped += 1
             elif not ctx.held_back(
                 phase,
                 f"{dependent} {own}",
@@ -92,13 +102,13 @@ async def sendable(
                 yield row
 
 
-async def activity(ctx: RunContext, crm_ids: Coalescer, row: rec.MessageRow) -> None:
+async def activity(ctx: RunContext, crm_ids: SendLog, row: rec.MessageRow) -> None:
     view, contact, company, campaign_owner, contact_id, _ = row
     body = shapes.activity_body(view, contact, company, ctx.owner_for(campaign_owner))
     await post_one(ctx, "activities", body, view.id, contact_id, crm_ids)
 
 
-async def task(ctx: RunContext, crm_ids: Coalescer, row: rec.TaskRow) -> None:
+async def task(ctx: RunContext, crm_ids: SendLog, row: rec.TaskRow) -> None:
     task_id, body, _, campaign_owner, contact_id, _ = row
     body = shapes.with_owner(dict(body), ctx.owner_for(campaign_owner))
     await post_one(ctx, "tasks", body, task_id, contact_id, crm_ids)
@@ -110,20 +120,43 @@ async def post_one(
     body: dict[str, Any],
     record_id: int,
     contact_id: int,
-    crm_ids: Coalescer,
+    crm_ids: SendLog,
 ) -> None:
-    """POST /activities or /tasks for one platform row; a failure leaves its contact unfinished."""
+    """POST /activities or /tasks for one platform row; a failure leaves its contact unfinished.
+
+    The intent to send is committed first and the answer's CRM id stored after (with the
+    next intents, or when the phase ends): once stored, the row is never sent again; after a
+    crash, only rows between the two are sent again, each named as possibly duplicated."""
     stats = ctx.report.phases[phase]
     stats.sent += 1
     check = f"POST /{phase}"
-    ex = await ctx.call(check, "POST", f"/{phase}", body)
+    again = crm_ids.resent(record_id)
+    if again is not None:
+        note_possible_duplicate(ctx, check, again)
+    await crm_ids.before(record_id)
+    try:
+        ex = await ctx.call(check, "POST", f"/{phase}", body)
+    except StopExport:  # a push stops at a CRM that did not answer: the POST was not logged
+        crm_ids.after(record_id, None)
+        raise
     crm_id = created(ctx, check, ex, phase, record_id)
-    if crm_id is not None:
-        # Stored within COALESCE_SECONDS (with others), and before the phase ends: once
-        # stored, the row is never sent again, also after a crash.
-        crm_ids.add((crm_id, record_id))
-    else:
+    crm_ids.after(record_id, crm_id)
+    if crm_id is None:
         ctx.unfinished["contacts"].add(contact_id)
+
+
+def note_possible_duplicate(ctx: RunContext, check: str, dup: PossibleDuplicate) -> None:
+    """A row an earlier, stopped run was sending: the CRM may hold it already (a warning)."""
+    ctx.report.possiblyDuplicated.append(dup)
+    ctx.finding(
+        Finding(
+            "warning",
+            check,
+            "possibly logged twice: its POST was in flight when an earlier run stopped",
+            f"{dup.kind} {dup.id} (export {dup.exportId})",
+        ),
+        None,
+    )
 
 
 def created(ctx: RunContext, check: str, ex: Exchange, phase: str, record_id: int) -> str | None:

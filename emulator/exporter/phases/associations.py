@@ -37,6 +37,8 @@ async def run(ctx: RunContext) -> None:
             for contact, why in links.failed:
                 ctx.fail("associations", "associations", contact, why)
             stats.created += links.created
+            stats.alreadyLinked += links.already_linked
+            stats.linkedUncounted += links.uncounted
         await ctx.flush_journal()
 
 

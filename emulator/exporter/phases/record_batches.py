@@ -16,7 +16,7 @@ from emulator.exporter.client import Exchange
 from emulator.exporter.context import RunContext
 from emulator.exporter.idset import IdSet
 from emulator.exporter.plan import Finding, Kind
-from emulator.exporter.report import CLEARED_CAP, ClearedField
+from emulator.exporter.report import CLEARED_CAP, ClearedField, note_cleared
 from emulator.platform import crm_sync
 from emulator.platform.keys import with_keys
 
@@ -160,11 +160,15 @@ def note_links(ctx: RunContext, contacts: list[dict[str, Any]]) -> None:
     """Contacts exported (their CRM ids stored) with a company in the CRM get a link for the
     associations phase, unless their company's CRM id was not learnt this run."""
     for row in contacts:
-        if not row.get("companyCRMId") or ctx.held_back(
-            "associations", f"association of contact {row['id']}", ("companies", row["companyId"])
+        company = row.get("companyId")
+        if company is None or not (
+            row.get("companyCRMId") or ("companies", company) in ctx.failed_records
         ):
-            continue
-        ctx.linked.add(row["id"])
+            continue  # no company in the CRM and none that failed: nothing to link
+        if not ctx.held_back(
+            "associations", f"association of contact {row['id']}", ("companies", company)
+        ):
+            ctx.linked.add(row["id"])
 
 
 def as_sent(kind: Kind, row: dict[str, Any]) -> dict[str, Any]:
@@ -184,10 +188,17 @@ def create_item(ctx: RunContext, kind: Kind, row: dict[str, Any]) -> dict[str, A
 def report_cleared(
     ctx: RunContext, kind: str, record_id: int, c: rule.Cleared, ex: Exchange
 ) -> None:
-    ctx.report.clearedTotal += 1
+    note_cleared(ctx.report, kind, c.name, c.cause)
     if len(ctx.report.cleared) < CLEARED_CAP:
         ctx.report.cleared.append(
-            ClearedField(kind=kind, id=record_id, field=c.name, previous=c.previous, core=c.core)
+            ClearedField(
+                kind=kind,
+                id=record_id,
+                field=c.name,
+                previous=c.previous,
+                core=c.core,
+                cause=c.cause,
+            )
         )
     if c.core:
         ctx.finding(

@@ -31,7 +31,7 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
             itemgetter(0),
             lambda row: (row[0], row[2], row[1].get("companyId")),
         )
-        crm_ids = crm_id_writer(ctx, "tasks", platform_tasks.set_crm_ids)
+        crm_ids = await crm_id_writer(ctx, "tasks", platform_tasks.set_crm_ids)
         await send_all(ctx, rows, partial(task, ctx, crm_ids), crm_ids)
         # Read back first: a task completed or lost on the CRM side needs no PATCH.
         await read_back_tasks(ctx)

@@ -39,3 +39,14 @@ CREATE TABLE IF NOT EXISTS export_tasks_gone (
     crmTaskId TEXT NOT NULL,
     at TEXT NOT NULL
 );
+-- POSTs that log an activity or create a task, between the intent to send (committed before
+-- the call) and the answer (its CRM id stored, the row deleted in the same write). Rows left
+-- here were in flight when a run stopped: the next run that sends one names it as possibly
+-- duplicated.
+CREATE TABLE IF NOT EXISTS export_intents (
+    kind TEXT NOT NULL,                       -- activity | task
+    recordId INTEGER NOT NULL,                -- message id | platform task id
+    exportId TEXT NOT NULL,
+    at TEXT NOT NULL,                         -- wall clock (UTC) of the intent
+    PRIMARY KEY (kind, recordId)
+);

@@ -1,0 +1,158 @@
+"""Crash truth (sends.py): an `emulator export --db` process killed with SIGKILL at several points
+of its run, against a served reference CRM, then run again to the end. The CRM then holds every
+activity once, except those whose POST was in flight at the kill (at most one batch of
+concurrent calls), and the second run's report names each of those as possibly duplicated."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.processes import ROOT, emulator_process
+
+KEY = "crm-demo-key"
+IN_FLIGHT = 4  # the exporter's concurrent calls (RunContext's default)
+# Slow POSTs: the kill lands inside the activities and tasks phases, not after them.
+SLOW = [
+    {"endpoint": "POST /activities", "latencyMs": 25},
+    {"endpoint": "POST /tasks", "latencyMs": 150},
+]
+
+
+def stored(base: str, kind: str) -> list[dict[str, Any]]:
+    """Everything the reference CRM holds of `kind`, every page."""
+    items: list[dict[str, Any]] = []
+    page = 1
+    while True:
+        answer = httpx.get(
+            f"{base}/_emulator/crm/{kind}", params={"page": page, "pageSize": 100}, timeout=10
+        )
+        assert answer.status_code == 200, answer.text
+        data = answer.json()["data"]
+        items += data
+        if len(data) < 100:
+            return items
+        page += 1
+
+
+def held(base: str, kind: str) -> int:
+    answer = httpx.get(f"{base}/_emulator/crm/{kind}", params={"pageSize": 1}, timeout=10)
+    return int(answer.json()["meta"]["total"])
+
+
+def export_command(base: str, db: Path | None) -> list[str]:
+    command = [sys.executable, "-m", "emulator", "export", "--crm-url", f"{base}/crm"]
+    command += ["--api-key", KEY, "--json"]
+    return command + ([] if db is None else ["--db", str(db)])
+
+
+def kill_when(base: str, db: Path, kind: str, at_least: int) -> None:
+    """Start an export; SIGKILL it once the CRM holds `at_least` of `kind`."""
+    process = subprocess.Popen(
+        export_command(base, db), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while held(base, kind) < at_least:
+            assert process.poll() is None, "the export ended before the kill point"
+            assert time.monotonic() < deadline, "kill point never reached"
+            time.sleep(0.005)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(30)
+
+
+def clean_counts() -> tuple[int, int]:
+    """How many activities and tasks one clean export leaves in a fresh CRM."""
+    with emulator_process() as base:
+        done = subprocess.run(
+            export_command(base, None),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return held(base, "activities"), held(base, "tasks")
+
+
+@pytest.fixture(scope="module")
+def clean() -> tuple[int, int]:
+    return clean_counts()
+
+
+@pytest.mark.parametrize(
+    ("kind", "at_least"),
+    [("activities", 1), ("activities", 60), ("tasks", 1)],
+    ids=["first-activity", "mid-activities", "first-task"],
+)
+def test_after_kill_9_only_the_calls_in_flight_may_be_logged_twice_and_each_is_named(
+    tmp_path: Path, clean: tuple[int, int], kind: str, at_least: int
+) -> None:
+    db = tmp_path / "platform.db"
+    with emulator_process() as base:
+        current = httpx.get(f"{base}/_emulator/crm/settings").json()
+        shown = httpx.put(f"{base}/_emulator/crm/settings", json={**current, "faults": SLOW})
+        assert shown.status_code == 200, shown.text
+        kill_when(base, db, kind, at_least)
+        again = subprocess.run(
+            export_command(base, db),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert again.returncode == 0, again.stderr + again.stdout
+        report = json.loads(again.stdout)
+        activities = stored(base, "activities")
+        tasks = stored(base, "tasks")
+    named = {(d["kind"], d["id"]) for d in report["possiblyDuplicated"]}
+    assert len(named) <= IN_FLIGHT  # at most one batch of concurrent calls
+    logged = Counter(int(a["metadata"]["messageId"]) for a in activities)
+    twice = {m for m, n in logged.items() if n > 1}
+    assert all(n <= 2 for n in logged.values())
+    assert {("activity", m) for m in twice} <= named  # every duplicate is named
+    assert len(logged) == clean[0]  # every activity is there
+    assert len(activities) == clean[0] + len(twice)
+    # Tasks carry no platform id: count them against the named ones.
+    task_dups = len(tasks) - clean[1]
+    assert 0 <= task_dups <= sum(1 for k, _ in named if k == "task")
+    # Each named one was resent by this run, and says so in every output's warnings.
+    if named:
+        warned = [g for g in report["warnings"] if "possibly logged twice" in g["message"]]
+        assert sum(g["count"] for g in warned) == len(named)
+
+
+@pytest.mark.anyio
+async def test_a_send_log_whose_write_fails_stops_the_next_send_and_its_flush() -> None:
+    from emulator.exporter.sends import SendLog
+
+    writes: list[int] = []
+
+    async def write(fn: Any) -> None:
+        writes.append(1)
+        raise RuntimeError("disk full")
+
+    log = SendLog("activity", "e1", lambda: "now", write, lambda c, rows: None, lambda n: None)
+    with pytest.raises(RuntimeError, match="disk full"):
+        await log.before(1)  # the intent was not committed: the POST must not go out
+    log.after(1, "a1")
+    with pytest.raises(RuntimeError, match="disk full"):
+        await log.flush()
+    with pytest.raises(RuntimeError, match="disk full"):
+        await log.before(2)
+    assert len(writes) == 2  # the flush tried once more to keep the CRM id answered
