@@ -9,7 +9,17 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from emulator.control import autosync, clock, crm, deliveries, exports, scenarios, snapshots, tasks
+from emulator.control import (
+    autosync,
+    calls,
+    clock,
+    crm,
+    deliveries,
+    exports,
+    scenarios,
+    snapshots,
+    tasks,
+)
 from emulator.control import verify as verify_runs
 from emulator.control.schemas import ControlHealth, Counts, FixturesLoaded, ResetOut
 from emulator.errors import BadRequest
@@ -86,4 +96,5 @@ routes: list[BaseRoute] = [
     *tasks.routes,
     *scenarios.routes,
     *verify_runs.routes,
+    *calls.routes,
 ]
