@@ -15,6 +15,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from emulator.calls.faults import V1FaultIn
 from emulator.fixtures.models import CrmSeed
 from emulator.wire import Wire, WireOmit, split_validation_error
 
@@ -214,6 +215,7 @@ class Scenario(Wire):
     fixtures: ScenarioFixtures = msgspec.field(default_factory=ScenarioFixtures)
     crm: ScenarioCrm | None = None  # None: the fixture directory's reference CRM (crm.json)
     connection: dict[str, Any] = {}  # CrmConnection fields laid over the fixtures' connection
+    v1Faults: list[V1FaultIn] = []  # /v1 faults armed at the start and after each reset step
     steps: list[Step] = []
     expect: Expectations = msgspec.field(default_factory=Expectations)
     source: str | None = None  # the file it was read from (set by the loader)
