@@ -21,9 +21,7 @@ def route_or_path_matches(call: dict[str, Any], route: str | None) -> bool:
     return route is None or call.get("route") == route or call.get("path") == route
 
 
-def matches(
-    call: dict[str, Any], method: str | None, route: str | None, json: Any = None
-) -> bool:
+def matches(call: dict[str, Any], method: str | None, route: str | None, json: Any = None) -> bool:
     if method is not None and call.get("method") != method.upper():
         return False
     if not route_or_path_matches(call, route):

@@ -9,7 +9,6 @@ the call number (the same draws on every run).
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -17,13 +16,13 @@ from typing import Any
 
 import msgspec
 
+from emulator.calls.v1_routes import route_pattern
 from emulator.crm.faults import hits
 from emulator.scenarios.match import subset
 from emulator.wire import Wire
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 MAX_LATENCY_MS = 60_000
-_PARAM = re.compile(r"\{\w+\}")
 
 
 class V1FaultIn(Wire, forbid_unknown_fields=True):
@@ -83,12 +82,6 @@ def problems(fault: V1FaultIn, routes: Collection[str]) -> list[tuple[str, str]]
     if fault.probability is not None and not 0.0 <= fault.probability <= 1.0:
         found.append(("probability", "must be 0 to 1"))
     return found
-
-
-def route_pattern(template: str) -> re.Pattern[str]:
-    """/v1/contact/{contactId} -> a pattern of the paths it serves."""
-    parts = _PARAM.split(template)
-    return re.compile("[^/]+".join(re.escape(p) for p in parts) + r"\Z")
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ class Call:
     key_id: str | None = None
     fault: CallFault | None = None
     size: int = field(default=0)
+    generation: int = 0  # the journal's generation when the call came in
 
 
 class CallOut(Wire):
@@ -135,6 +136,9 @@ class CallJournal:
         self._calls: deque[Call] = deque()
         self._bytes = 0
         self._next_id = 1
+        # Counts clears: a call still running when the journal was cleared (a slow one its
+        # client gave up on, then a reset) belongs to the time before and is not added.
+        self.generation = 0
 
     def __len__(self) -> int:
         return len(self._calls)
@@ -149,6 +153,8 @@ class CallJournal:
         return n
 
     def add(self, call: Call) -> None:
+        if call.generation != self.generation:
+            return
         call.size = (
             ROW_OVERHEAD
             + len(call.request_body)
@@ -168,6 +174,7 @@ class CallJournal:
         n = len(self._calls)
         self._calls.clear()
         self._bytes = 0
+        self.generation += 1
         return n
 
     def newest_first(self, where: CallFilter) -> Iterator[Call]:

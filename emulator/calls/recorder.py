@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from emulator.calls.faults import Armed, Incoming, V1FaultIn, effects
 from emulator.calls.journal import BODY_CAP, Call, CallFault
+from emulator.calls.v1_routes import route_for
 from emulator.crm.routes import DroppedConnection
 from emulator.wire import encode
 
@@ -28,17 +29,20 @@ DROP_HEADER = (b"x-drop", b"\n")  # the invalid header DroppedConnection sends (
 
 
 def surface_of(path: str) -> str | None:
-    """"/v1" or "/crm" for a call of those surfaces, else None (not recorded)."""
+    """ "/v1" or "/crm" for a call of those surfaces, else None (not recorded)."""
     for surface in ("/v1", "/crm"):
         if path.startswith(surface) and (len(path) == len(surface) or path[len(surface)] == "/"):
             return surface
     return None
 
 
-def route_of(scope: Scope, surface: str) -> str | None:
-    """The matched route's template after the mount, e.g. /v1/contact/{contactId}."""
+def route_of(scope: Scope, surface: str, answered_early: bool) -> str | None:
+    """The matched route's template after the mount, e.g. /v1/contact/{contactId}; for a call
+    a fault answered before the router saw it, the route the router would have matched."""
     route = scope.get("route")
-    return surface + route.path if isinstance(route, Route) else None
+    if isinstance(route, Route):
+        return surface + route.path
+    return route_for(scope["method"], scope["path"]) if answered_early else None
 
 
 def header(scope: Scope, name: bytes) -> str | None:
@@ -147,6 +151,7 @@ class CallRecorder:
             query=scope["query_string"].decode("latin-1"),
             at=time.time(),
             virtual_at=services.emulator.clock.now(),
+            generation=journal.generation,
         )
         request_parts: list[bytes] = []
         response_parts: list[bytes] = []
@@ -208,7 +213,7 @@ class CallRecorder:
             raise
         finally:
             call.duration_ms = (time.perf_counter() - started) * 1000
-            call.route = route_of(scope, surface)
+            call.route = route_of(scope, surface, call.fault is not None)
             call.request_body = b"".join(request_parts)
             call.response_body = b"".join(response_parts)
             call.key_id = self._key_id(scope, surface, services)

@@ -7,7 +7,6 @@ a snapshot restore keeps them.
 from __future__ import annotations
 
 from collections.abc import Collection
-from functools import cache
 
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
@@ -17,6 +16,7 @@ from starlette.routing import BaseRoute, Route
 from emulator.calls.faults import V1Fault, V1FaultIn, problems
 from emulator.calls.journal import MAX_PAGE_SIZE, CallFilter, CallPage
 from emulator.calls.state import IncomingCalls
+from emulator.calls.v1_routes import templates
 from emulator.errors import BadRequest, FieldError, NotFound
 from emulator.http import decode_body, json_response
 from emulator.openapi import Param, operation, query
@@ -42,14 +42,6 @@ class V1FaultList(Wire):
 
 def calls_of(request: Request) -> IncomingCalls:
     return request.app.state.services.calls  # type: ignore[no-any-return]
-
-
-@cache
-def v1_routes() -> frozenset[str]:
-    """Every /v1 route template (what a fault's `route` may name)."""
-    from emulator.public_api.routes import routes
-
-    return frozenset("/v1" + r.path for r in routes if isinstance(r, Route))
 
 
 def bounded(q: QueryParams, name: str, default: int, low: int, high: int) -> int:
@@ -117,7 +109,7 @@ def check_fault(fault: V1FaultIn, routes: Collection[str]) -> None:
 )
 async def add_fault(request: Request) -> Response:
     fault = await decode_body(request, V1FaultIn, BadRequest.field)
-    check_fault(fault, v1_routes())
+    check_fault(fault, templates())
     added = calls_of(request).faults.add(fault)
     return json_response(added, 201, {"Location": f"/_emulator/v1-faults/{added.id}"})
 

@@ -84,7 +84,8 @@ async def test_filters_paging_and_newest_first(client: httpx.AsyncClient) -> Non
     assert [c["path"] for c in body["data"]] == ["/v1/contact/999999", "/v1/contact/3"]
     second = (
         await client.get(
-            "/_emulator/requests", params={"route": "/v1/contact/{contactId}", "limit": 2, "page": 2}
+            "/_emulator/requests",
+            params={"route": "/v1/contact/{contactId}", "limit": 2, "page": 2},
         )
     ).json()
     assert [c["path"] for c in second["data"]] == ["/v1/contact/2", "/v1/contact/1"]
