@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,9 +30,10 @@ class CallFault(Wire):
     effects: list[str]
 
 
-@dataclass(slots=True)
-class Call:
-    """One call as recorded: raw pieces, turned into wire form only when read."""
+class Call(msgspec.Struct, gc=False):
+    """One call as recorded: raw pieces, turned into wire form only when read. Not tracked
+    by the cyclic garbage collector (it holds no container that could form a cycle): thousands
+    of live calls would otherwise make each collection walk them all, on the hot path."""
 
     id: int
     method: str
@@ -50,7 +50,7 @@ class Call:
     response_truncated: bool = False
     key_id: str | None = None
     fault: CallFault | None = None
-    size: int = field(default=0)
+    size: int = 0
     generation: int = 0  # the journal's generation when the call came in
 
 
@@ -155,19 +155,19 @@ class CallJournal:
     def add(self, call: Call) -> None:
         if call.generation != self.generation:
             return
-        call.size = (
+        size = call.size = (
             ROW_OVERHEAD
             + len(call.request_body)
             + len(call.response_body)
             + len(call.path)
             + len(call.query)
         )
-        self._calls.append(call)
-        self._bytes += call.size
-        while len(self._calls) > 1 and (
-            len(self._calls) > self.max_rows or self._bytes > self.max_bytes
-        ):
-            self._bytes -= self._calls.popleft().size
+        calls = self._calls
+        calls.append(call)
+        self._bytes += size
+        if len(calls) > self.max_rows or self._bytes > self.max_bytes:
+            while len(calls) > 1 and (len(calls) > self.max_rows or self._bytes > self.max_bytes):
+                self._bytes -= calls.popleft().size
 
     def clear(self) -> int:
         """Forget every call; answers how many there were (ids keep counting up)."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -192,21 +191,16 @@ class CallRecorder:
                         kept[1] += len(chunk)
             await send(message)
 
-        run: Callable[[], Awaitable[None]] = lambda: self.app(  # noqa: E731
-            scope, recording_receive, recording_send
-        )
-        if surface == "/v1" and calls.faults:
-            armed, receive_ahead = await self._fault_for(scope, recording_receive, services)
-            if armed is not None:
-                fault = armed.fault
-                call.fault = CallFault(id=armed.id, effects=effects(fault))
-                run = lambda: shape(  # noqa: E731
-                    fault, self.app, scope, receive_ahead, recording_send
-                )
-            else:
-                run = lambda: self.app(scope, receive_ahead, recording_send)  # noqa: E731
         try:
-            await run()
+            if surface == "/v1" and calls.faults:
+                armed, ahead = await self._fault_for(scope, recording_receive, services)
+                if armed is None:
+                    await self.app(scope, ahead, recording_send)
+                else:
+                    call.fault = CallFault(id=armed.id, effects=effects(armed.fault))
+                    await shape(armed.fault, self.app, scope, ahead, recording_send)
+            else:
+                await self.app(scope, recording_receive, recording_send)
         except BaseException:
             if call.status is None and not dropped:
                 call.status = 500  # the server's error handler answers it, outside this one
