@@ -9,10 +9,11 @@ the call number (the same draws on every run).
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -23,6 +24,12 @@ from emulator.wire import Wire
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 MAX_LATENCY_MS = 60_000
+Status = Annotated[int, msgspec.Meta(ge=200, le=599)]
+Latency = Annotated[int, msgspec.Meta(ge=0, le=MAX_LATENCY_MS)]
+Times = Annotated[int, msgspec.Meta(ge=1)]
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # a header name (RFC 9110)
+_VALUE = re.compile(r"[\x20-\x7e]*")  # printable ASCII: no line breaks
+Probability = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 
 
 class V1FaultIn(Wire, forbid_unknown_fields=True):
@@ -36,15 +43,15 @@ class V1FaultIn(Wire, forbid_unknown_fields=True):
     query: dict[str, str] = {}  # query parameters the call must carry with these values
     json: Any = None  # a subset the JSON request body must contain (None: any body)
     # the effect
-    status: int | None = None  # answer this instead of calling the handler
+    status: Status | None = None  # answer this instead of calling the handler
     body: Any = None  # with `status`: the JSON body (default: the /v1 error body)
     headers: dict[str, str] = {}  # with `status`: more response headers
-    latencyMs: int = 0  # wait this long first (wall time)
+    latencyMs: Latency = 0  # wait this long first (wall time)
     drop: bool = False  # close the connection without an answer
     malformed: bool = False  # cut the JSON body off halfway
     # how often
-    times: int | None = None  # the first N matching calls (None: every one)
-    probability: float | None = None  # a fraction of them, drawn from `seed`
+    times: Times | None = None  # the first N matching calls (None: every one)
+    probability: Probability | None = None  # a fraction of them, drawn from `seed`
     seed: int = 0
 
 
@@ -71,6 +78,11 @@ def problems(fault: V1FaultIn, routes: Collection[str]) -> list[tuple[str, str]]
         found.append(("status", "must be 200 to 599"))
     if fault.status is None and (fault.body is not None or fault.headers):
         found.append(("status", "body and headers need a status"))
+    for name, value in fault.headers.items():
+        if not _TOKEN.fullmatch(name) or not _VALUE.fullmatch(value):
+            found.append(("headers", f"not a valid header: {name!r}: {value!r}"))
+        elif name.lower() in ("content-length", "transfer-encoding", "content-type"):
+            found.append(("headers", f"{name} is set by the emulator"))
     if not 0 <= fault.latencyMs <= MAX_LATENCY_MS:
         found.append(("latencyMs", f"must be 0 to {MAX_LATENCY_MS}"))
     if fault.drop and (fault.status is not None or fault.malformed):

@@ -146,6 +146,9 @@ async def test_delete_one_all_and_reset_remove_faults(client: httpx.AsyncClient)
         ({"status": 500, "probability": 2}, "probability"),
         ({"latencyMs": 600_000}, "latencyMs"),
         ({"status": "500"}, "status"),
+        ({"status": 500, "headers": {"X-A": "b\nc"}}, "headers"),
+        ({"status": 500, "headers": {"bad name": "x"}}, "headers"),
+        ({"status": 500, "headers": {"Content-Length": "3"}}, "headers"),
     ],
 )
 async def test_bad_faults_are_400_with_the_field(
