@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
             "state",
             "openapi",
             "path_roots",
+            "calls",
         ],
         1,
     ),

@@ -15,7 +15,6 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from emulator.calls.faults import V1FaultIn
 from emulator.fixtures.models import CrmSeed
 from emulator.wire import Wire, WireOmit, split_validation_error
 
@@ -215,7 +214,9 @@ class Scenario(Wire):
     fixtures: ScenarioFixtures = msgspec.field(default_factory=ScenarioFixtures)
     crm: ScenarioCrm | None = None  # None: the fixture directory's reference CRM (crm.json)
     connection: dict[str, Any] = {}  # CrmConnection fields laid over the fixtures' connection
-    v1Faults: list[V1FaultIn] = []  # /v1 faults armed at the start and after each reset step
+    # /v1 faults (POST /_emulator/v1-faults bodies), armed at the start and after each reset
+    # step; the control API checks them, as it checks crmSettings' faults
+    v1Faults: list[dict[str, Any]] = []
     steps: list[Step] = []
     expect: Expectations = msgspec.field(default_factory=Expectations)
     source: str | None = None  # the file it was read from (set by the loader)

@@ -119,8 +119,7 @@ class Run:
     async def arm_faults(self, at: str) -> None:
         """The scenario's /v1 faults, through the control API (which checks them)."""
         for i, fault in enumerate(self.scenario.v1Faults):
-            body = msgspec.to_builtins(fault)
-            await self.control("POST", "/_emulator/v1-faults", body, f"{at}[{i}]", "a /v1 fault")
+            await self.control("POST", "/_emulator/v1-faults", fault, f"{at}[{i}]", "a /v1 fault")
 
     # -- steps -----------------------------------------------------------------------------
 
