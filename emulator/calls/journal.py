@@ -6,6 +6,7 @@ numbers; JSON decoding, ISO formatting and filtering happen only when the journa
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -21,6 +22,13 @@ DEFAULT_ROWS = 10_000
 DEFAULT_BYTES = 32 * 1024 * 1024
 ROW_OVERHEAD = 256  # what a call costs beside its bodies, path and query (an estimate)
 MAX_PAGE_SIZE = 1000
+REDACTED = "***"
+SECRET_KEYS = frozenset(
+    {"apikey", "secret", "password", "token", "accesstoken", "refreshtoken", "clientsecret"}
+)
+_SECRET_PAIR = re.compile(
+    r'("(?:' + "|".join(SECRET_KEYS) + r')"\s*:\s*)"(?:[^"\\]|\\.)*(?:"|\Z)', re.IGNORECASE
+)
 
 
 class CallFault(Wire):
@@ -96,16 +104,33 @@ class CallFilter(msgspec.Struct, frozen=True):
         )
 
 
+def redacted(value: Any) -> Any:
+    """A JSON value with the values of secret-named keys (a CRM's apiKey in POST
+    /v1/custom-crm/connect, a webhook's secret) replaced by REDACTED."""
+    if isinstance(value, dict):
+        return {
+            k: REDACTED if k.lower() in SECRET_KEYS and v is not None else redacted(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [redacted(v) for v in value]
+    return value
+
+
 def body_value(body: bytes, truncated: bool) -> Any:
-    """A body as JSON when it is complete JSON; else its text (None when empty)."""
+    """A body as JSON when it is complete JSON; else its text (None when empty); secrets
+    redacted either way."""
     if not body:
         return None
     if not truncated:
         try:
-            return msgspec.json.decode(body)
+            return redacted(msgspec.json.decode(body))
         except (msgspec.DecodeError, UnicodeDecodeError):
             pass
-    return body.decode("utf-8", errors="replace")
+    text = body.decode("utf-8", errors="replace")
+    # a cut-off or non-JSON body: each "secretKey": "value" pair it holds, and a value the
+    # cut left open ("apiKey": "abc... at the end)
+    return _SECRET_PAIR.sub(lambda m: f'{m.group(1)}"{REDACTED}"', text)
 
 
 def wire(call: Call) -> CallOut:

@@ -79,3 +79,17 @@ def test_body_values() -> None:
     assert body_value(b'{"a": [1', True) == '{"a": [1'
     assert body_value(b"not json", False) == "not json"
     assert body_value(b"\xff", False) == "\ufffd"
+
+
+def test_secrets_in_bodies_are_redacted_whole_or_cut_off() -> None:
+    whole = b'{"url": "https://crm", "apiKey": "s3cr3t", "nested": [{"Secret": "x\\"y"}]}'
+    assert body_value(whole, False) == {
+        "url": "https://crm",
+        "apiKey": "***",
+        "nested": [{"Secret": "***"}],
+    }
+    cut = body_value(whole[:40], True)
+    assert "s3cr3t" not in cut and '"apiKey": "***"' in cut
+    open_ended = body_value(b'{"a": 1, "apiKey": "s3c', True)
+    assert open_ended == '{"a": 1, "apiKey": "***"'
+    assert body_value(b'{"secret": null}', False) == {"secret": None}

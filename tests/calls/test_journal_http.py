@@ -139,3 +139,17 @@ async def test_crm_calls_of_an_export_are_recorded(client: httpx.AsyncClient) ->
     assert call["route"] == "/crm/contacts/sync"
     assert call["status"] == r.status_code
     assert call["requestBody"] == {"contacts": []}
+
+
+async def test_a_webhook_secret_never_reaches_the_journal(client: httpx.AsyncClient) -> None:
+    body = {
+        "name": "hook",
+        "url": "https://example.com/hook",
+        "events": ["MESSAGE_REPLIED"],
+        "secret": "whsec-do-not-show",
+    }
+    r = await client.post("/v1/webhooks", headers=ALL, json=body)
+    assert r.status_code in (200, 201), r.text
+    answer = await client.get("/_emulator/requests")
+    assert "whsec-do-not-show" not in answer.text
+    assert answer.json()["data"][0]["requestBody"]["secret"] == "***"
