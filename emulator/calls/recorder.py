@@ -221,7 +221,7 @@ class CallRecorder:
         settings = services.crm.cached_settings()
         if settings is None:
             return None
-        sent = header(scope, settings.apiKeyHeader.lower().encode("latin-1"))
+        sent = header(scope, settings.apiKeyHeader.lower().encode("latin-1", "replace"))
         matched = sent is not None and hmac.compare_digest(sent.encode(), settings.apiKey.encode())
         return "crm" if matched else None
 
