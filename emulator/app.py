@@ -17,6 +17,8 @@ from starlette.routing import Mount, Route
 from emulator import __version__
 from emulator.asgi_guards import BodyLimit, ControlToken
 from emulator.browser_guards import BrowserGuard, HostRule
+from emulator.calls.recorder import CallRecorder
+from emulator.calls.state import IncomingCalls
 from emulator.control.routes import routes as control_routes
 from emulator.crm.context import CrmContext
 from emulator.crm.routes import routes as crm_routes
@@ -159,6 +161,8 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
                 hosts=HostRule.of(emulator.settings.host, emulator.settings.allowedHosts),
             ),
             Middleware(ControlToken, token=emulator.settings.controlToken),
+            # outside BodyLimit: a 413 is a call the journal shows too
+            Middleware(CallRecorder, max_body=emulator.settings.maxBody),
             Middleware(BodyLimit, max_body=emulator.settings.maxBody),
         ],
         lifespan=lifespan,
@@ -174,6 +178,7 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
         exports=ExportRuns(),
         verify_runs=VerifyRuns(),
         open_server=server_opener(create_app),
+        calls=IncomingCalls(emulator.settings.requestsLimit, emulator.settings.requestsBytes),
     )
     app.state.services = services
     simulation.listeners.append(services.autosync)  # CRM auto-sync after each advance

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from emulator.calls.state import IncomingCalls
 from emulator.control.snapshots import Shelf
 from emulator.crm.context import CrmContext
 from emulator.exporter.runs import ExportRuns
@@ -30,6 +31,8 @@ class Services:
     verify_runs: VerifyRuns
     open_server: ServerOpener  # starts a scenario's own emulator (this app's factory)
     snapshots: Shelf = field(default_factory=Shelf)  # saved states; they survive a reset
+    calls: IncomingCalls = field(default_factory=IncomingCalls)  # journal of calls, /v1 faults
 
     def __post_init__(self) -> None:
         self.emulator.on_reset.append(self.exports.clear)
+        self.emulator.on_fixtures_reset.append(self.calls.clear)

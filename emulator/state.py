@@ -103,6 +103,9 @@ class Emulator:
         self.fixtures: FixtureSet | None = fixtures
         self.store: Store | None = None
         self.on_reset: list[Callable[[], None]] = []
+        # Only after a reset or fixture load, not a snapshot restore: what describes the
+        # session rather than the state (the journal of incoming calls, /v1 faults).
+        self.on_fixtures_reset: list[Callable[[], None]] = []
         # In-memory state worth more than a cache (fault call counts), saved with snapshots;
         # by name, as owners may register after a snapshot was taken (lazily built contexts).
         self.snapshot_parts: dict[str, SnapshotPart] = {}
@@ -356,6 +359,8 @@ class Emulator:
             await self.db.restore(self._pristine)
         await self.load_clock()
         for hook in self.on_reset:
+            hook()
+        for hook in self.on_fixtures_reset:
             hook()
 
     async def capture(self) -> StateImage:

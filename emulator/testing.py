@@ -200,6 +200,70 @@ class Emulator:
         r = _checked(self.client.get("/_emulator/journal.jsonl", params=filters))
         return [json.loads(line) for line in r.text.splitlines()]
 
+    # -- incoming calls: the journal of /v1 and /crm calls, assertions, /v1 faults ------------
+
+    def requests(
+        self, method: str | None = None, route: str | None = None, path: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Every recorded /v1 and /crm call since the reset, oldest first (filters: method,
+        route template such as /v1/contact/{contactId}, exact path)."""
+        filters = {"method": method, "route": route, "path": path}
+        params: dict[str, Any] = {k: v for k, v in filters.items() if v is not None}
+        calls: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            params.update(limit=1000, page=page)
+            body = self._ok(self.client.get("/_emulator/requests", params=params))
+            calls.extend(body["data"])
+            if page * 1000 >= body["meta"]["total"] or not body["data"]:
+                break
+            page += 1
+        calls.reverse()
+        return calls
+
+    def assert_called(
+        self, method: str | None, route: str | None, times: int | None = None, json: Any = None
+    ) -> list[dict[str, Any]]:
+        """Fail unless `method route` (a template or an exact path) was called (exactly
+        `times` times, if given) with a JSON body containing `json`; answers those calls.
+        The failure lists the closest calls that were made."""
+        from emulator.calls.assertions import called_failure, matches
+
+        calls = self.requests()
+        failure = called_failure(calls, method, route, times, json)
+        if failure is not None:
+            raise AssertionError(failure)
+        return [c for c in calls if matches(c, method, route, json)]
+
+    def assert_not_called(self, method: str | None, route: str | None) -> None:
+        """Fail if `method route` (a template or an exact path) was called."""
+        from emulator.calls.assertions import not_called_failure
+
+        failure = not_called_failure(self.requests(), method, route)
+        if failure is not None:
+            raise AssertionError(failure)
+
+    def clear_requests(self) -> None:
+        self._ok(self.client.delete("/_emulator/requests"))
+
+    def fault(self, method: str | None = None, route: str | None = None, **fault: Any) -> str:
+        """Make matching /v1 calls fail or slow down; answers the fault's id. Keyword
+        arguments are the API's fields: status, body, headers, latencyMs, drop, malformed,
+        times, probability, seed, path, keyId, query, json. E.g.
+        `emulator.fault("GET", "/v1/contact/{contactId}", status=500, times=1)`."""
+        body = {"method": method, "route": route, **fault}
+        body = {k: v for k, v in body.items() if v is not None}
+        return str(self._ok(self.client.post("/_emulator/v1-faults", json=body))["id"])
+
+    def faults(self) -> list[dict[str, Any]]:
+        """The /v1 faults, with how often each matched and fired."""
+        return list(self._ok(self.client.get("/_emulator/v1-faults"))["data"])
+
+    def clear_faults(self, fault_id: str | None = None) -> None:
+        """Remove one fault, or every one."""
+        path = "/_emulator/v1-faults" + (f"/{fault_id}" if fault_id else "")
+        self._ok(self.client.delete(path))
+
     def export(self, timeout: float = 60.0) -> dict[str, Any]:
         """Run an export to the configured CRM and answer its finished report."""
         started = self._ok(self.client.post("/_emulator/exports"))

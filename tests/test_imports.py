@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
             "path_roots",
             "file_schemas",  # the scenario file's schema comes from scenarios' structs
             "file_check",
+            "calls",
         ],
         1,
     ),

@@ -96,6 +96,21 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="CRM exchanges kept in the export journal; the oldest are dropped (default 100000)",
     )
     serve.add_argument(
+        "--requests-size",
+        type=_positive,
+        default=Settings().requestsLimit,
+        metavar="N",
+        help="incoming /v1 and /crm calls kept in memory (GET /_emulator/requests); the oldest "
+        "are dropped (default 10000)",
+    )
+    serve.add_argument(
+        "--requests-bytes",
+        type=_positive,
+        default=Settings().requestsBytes,
+        metavar="BYTES",
+        help="bytes those calls may hold together, bodies capped at 16 KiB each (default 32 MiB)",
+    )
+    serve.add_argument(
         "--seed-cache",
         default=str(default_cache_dir()),
         metavar="DIR",
@@ -241,6 +256,8 @@ def _serve_with(
         db=args.db,
         rateLimit=args.rate_limit,
         journalLimit=args.journal_size,
+        requestsLimit=args.requests_size,
+        requestsBytes=args.requests_bytes,
         clockSpeed=args.clock,
         seedCache=None if args.no_seed_cache else args.seed_cache,
         controlToken=args.control_token,

@@ -11,6 +11,7 @@ from starlette.routing import BaseRoute, Route
 
 from emulator.control import (
     autosync,
+    calls,
     clock,
     crm,
     deliveries,
@@ -97,4 +98,5 @@ routes: list[BaseRoute] = [
     *scenarios.routes,
     *file_schemas.routes,
     *verify_runs.routes,
+    *calls.routes,
 ]

@@ -36,6 +36,10 @@ class CrmContext:
             self._settings = await service.load_settings(self.db)
         return self._settings
 
+    def cached_settings(self) -> CrmSettings | None:
+        """The settings if already read (no store access: for the journal of calls)."""
+        return self._settings
+
     async def replace_settings(self, settings: CrmSettings) -> None:
         await service.save_settings(self.db, settings)
         self._settings = settings

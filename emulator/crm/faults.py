@@ -37,11 +37,17 @@ def matches(rule: FaultRule, endpoint: str) -> bool:
 
 def applies(rule: FaultRule, n: int) -> bool:
     """Whether `rule` hits the n-th call (1-based) it sees."""
-    if rule.times is not None and n > rule.times:
+    return hits(n, rule.times, rule.rate, rule.seed)
+
+
+def hits(n: int, times: int | None, rate: float | None, seed: int) -> bool:
+    """Whether a fault for the first `times` calls (None: all) drawn at `rate` (None: always)
+    with `seed` hits the n-th call (1-based) it sees (/crm and /v1 faults alike)."""
+    if times is not None and n > times:
         return False
-    if rule.rate is not None:
+    if rate is not None:
         # One generator per (seed, call): the same call number always draws the same value.
-        return random.Random(rule.seed * 1_000_003 + n).random() < rule.rate
+        return random.Random(seed * 1_000_003 + n).random() < rate
     return True
 
 

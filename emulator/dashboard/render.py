@@ -31,6 +31,8 @@ NAV = (
     ("/companies", "Companies"),
     ("/crm-ui", "Reference CRM"),
     ("/journal", "Journal"),
+    ("/requests", "Requests"),
+    ("/faults", "Faults"),
     ("/runs", "Exports & verify"),
     ("/webhooks", "Webhooks"),
     ("/scenarios", "Scenarios"),

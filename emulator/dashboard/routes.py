@@ -6,7 +6,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from emulator.asgi_guards import TOKEN_FORM
-from emulator.dashboard import activity, crm_pages, docs, overview, records, runs, token
+from emulator.dashboard import activity, calls, crm_pages, docs, overview, records, runs, token
 from emulator.dashboard.render import STATIC
 
 routes: list[BaseRoute] = [
@@ -21,6 +21,8 @@ routes: list[BaseRoute] = [
     Route("/crm-ui/{kind}/{recordId}", crm_pages.crm_record, methods=["GET"]),
     Route("/journal", activity.journal, methods=["GET"]),
     Route("/events", activity.events, methods=["GET"]),
+    Route("/requests", calls.requests, methods=["GET"]),
+    Route("/faults", calls.faults, methods=["GET"]),
     Route("/webhooks", activity.webhooks, methods=["GET"]),
     Route("/webhooks/{webhookId}", activity.webhook, methods=["GET"]),
     Route("/runs", runs.runs, methods=["GET"]),

@@ -22,16 +22,23 @@ class KeyRing:
     def __init__(self, store_of: Callable[[], Store]) -> None:
         self._store_of = store_of
         self._keys: dict[str, frozenset[str]] = {}
+        self._ids: dict[str, str] = {}  # key -> its name in the fixtures (the journal's keyId)
         self._version = -1
 
     async def scopes(self, key: str) -> frozenset[str] | None:
         store = self._store_of()
         if store.changed("api_keys") > self._version:
             version = store.version  # read from here on: a later write is seen next time
-            rows = await store.fetchall("SELECT key, scopes FROM api_keys")
-            self._keys = {k: frozenset(decode(s, list[str])) for k, s in rows}
+            rows = await store.fetchall("SELECT key, name, scopes FROM api_keys ORDER BY rowid")
+            self._keys = {k: frozenset(decode(s, list[str])) for k, _, s in rows}
+            self._ids = {k: name or f"apiKeys[{i}]" for i, (k, name, _) in enumerate(rows)}
             self._version = version
         return self._keys.get(key)
+
+    def key_id(self, key: str) -> str | None:
+        """The name of a known key as last read (`scopes` reads them), never the key itself;
+        a key without a name is named by its place in api_keys.json, e.g. apiKeys[3]."""
+        return self._ids.get(key)
 
 
 def endpoint_of(request: Request) -> str:

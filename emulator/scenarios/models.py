@@ -224,6 +224,9 @@ class Scenario(FileWire):
     fixtures: ScenarioFixtures = msgspec.field(default_factory=ScenarioFixtures)
     crm: ScenarioCrm | None = None  # None: the fixture directory's reference CRM (crm.json)
     connection: dict[str, Any] = {}  # CrmConnection fields laid over the fixtures' connection
+    # /v1 faults (POST /_emulator/v1-faults bodies), armed at the start and after each reset
+    # step; the control API checks them, as it checks crmSettings' faults
+    v1Faults: list[dict[str, Any]] = []
     steps: list[Step] = []
     expect: Expectations = msgspec.field(default_factory=Expectations)
     source: str | None = None  # the file it was read from (set by the loader)

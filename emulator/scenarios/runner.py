@@ -116,6 +116,11 @@ class Run:
             )
         return data
 
+    async def arm_faults(self, at: str) -> None:
+        """The scenario's /v1 faults, through the control API (which checks them)."""
+        for i, fault in enumerate(self.scenario.v1Faults):
+            await self.control("POST", "/_emulator/v1-faults", fault, f"{at}[{i}]", "a /v1 fault")
+
     # -- steps -----------------------------------------------------------------------------
 
     async def export(self, step: sm.ExportStep, at: str) -> None:
@@ -172,6 +177,7 @@ class Run:
                 )  # the scenario's fixtures, not a directory
                 if self.playback is not None:
                     self.playback.rewind()
+                await self.arm_faults("v1Faults")  # a reset removed them
             case sm.AdvanceClockStep():
                 moves: dict[str, Any] = (
                     {"seconds": step.seconds} if step.seconds is not None else {"until": step.until}
@@ -265,6 +271,7 @@ async def _run_embedded(
         async with httpx.AsyncClient(base_url=platform.server_base, timeout=30) as client:
             run = Run(scenario, fixtures, platform.server_base, platform.emulator, client)
             try:
+                await run.arm_faults("v1Faults")
                 for i, step in enumerate(scenario.steps):
                     await run.step(step, f"steps[{i}]")
                 await run.expectations()
