@@ -16,6 +16,7 @@ from starlette.routing import Mount, Route
 
 from emulator import __version__
 from emulator.asgi_guards import BodyLimit, ControlToken
+from emulator.asgi_redaction import RedactAnswers, secrets_in_force, stored_secrets
 from emulator.control.routes import routes as control_routes
 from emulator.crm.context import CrmContext
 from emulator.crm.routes import routes as crm_routes
@@ -38,6 +39,7 @@ from emulator.operations import Busy
 from emulator.platform.seed import MemberHistories, seed_contacts, seed_records
 from emulator.public_api.context import ApiContext
 from emulator.public_api.routes import routes as public_routes
+from emulator.redaction import Redactor, SecretBook
 from emulator.server import server_opener
 from emulator.services import Services
 from emulator.settings import Settings
@@ -103,6 +105,10 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
     )
 
     simulation = Simulation(emulator)
+    secrets = SecretBook([emulator.settings.controlToken])
+
+    async def redactor(scope: object) -> Redactor:
+        return await secrets_in_force(secrets, lambda: emulator.db.read(stored_secrets))
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -153,6 +159,8 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
             Exception: internal_error,
         },
         middleware=[
+            # outermost: the guards' own answers are redacted too
+            Middleware(RedactAnswers, redactor=redactor, token=emulator.settings.controlToken),
             Middleware(ControlToken, token=emulator.settings.controlToken),
             Middleware(BodyLimit, max_body=emulator.settings.maxBody),
         ],
@@ -169,6 +177,7 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
         exports=ExportRuns(),
         verify_runs=VerifyRuns(),
         open_server=server_opener(create_app),
+        secrets=secrets,
     )
     app.state.services = services
     simulation.listeners.append(services.autosync)  # CRM auto-sync after each advance

@@ -20,6 +20,7 @@ import msgspec
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.fixtures.models import FixtureSet
 from emulator.platform import connection as platform_connection
+from emulator.redaction import SecretBook, redact_logs
 from emulator.scenarios.record import NOT_RECORDED, RecordingTransport, scenario
 from emulator.server import add_connection_flags, connection_for, platform_only
 from emulator.settings import Settings
@@ -87,20 +88,24 @@ def main(args: argparse.Namespace) -> int:
     except FixtureError as exc:
         print(f"emulator record: fixture error: {exc}", file=sys.stderr)
         return 2
+    # The recorder redacts what it keeps; every output is redacted again as it is written.
+    book = SecretBook([args.api_key, fixtures.connection.apiKey if fixtures.connection else None])
+    redact_logs(book)
+    redact = book.redactor
     try:
         report, data = asyncio.run(_record(args, fixtures))
     except (ValueError, OSError, RuntimeError) as exc:
-        print(f"emulator record: {exc}", file=sys.stderr)
+        print(redact.text(f"emulator record: {exc}"), file=sys.stderr)
         return 2
     from emulator.exporter.report import summary  # deferred, as above
 
-    text = msgspec.json.format(msgspec.json.encode(data), indent=2)
+    text = redact.bytes(msgspec.json.format(msgspec.json.encode(data), indent=2))
     try:
         Path(args.out).write_bytes(text + b"\n")
     except OSError as exc:
         print(f"emulator record: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
         return 2
-    print(summary(report))
+    print(redact.text(summary(report)))
     answers = len(data["crm"]["playback"])
     print(f"recorded {answers} CRM answers into {args.out} (replay: emulator replay {args.out})")
     return 0

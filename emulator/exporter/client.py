@@ -22,12 +22,12 @@ import httpx
 import msgspec
 
 from emulator.asyncio_net import Lanes
+from emulator.redaction import Redactor
 from emulator.wire import decode, encode
 
 log = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
-REDACTED = b"***"
 
 
 class StopExport(Exception):
@@ -190,7 +190,7 @@ class CrmClient:
         # A 429 with Retry-After pauses every call to this CRM until then (decisions.md §3).
         self._resume_at = 0.0  # time.monotonic() before which no request starts
         self._journal = journal
-        self._key = api_key.encode()
+        self.redactor = Redactor([api_key])
         headers = {
             api_key_header: api_key,
             "Content-Type": "application/json",
@@ -284,9 +284,7 @@ class CrmClient:
         return response
 
     def _redact(self, data: bytes | None) -> bytes | None:
-        if not data or not self._key or self._key not in data:
-            return data
-        return data.replace(self._key, REDACTED)
+        return data and self.redactor.bytes(data)
 
     def pause(self, seconds: float) -> None:
         """No request to this CRM starts within `seconds` from now (a later end wins)."""
@@ -313,6 +311,7 @@ class CrmClient:
                 retry_after = retry_after_seconds(response.headers.get("Retry-After"))
             except httpx.TransportError as exc:
                 error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                error = self.redactor.text(error)
             if self._journal is not None:
                 self._journal(
                     Attempt(

@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import msgspec
 
+from emulator.redaction import Redactor
+
 if TYPE_CHECKING:
     from emulator.exporter.report import Report
 
-REDACTED = "***"
 # Answer headers a playback needs to behave the same (the exporter reads Retry-After).
 KEPT_HEADERS = ("retry-after", "content-type")
 # Connection fields a replay has no use for: where the CRM was, its key, its TLS.
@@ -54,7 +55,7 @@ class RecordingTransport(httpx.AsyncBaseTransport):
 
     def __init__(self, inner: httpx.AsyncBaseTransport, prefix: str, secret: str) -> None:
         self.inner, self.prefix = inner, prefix.rstrip("/")
-        self.secret = secret.encode() if secret else b""
+        self.redactor = Redactor([secret])
         self.exchanges: list[Exchange] = []
         self.phase: Callable[[], str] = lambda: ""  # the exporter's phase at each request
 
@@ -83,7 +84,7 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         )
 
     def redact(self, raw: bytes) -> bytes:
-        return raw.replace(self.secret, REDACTED.encode()) if self.secret else raw
+        return self.redactor.bytes(raw)
 
     def request_body(self, raw: bytes) -> Any:
         try:
@@ -94,7 +95,7 @@ class RecordingTransport(httpx.AsyncBaseTransport):
     def answer(self, status: int, headers: httpx.Headers, raw: bytes) -> dict[str, Any]:
         raw = self.redact(raw)
         answer: dict[str, Any] = {"status": status}
-        kept = {k: headers[k] for k in KEPT_HEADERS if k in headers}
+        kept = {k: self.redactor.text(headers[k]) for k in KEPT_HEADERS if k in headers}
         try:
             if not raw:
                 raise msgspec.DecodeError("empty")  # kept as text: "" is not JSON
