@@ -120,6 +120,8 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
             yield
         finally:
             # Stopping must not wait for a long export: cancel it (its report says so).
+            await app.state.services.exports.cancel_all("the server stopped")
+            await app.state.services.verify_runs.cancel_all()
             running = [t for t in (ticker, *app.state.services.exports.tasks) if t]
             for task in running:
                 task.cancel()

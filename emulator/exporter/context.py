@@ -86,6 +86,7 @@ class RunContext:
         # what it holds back is noted on it.
         self.record_failures: dict[tuple[str, int], FailedRecord] = {}
         self._phase = "health"
+        self.cancel_reason: str | None = None  # set by whoever cancels the run (its report says)
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -189,7 +190,18 @@ class RunContext:
             self.journal.store(conn, rows)
             return result
 
-        return await self.store.write(both)
+        hop = asyncio.ensure_future(self.store.write(both))
+        try:
+            return await asyncio.shield(hop)
+        except asyncio.CancelledError:
+            # Cancelled mid-hop: the database thread commits it anyway, so wait for it and let
+            # the caller count what it wrote (the report stays true), then stop at the next
+            # await instead.
+            result = await hop
+            task = asyncio.current_task()
+            if task is not None:
+                task.cancel()
+            return result
 
     async def flush_journal(self) -> None:
         """Store the journal's buffered attempts now: a write hop carrying nothing else."""
