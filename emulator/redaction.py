@@ -42,6 +42,7 @@ _ESCAPES: tuple[Callable[[str], str], ...] = (
     lambda s: json.dumps(s)[1:-1],  # JSON with \uXXXX escapes
     lambda s: html.escape(s, quote=True),
     lambda s: urllib.parse.quote(s, safe=""),
+    urllib.parse.quote,  # "/" left as it is, as in a path
     lambda s: urllib.parse.quote_plus(s, safe=""),
     lambda s: repr(s)[1:-1],  # a str's repr (in an exception message, say)
     lambda s: repr(s.encode())[2:-1],  # a bytes' repr, e.g. f"{body[:120]!r}"
@@ -77,7 +78,13 @@ class Redactor:
         return self._text is not None
 
     def text(self, s: str) -> str:
-        return s if self._text is None else self._text.sub(REDACTED, s)
+        if self._text is None:
+            return s
+        # Again until none is left: a secret with a `*` may re-form around a `***` ("x*" in
+        # "xx*" -> "x***"); each pass removes characters that are not `*`, so it ends.
+        while self._text.search(s):
+            s = self._text.sub(REDACTED, s)
+        return s
 
     def optional(self, s: str | None) -> str | None:
         return None if s is None else self.text(s)
@@ -87,7 +94,9 @@ class Redactor:
             self._quick is not None and not any(f in b for f in self._quick)
         ):
             return b
-        return self._bytes.sub(REDACTED.encode(), b)
+        while self._bytes.search(b):  # as in `text`
+            b = self._bytes.sub(REDACTED.encode(), b)
+        return b
 
     def json(self, obj: T) -> T:
         """A copy of decoded JSON (dicts, lists, strings...) with every string redacted, keys too."""

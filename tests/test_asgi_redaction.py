@@ -1,0 +1,86 @@
+"""emulator/asgi_redaction.py: control answers and pages redacted, streamed ones included;
+the emulated APIs untouched."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from emulator.asgi_redaction import RedactAnswers, redacted_path
+from emulator.redaction import Redactor
+
+pytestmark = pytest.mark.anyio
+
+SECRET = "stream-secret-value"
+
+
+def app() -> RedactAnswers:
+    async def whole(request: Request) -> Response:
+        return Response(
+            f'{{"key": "{SECRET}", "again": "{SECRET}"}}', media_type="application/json"
+        )
+
+    async def split(request: Request) -> StreamingResponse:
+        async def chunks():  # type: ignore[no-untyped-def]
+            yield b"before stream-se"
+            yield b"cret-val"
+            yield b"ue after, then " + SECRET.encode()
+            yield b""
+
+        return StreamingResponse(chunks(), media_type="text/plain")
+
+    inner = Starlette(
+        routes=[
+            Route("/_emulator/whole", whole),
+            Route("/_emulator/split", split),
+            Route("/v1/whole", whole),
+            Route("/contacts", whole),
+        ]
+    )
+
+    async def redactor(scope: object) -> Redactor:
+        return Redactor([SECRET])
+
+    return RedactAnswers(inner, redactor)
+
+
+async def test_whole_and_streamed_answers() -> None:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app()), base_url="http://t"
+    ) as client:
+        whole = await client.get("/_emulator/whole")
+        assert whole.json() == {"key": "***", "again": "***"}
+        assert whole.headers["content-length"] == str(len(whole.content))
+        split = await client.get("/_emulator/split")
+        assert split.text == "before *** after, then ***"
+        page = await client.get("/contacts")
+        assert SECRET not in page.text
+        # the emulated APIs are the platform's and the CRM's own: untouched
+        assert (await client.get("/v1/whole")).json()["key"] == SECRET
+
+
+def test_which_paths() -> None:
+    for path in ("/_emulator/journal", "/", "/contacts/3", "/crm-ui/contacts", "/runs"):
+        assert redacted_path(path), path
+    for path in ("/v1/contacts", "/crm/health", "/v1", "/dashboard-assets/x.css"):
+        assert not redacted_path(path), path
+
+
+async def test_the_app_redacts_a_stored_key_and_a_verify_runs_key(
+    client: httpx.AsyncClient,
+) -> None:
+    key = "stored-connection-key"
+    conn = {"crmUrl": "http://127.0.0.1:9/crm", "apiKey": key, "autoSync": False}
+    assert (await client.put("/_emulator/connection", json=conn)).status_code == 200
+    # a verify run against a CRM that is not there: its key stays out of the answers
+    body = {"crmUrl": "http://127.0.0.1:9", "apiKey": "verify-run-key-123"}
+    started = await client.post("/_emulator/verify", json=body)
+    assert started.status_code == 202
+    for path in ("/_emulator/connection", f"/_emulator/verify/{started.json()['id']}", "/"):
+        answer = await client.get(path)
+        assert answer.status_code == 200, path
+        assert key not in answer.text and "verify-run-key-123" not in answer.text, path
