@@ -134,17 +134,16 @@ def main(args: argparse.Namespace) -> int:
     # The client redacts what it records; every output is redacted again as it is written.
     book = SecretBook([args.api_key])
     redact_logs(book)
-    redact = book.redactor
     try:
         with export_lock(args.db):  # a second exporter on this file exits 2 before sending
             report = asyncio.run(_export(args, fixtures, book))
     except ExportLocked as exc:
-        print(redact.text(f"emulator export: {exc}"), file=sys.stderr)
+        print(book.redactor.text(f"emulator export: {exc}"), file=sys.stderr)
         return 2
     except (ValueError, OSError, RuntimeError) as exc:
         print(book.redactor.text(f"emulator export: {exc}"), file=sys.stderr)
         return 2
-    redact = book.redactor
+    redact = book.redactor  # the key in use added by now
     from emulator.exporter.report import junit_xml, summary  # deferred, as above
     from emulator.exporter.report_html import html_report
 

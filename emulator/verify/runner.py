@@ -126,7 +126,7 @@ class Verifier:
         self.prober = prober
         # Applied where results are recorded, whichever transport sent the calls: a CRM that
         # echoes the key cannot put it in a verdict, an exchange or any output made of them.
-        self.redactor = prober.redactor
+        self.redactor = Redactor([prober.api_key])
         self.probes = Probes(run_id or new_run_id())
         self.on_result = on_result
         self.results: dict[str, CheckResult] = {}

@@ -150,3 +150,35 @@ async def test_delete_and_reset_cancel_verify_runs(served: httpx.AsyncClient) ->
     )
     refused = await served.delete(f"/_emulator/verify/{mine['id']}")
     assert refused.status_code == 409 and finished["status"] in refused.json()["message"]
+
+
+async def test_a_cancelled_exports_counts_are_what_it_did(served: httpx.AsyncClient) -> None:
+    """Cancelled mid-contacts against a slow reference CRM: every contact is counted once
+    (exported, or not exported because of the cancel), and the CRM holds what was counted."""
+    slow = {"faults": [{"endpoint": "POST /contacts", "latencyMs": 400}]}
+    assert (await served.put("/_emulator/crm/settings", json=slow)).status_code == 200
+    conn = {"crmUrl": "/crm", "apiKey": "crm-demo-key", "batchSize": 5}
+    assert (await served.put("/_emulator/connection", json=conn)).status_code == 200
+    crm_contacts = "/_emulator/crm/contacts?pageSize=1"
+    before = (await served.get(crm_contacts)).json()["meta"]["total"]  # the CRM's fixtures
+    export_id = (await served.post("/_emulator/exports")).json()["id"]
+    report = await until(
+        served,
+        f"/_emulator/exports/{export_id}",
+        lambda b: b["status"] != "running" or b["phases"]["contacts"]["created"] >= 5,
+    )
+    assert report["status"] == "running", report.get("message")
+    cancelled = (await served.delete(f"/_emulator/exports/{export_id}")).json()
+    assert cancelled["status"] == "cancelled"
+    contacts = cancelled["phases"]["contacts"]
+    total = (await served.get("/_emulator/health")).json()["counts"]["contacts"]
+    done = contacts["created"] + contacts["updated"] + contacts["unchanged"]
+    assert contacts["created"] >= 5 and done < total
+    assert done + contacts["failed"] == total
+    reasons = [f["reason"] for f in cancelled["failed"] if f["phase"] == "contacts"]
+    assert any("not exported" in r and "cancelled" in r for r in reasons), reasons
+    made = (await served.get(crm_contacts)).json()["meta"]["total"] - before
+    in_flight = 4 * 5  # batches on their way when the cancel came may have reached the CRM
+    assert contacts["created"] <= made <= contacts["created"] + in_flight
+    # the platform and the report agree: the cancelled run released the state
+    assert (await served.post("/_emulator/reset")).json()["cancelled"]["exports"] == []
