@@ -26,8 +26,9 @@ from emulator.redaction import Redactor, SecretBook
 log = logging.getLogger(__name__)
 
 UNTOUCHED = ("/v1/", "/crm/", "/docs/assets/", "/dashboard-assets/")
-# The reference CRM's own key is shown to a holder of the control token (documented there).
-KEY_TO_TOKEN_HOLDER = "/_emulator/crm/settings"
+# The reference CRM's own key is shown to a holder of the control token (control/crm.py
+# `shown`): its settings route and the dashboard's CRM page, which edits them.
+KEY_TO_TOKEN_HOLDER = frozenset({"/_emulator/crm/settings", "/crm-ui"})
 
 STORED_SECRETS = (
     "SELECT json_extract(settings, '$.apiKey') FROM crm_connection"
@@ -73,7 +74,7 @@ class RedactAnswers:
         if scope["type"] != "http" or not redacted_path(scope["path"]):
             await self.app(scope, receive, send)
             return
-        if scope["path"] == KEY_TO_TOKEN_HOLDER and token_matches(scope["headers"], self.token):
+        if scope["path"] in KEY_TO_TOKEN_HOLDER and token_matches(scope["headers"], self.token):
             await self.app(scope, receive, send)
             return
         await self.app(scope, receive, Redacting(send, lambda: self.redactor(scope)))

@@ -84,3 +84,23 @@ async def test_the_app_redacts_a_stored_key_and_a_verify_runs_key(
         answer = await client.get(path)
         assert answer.status_code == 200, path
         assert key not in answer.text and "verify-run-key-123" not in answer.text, path
+
+
+async def test_a_token_holder_still_reads_the_reference_crms_key() -> None:
+    from emulator.app import create_app
+    from tests.conftest import make_settings, open_client
+
+    token = "the-control-token-value"
+    app = create_app(make_settings(controlToken=token))
+    async for client in open_client(app):
+        bearer = {"Authorization": f"Bearer {token}"}
+        settings = (await client.get("/_emulator/crm/settings", headers=bearer)).json()
+        assert settings["apiKey"] == "crm-demo-key"
+        page = await client.get("/crm-ui", headers=bearer)
+        assert "crm-demo-key" in page.text and token not in page.text
+        # without the token: ***, and the token itself is never in an answer
+        assert (await client.get("/crm-ui")).text.count("crm-demo-key") == 0
+        conn = {"crmUrl": "http://127.0.0.1:9", "apiKey": token}  # even used as a CRM key
+        assert (await client.put("/_emulator/connection", json=conn, headers=bearer)).is_success
+        for path in ("/_emulator/connection", "/", "/crm-ui"):
+            assert token not in (await client.get(path, headers=bearer)).text, path
