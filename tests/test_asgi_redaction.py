@@ -3,14 +3,19 @@ the emulated APIs untouched."""
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import Message
 
-from emulator.asgi_redaction import RedactAnswers, redacted_path
+from emulator.asgi_redaction import RedactAnswers, Redacting, redacted_path
 from emulator.redaction import Redactor
 
 pytestmark = pytest.mark.anyio
@@ -104,3 +109,35 @@ async def test_a_token_holder_still_reads_the_reference_crms_key() -> None:
         assert (await client.put("/_emulator/connection", json=conn, headers=bearer)).is_success
         for path in ("/_emulator/connection", "/", "/crm-ui"):
             assert token not in (await client.get(path, headers=bearer)).text, path
+
+
+@given(
+    st.text(alphabet="ab-*xy", min_size=1, max_size=6).filter(lambda s: s.strip("*")),
+    st.lists(st.sampled_from(["", "a", "b", "-", "*", "xy", "SECRET"]), max_size=30),
+    st.lists(st.integers(min_value=0, max_value=200), max_size=6),
+)
+def test_a_streamed_answer_never_shows_a_secret_whatever_the_chunks(
+    secret: str, pieces: list[str], cuts: list[int]
+) -> None:
+    body = "".join(secret if p == "SECRET" else p for p in pieces).encode()
+    bounds = sorted({min(c, len(body)) for c in cuts} | {0, len(body)})
+    chunks = [body[a:b] for a, b in zip(bounds, bounds[1:], strict=False)] or [b""]
+    sent: list[Message] = []
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    async def find() -> Redactor:
+        return Redactor([secret])
+
+    async def stream() -> None:
+        redacting = Redacting(send, find)
+        await redacting({"type": "http.response.start", "status": 200, "headers": []})
+        for i, chunk in enumerate(chunks):
+            more = i < len(chunks) - 1
+            await redacting({"type": "http.response.body", "body": chunk, "more_body": more})
+
+    asyncio.run(stream())
+    out = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    assert secret.encode() not in out
+    assert sent[0]["type"] == "http.response.start" and sent[-1]["more_body"] is False
