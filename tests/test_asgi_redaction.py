@@ -4,6 +4,7 @@ the emulated APIs untouched."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import httpx
 import pytest
@@ -121,7 +122,7 @@ def test_a_streamed_answer_never_shows_a_secret_whatever_the_chunks(
 ) -> None:
     body = "".join(secret if p == "SECRET" else p for p in pieces).encode()
     bounds = sorted({min(c, len(body)) for c in cuts} | {0, len(body)})
-    chunks = [body[a:b] for a, b in zip(bounds, bounds[1:], strict=False)] or [b""]
+    chunks = [body[a:b] for a, b in itertools.pairwise(bounds)] or [b""]
     sent: list[Message] = []
 
     async def send(message: Message) -> None:
