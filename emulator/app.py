@@ -16,7 +16,7 @@ from starlette.routing import Mount, Route
 
 from emulator import __version__
 from emulator.asgi_guards import BodyLimit, ControlToken
-from emulator.asgi_redaction import RedactAnswers, secrets_in_force, stored_secrets
+from emulator.asgi_redaction import RedactAnswers, SecretsInForce
 from emulator.control.routes import routes as control_routes
 from emulator.crm.context import CrmContext
 from emulator.crm.routes import routes as crm_routes
@@ -39,7 +39,7 @@ from emulator.operations import Busy
 from emulator.platform.seed import MemberHistories, seed_contacts, seed_records
 from emulator.public_api.context import ApiContext
 from emulator.public_api.routes import routes as public_routes
-from emulator.redaction import Redactor, SecretBook
+from emulator.redaction import SecretBook
 from emulator.server import server_opener
 from emulator.services import Services
 from emulator.settings import Settings
@@ -106,9 +106,7 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
 
     simulation = Simulation(emulator)
     secrets = SecretBook([emulator.settings.controlToken])
-
-    async def redactor(scope: object) -> Redactor:
-        return await secrets_in_force(secrets, lambda: emulator.db.read(stored_secrets))
+    redactor = SecretsInForce(secrets, lambda: emulator.db)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -8,7 +8,7 @@ customer's own data, /crm is the CRM itself.
 
 The secrets in force are the app's `SecretBook` (the control token, keys given to verify
 runs) plus what the store holds at the moment of the answer: the export connection's key,
-the reference CRM's key and every webhook secret (one small read per answer).
+the reference CRM's key and every webhook secret (read again whenever the store changed).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from emulator.asgi_guards import token_matches
 from emulator.fixtures.models import CrmSettings
 from emulator.redaction import Redactor, SecretBook
+from emulator.store.db import Store
 
 log = logging.getLogger(__name__)
 
@@ -49,13 +50,24 @@ def stored_secrets(conn: sqlite3.Connection) -> list[str]:
     return found
 
 
-async def secrets_in_force(book: SecretBook, read: Callable[[], Awaitable[list[str]]]) -> Redactor:
-    """The book, after adding what the store holds now (the book alone if it cannot be read)."""
-    try:
-        book.add(*await read())
-    except Exception:  # a store mid-reset or closed: what the book knows still applies
-        log.debug("stored secrets unreadable; redacting with the known ones", exc_info=True)
-    return book.redactor
+class SecretsInForce:
+    """The book, plus what the store holds: read again only after the store changed (its
+    `version` grows with every write and restore), so most answers cost no read."""
+
+    def __init__(self, book: SecretBook, store: Callable[[], Store]) -> None:
+        self.book, self.store = book, store
+        self._read_at: tuple[int, int] | None = None  # (id of the store, its version)
+
+    async def __call__(self, scope: Scope | None = None) -> Redactor:
+        try:
+            store = self.store()
+            seen = (id(store), store.version)
+            if seen != self._read_at:
+                self.book.add(*await store.read(stored_secrets))
+                self._read_at = seen
+        except Exception:  # a store not open yet, or closed: what the book knows still applies
+            log.debug("stored secrets unreadable; redacting with the known ones", exc_info=True)
+        return self.book.redactor
 
 
 class RedactAnswers:
