@@ -27,6 +27,7 @@ from emulator.exporter.report import (
     new_report,
 )
 from emulator.fixtures.models import CrmConnection
+from emulator.redaction import Redactor
 from emulator.store.db import Store
 
 
@@ -63,7 +64,7 @@ class RunContext:
         self.transport, self.in_flight = transport, max(1, in_flight)
         self.id = export_id or uuid.uuid4().hex[:12]
         self.report = new_report(self.id, connection.crmUrl, now())
-        self.journal = Journal(self.id, now, journal_limit)
+        self.journal = Journal(self.id, now, journal_limit, Redactor([connection.apiKey]))
         self.on_progress = on_progress
         self.owner_enabled = True
         self.totals: dict[str, int] = {}
