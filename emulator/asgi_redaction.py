@@ -83,7 +83,8 @@ class RedactAnswers:
         self.app, self.redactor, self.token = app, redactor, token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not redacted_path(scope["path"]):
+        # HEAD: no body goes out, and Content-Length must stay the GET's
+        if scope["type"] != "http" or scope["method"] == "HEAD" or not redacted_path(scope["path"]):
             await self.app(scope, receive, send)
             return
         if scope["path"] in KEY_TO_TOKEN_HOLDER and token_matches(scope["headers"], self.token):
