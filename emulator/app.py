@@ -111,6 +111,7 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await emulator.start()
+        await redactor()  # the stored secrets known before any answer or log line
         ticker = None
         if emulator.settings.clockSpeed is not None:  # --clock realtime[:SPEED]
             ticker = asyncio.create_task(simulation.run_realtime())

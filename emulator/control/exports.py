@@ -119,6 +119,7 @@ async def start_export(request: Request) -> Response:
     conn = msgspec.structs.replace(
         conn, crmUrl=platform_connection.resolve(conn.crmUrl, base).base_url
     )
+    request.app.state.services.secrets.add(conn.apiKey)  # before the run logs anything
     exporter = Exporter(
         emulator.db,
         conn,
