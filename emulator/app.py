@@ -16,6 +16,7 @@ from starlette.routing import Mount, Route
 
 from emulator import __version__
 from emulator.asgi_guards import BodyLimit, ControlToken
+from emulator.asgi_redaction import RedactAnswers, SecretsInForce
 from emulator.browser_guards import BrowserGuard, HostRule
 from emulator.calls.recorder import CallRecorder
 from emulator.calls.state import IncomingCalls
@@ -41,6 +42,7 @@ from emulator.operations import Busy
 from emulator.platform.seed import MemberHistories, seed_contacts, seed_records
 from emulator.public_api.context import ApiContext
 from emulator.public_api.routes import routes as public_routes
+from emulator.redaction import SecretBook
 from emulator.server import server_opener
 from emulator.services import Services
 from emulator.settings import Settings
@@ -106,10 +108,13 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
     )
 
     simulation = Simulation(emulator)
+    secrets = SecretBook([emulator.settings.controlToken])
+    redactor = SecretsInForce(secrets, lambda: emulator.db)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await emulator.start()
+        await redactor()  # the stored secrets known before any answer or log line
         ticker = None
         if emulator.settings.clockSpeed is not None:  # --clock realtime[:SPEED]
             ticker = asyncio.create_task(simulation.run_realtime())
@@ -117,6 +122,8 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
             yield
         finally:
             # Stopping must not wait for a long export: cancel it (its report says so).
+            await app.state.services.exports.cancel_all("the server stopped")
+            await app.state.services.verify_runs.cancel_all()
             running = [t for t in (ticker, *app.state.services.exports.tasks) if t]
             for task in running:
                 task.cancel()
@@ -156,6 +163,8 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
             Exception: internal_error,
         },
         middleware=[
+            # outermost: the guards' own answers are redacted too
+            Middleware(RedactAnswers, redactor=redactor, token=emulator.settings.controlToken),
             Middleware(
                 BrowserGuard,
                 hosts=HostRule.of(emulator.settings.host, emulator.settings.allowedHosts),
@@ -179,6 +188,7 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
         verify_runs=VerifyRuns(),
         open_server=server_opener(create_app),
         calls=IncomingCalls(emulator.settings.requestsLimit, emulator.settings.requestsBytes),
+        secrets=secrets,
     )
     app.state.services = services
     simulation.listeners.append(services.autosync)  # CRM auto-sync after each advance

@@ -9,6 +9,7 @@ from emulator.control.snapshots import Shelf
 from emulator.crm.context import CrmContext
 from emulator.exporter.runs import ExportRuns
 from emulator.public_api.context import ApiContext
+from emulator.redaction import SecretBook
 from emulator.server import ServerOpener
 from emulator.simulation.autosync import AutoSync
 from emulator.simulation.dispatch import DeliveryListener
@@ -32,6 +33,9 @@ class Services:
     open_server: ServerOpener  # starts a scenario's own emulator (this app's factory)
     snapshots: Shelf = field(default_factory=Shelf)  # saved states; they survive a reset
     calls: IncomingCalls = field(default_factory=IncomingCalls)  # journal of calls, /v1 faults
+    # secrets seen by this app (control token, keys given to verify runs...): kept out of
+    # every control answer, dashboard page and log line
+    secrets: SecretBook = field(default_factory=SecretBook)
 
     def __post_init__(self) -> None:
         self.emulator.on_reset.append(self.exports.clear)

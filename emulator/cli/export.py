@@ -20,6 +20,7 @@ from emulator.cli import outputs
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.fixtures.models import FixtureSet
 from emulator.platform import connection as platform_connection
+from emulator.redaction import SecretBook, redact_logs
 from emulator.server import (
     ServerOpener,
     add_connection_flags,
@@ -95,7 +96,10 @@ class ProgressBar:
             sys.stderr.write("\n")
 
 
-async def _export(args: argparse.Namespace, fixtures: FixtureSet | None) -> Report:
+async def _export(
+    args: argparse.Namespace, fixtures: FixtureSet | None, book: SecretBook
+) -> Report:
+    """The run's report; `book` learns the key in use (the outputs are redacted with it)."""
     # deferred: the exporter loads only when `export` runs (not for --help, wait, ...)
     from emulator.exporter.run import Exporter
 
@@ -114,6 +118,7 @@ async def _export(args: argparse.Namespace, fixtures: FixtureSet | None) -> Repo
         if embedded and stored is None and args.api_key is None and fixtures is not None:
             args.api_key = fixtures.crm.settings.apiKey
         connection = connection_for(args, stored, platform.server_base)
+        book.add(connection.apiKey)
         bar = ProgressBar()
         notes = run_notes(args.db)
         for note in notes:
@@ -156,28 +161,32 @@ def main(args: argparse.Namespace) -> int:
     except FixtureError as exc:
         print(f"emulator export: fixture error: {exc}", file=sys.stderr)
         return 2
+    # The client redacts what it records; every output is redacted again as it is written.
+    book = SecretBook([args.api_key])
+    redact_logs(book)
     try:
         with export_lock(args.db):  # a second exporter on this file exits 2 before sending
-            report = asyncio.run(_export(args, fixtures))
+            report = asyncio.run(_export(args, fixtures, book))
     except ExportLocked as exc:
-        print(f"emulator export: {exc}", file=sys.stderr)
+        print(book.redactor.text(f"emulator export: {exc}"), file=sys.stderr)
         return 2
     except (ValueError, OSError, RuntimeError) as exc:
-        print(f"emulator export: {exc}", file=sys.stderr)
+        print(book.redactor.text(f"emulator export: {exc}"), file=sys.stderr)
         return 2
+    redact = book.redactor  # the key in use added by now
     from emulator.exporter.report import junit_xml, summary  # deferred, as above
     from emulator.exporter.report_html import html_report
 
-    data = msgspec.json.format(msgspec.json.encode(report), indent=2)
+    data = redact.bytes(msgspec.json.format(msgspec.json.encode(report), indent=2))
     files = (
         (args.report, lambda: data + b"\n"),
-        (args.junit, lambda: junit_xml(report)),
-        (args.html, lambda: html_report(report).encode()),
+        (args.junit, lambda: redact.bytes(junit_xml(report))),
+        (args.html, lambda: redact.text(html_report(report)).encode()),
     )
     if not all(outputs.write("export", path, render()) for path, render in files if path):
         return 2
     if args.json:
         sys.stdout.write(data.decode() + "\n")
     else:
-        print(summary(report))
+        print(redact.text(summary(report)))
     return report.exitCode if report.exitCode is not None else 2

@@ -22,6 +22,7 @@ from emulator.cli.export import add_strict_flag
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.fixtures.models import FixtureSet
 from emulator.platform import connection as platform_connection
+from emulator.redaction import SecretBook, redact_logs
 from emulator.scenarios.record import NOT_RECORDED, RecordingTransport, scenario
 from emulator.server import add_connection_flags, connection_for, platform_only
 from emulator.settings import Settings
@@ -106,24 +107,28 @@ def main(args: argparse.Namespace) -> int:
     except FixtureError as exc:
         print(f"emulator record: fixture error: {exc}", file=sys.stderr)
         return 2
+    # The recorder redacts what it keeps; every output is redacted again as it is written.
+    book = SecretBook([args.api_key, fixtures.connection.apiKey if fixtures.connection else None])
+    redact_logs(book)
+    redact = book.redactor
     try:
         report, data = asyncio.run(_record(args, fixtures))
     except (ValueError, OSError, RuntimeError) as exc:
-        print(f"emulator record: {exc}", file=sys.stderr)
+        print(redact.text(f"emulator record: {exc}"), file=sys.stderr)
         return 2
     from emulator.exporter.report import summary  # deferred, as above
 
     answers = len(data["crm"]["playback"])
     if not answers:
-        print(summary(report))
+        print(redact.text(summary(report)))
         print(
             f"emulator record: the CRM answered nothing: nothing recorded, {args.out} not written",
             file=sys.stderr,
         )
         return report.exitCode or 2
-    text = msgspec.json.format(msgspec.json.encode(data), indent=2)
+    text = redact.bytes(msgspec.json.format(msgspec.json.encode(data), indent=2))
     if not outputs.write("record", args.out, text + b"\n"):
         return 2
-    print(summary(report))
+    print(redact.text(summary(report)))
     print(f"recorded {answers} CRM answers into {args.out} (replay: emulator replay {args.out})")
     return report.exitCode if report.exitCode is not None else 2

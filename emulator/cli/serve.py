@@ -17,6 +17,7 @@ from emulator.fixtures.image_cache import (
 )
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.platform.contacts_worker import ContactsWorker
+from emulator.redaction import redact_logs
 from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
 from emulator.settings import RateLimit, Settings
 
@@ -271,6 +272,7 @@ def _serve_with(
         journalBytes=args.journal_bytes,
     )
     app = create_app(settings)
+    redact_logs(app.state.services.secrets)  # and the stored ones the answers refresh it with
     try:
         # With a seed cache the fixtures are validated while an image is seeded (or were,
         # when the image of the same files exists): the app starts from the image.

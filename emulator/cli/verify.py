@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from emulator.cli import outputs
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
+from emulator.redaction import SecretBook, redact_logs
 from emulator.server import deadline_arg, embedded_server
 from emulator.settings import Settings
 
@@ -56,7 +57,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
 
 
-async def _verify(args: argparse.Namespace, show: Callable[[CheckResult], None]) -> Report:
+async def _verify(
+    args: argparse.Namespace, show: Callable[[CheckResult], None], book: SecretBook
+) -> Report:
+    """The run's report; `book` learns the key in use (the outputs are redacted with it)."""
     from emulator.verify.runner import Prober, verify  # deferred: only when `verify` runs
 
     def prober(url: str, key: str, header: str) -> Prober:
@@ -65,6 +69,7 @@ async def _verify(args: argparse.Namespace, show: Callable[[CheckResult], None])
         )
 
     if args.crm_url:
+        book.add(args.api_key)
         return await verify(
             prober(args.crm_url, args.api_key, args.api_key_header or "X-API-Key"), on_result=show
         )
@@ -77,6 +82,7 @@ async def _verify(args: argparse.Namespace, show: Callable[[CheckResult], None])
     async with embedded_server(settings, fixtures, create_app) as platform:
         url = f"{platform.server_base}/crm"
         key, header = args.api_key or crm.apiKey, args.api_key_header or crm.apiKeyHeader
+        book.add(key)
         return await verify(prober(url, key, header), on_result=show)
 
 
@@ -94,16 +100,24 @@ def main(args: argparse.Namespace) -> int:
     from emulator.verify.html import html_report
     from emulator.verify.report import junit_xml, line, summary, to_json
 
+    # The verifier redacts what it records; every output is redacted again as it is written.
+    book = SecretBook([args.api_key])
+    redact_logs(book)
+
     def show(result: CheckResult) -> None:
-        print(line(result), flush=True)
+        print(book.redactor.text(line(result)), flush=True)
 
     try:
-        report = asyncio.run(_verify(args, show))
+        report = asyncio.run(_verify(args, show, book))
     except (FixtureError, OSError, RuntimeError, ValueError) as exc:
-        print(f"emulator verify: {exc}", file=sys.stderr)
+        print(book.redactor.text(f"emulator verify: {exc}"), file=sys.stderr)
         return 2
     files = ((args.report, to_json), (args.junit, junit_xml), (args.html, html_report))
-    if not all(outputs.write("verify", path, render(report)) for path, render in files if path):
+    if not all(
+        outputs.write("verify", path, book.redactor.bytes(render(report)))
+        for path, render in files
+        if path
+    ):
         return 2
-    print(summary(report))
+    print(book.redactor.text(summary(report)))
     return report.exitCode

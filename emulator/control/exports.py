@@ -119,6 +119,7 @@ async def start_export(request: Request) -> Response:
     conn = msgspec.structs.replace(
         conn, crmUrl=platform_connection.resolve(conn.crmUrl, base).base_url
     )
+    request.app.state.services.secrets.add(conn.apiKey)  # before the run logs anything
     exporter = Exporter(
         emulator.db,
         conn,
@@ -145,16 +146,17 @@ async def start_export(request: Request) -> Response:
             log.exception("export %s crashed", exporter.id)
             exporter.report.status, exporter.report.exitCode = "aborted", 2
             exporter.report.message = f"export crashed: {exc}"
-        except asyncio.CancelledError:  # the server stops: the report says so, then stop
-            exporter.report.status, exporter.report.exitCode = "aborted", 2
-            exporter.report.message = "export cancelled: the server stopped"
+        except asyncio.CancelledError:  # cancelled: the exporter's report says so, then stop
+            if exporter.report.status == "running":  # cancelled before its session began
+                exporter.report.status, exporter.report.exitCode = "cancelled", 2
+                exporter.report.message = f"export cancelled: {exporter.cancel_reason}"
             raise
         finally:
             if file_lock is not None:
                 file_lock.release()
             emulator.operations.release()
 
-    runs.watch(asyncio.create_task(run()))
+    runs.watch(asyncio.create_task(run()), exporter.id)
     body = ExportStarted(id=exporter.id, status="running", crmUrl=conn.crmUrl)
     return json_response(body, 202, {"Location": f"/_emulator/exports/{exporter.id}"})
 
@@ -170,6 +172,26 @@ async def get_export(request: Request) -> Response:
     exporter = _runs(request).get(request.path_params["exportId"])
     if exporter is None:
         raise NotFound("unknown export")
+    return json_response(exporter.report)
+
+
+@operation(
+    "Cancel a running export: it stops at once, its report says it was cancelled (counts of "
+    "what was done so far, records not reached as failed); 200 with the report. Cancelling "
+    "a cancelled export again answers the same; one that ended otherwise answers 409",
+    Report,
+    errors=(404, 409),
+    params=[Param(name="exportId", where="path", required=True)],
+    security=None,
+)
+async def cancel_export(request: Request) -> Response:
+    export_id = request.path_params["exportId"]
+    exporter = _runs(request).get(export_id)
+    if exporter is None:
+        raise NotFound("unknown export")
+    cancelled = await _runs(request).cancel(export_id, f"DELETE /_emulator/exports/{export_id}")
+    if not cancelled and exporter.report.status != "cancelled":
+        raise Conflict(f"export {export_id} has already finished: {exporter.report.status}")
     return json_response(exporter.report)
 
 
@@ -302,6 +324,7 @@ routes: list[BaseRoute] = [
     Route("/connection", put_connection, methods=["PUT"]),
     Route("/exports", start_export, methods=["POST"]),
     Route("/exports/{exportId}", get_export, methods=["GET"]),
+    Route("/exports/{exportId}", cancel_export, methods=["DELETE"]),
     Route("/exports/{exportId}/report.html", get_export_html, methods=["GET"]),
     Route("/journal", journal, methods=["GET"]),
     Route("/journal.jsonl", journal_jsonl, methods=["GET"]),

@@ -22,7 +22,13 @@ from emulator.control import (
     tasks,
 )
 from emulator.control import verify as verify_runs
-from emulator.control.schemas import ControlHealth, Counts, FixturesLoaded, ResetOut
+from emulator.control.schemas import (
+    CancelledRuns,
+    ControlHealth,
+    Counts,
+    FixturesLoaded,
+    ResetOut,
+)
 from emulator.errors import BadRequest
 from emulator.fixtures.loader import FixtureError
 from emulator.http import decode_body, json_response
@@ -55,11 +61,22 @@ async def health(request: Request) -> Response:
     )
 
 
-@operation("Restore the loaded fixtures", ResetOut, errors=(BUSY,), security=None)
+@operation(
+    "Restore the loaded fixtures; running exports and verify runs are cancelled first",
+    ResetOut,
+    errors=(BUSY,),
+    security=None,
+)
 async def reset(request: Request) -> Response:
-    emulator: Emulator = request.app.state.services.emulator
+    """A running export or verify run is cancelled first (what was done so far stays in its
+    report): a hanging CRM cannot keep the state from being reset."""
+    services = request.app.state.services
+    emulator: Emulator = services.emulator
+    exports_cancelled = await services.exports.cancel_all("a reset (POST /_emulator/reset)")
+    verify_cancelled = await services.verify_runs.cancel_all()
     await emulator.reset()
-    return json_response(ResetOut(fixtures=emulator.fixtures_dir))
+    cancelled = CancelledRuns(exports=exports_cancelled, verifyRuns=verify_cancelled)
+    return json_response(ResetOut(fixtures=emulator.fixtures_dir, cancelled=cancelled))
 
 
 @operation(

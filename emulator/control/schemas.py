@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from emulator.crm.schemas import Activity, StoredAssociation, StoredRecord, Task
 from emulator.public_api.envelopes import MetaList
 from emulator.wire import Wire
@@ -27,9 +29,17 @@ class ControlHealth(Wire):
     counts: Counts
 
 
+class CancelledRuns(Wire):
+    """The ids of the runs a reset cancelled (their reports say so)."""
+
+    exports: list[str] = msgspec.field(default_factory=list)
+    verifyRuns: list[str] = msgspec.field(default_factory=list)
+
+
 class ResetOut(Wire):
     status: str = "ok"
-    fixtures: str
+    fixtures: str = ""
+    cancelled: CancelledRuns = msgspec.field(default_factory=CancelledRuns)
 
 
 class FixturesLoaded(Wire):

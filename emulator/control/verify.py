@@ -93,6 +93,8 @@ async def start_verify(request: Request) -> Response:
     if body.apiKeyHeader is not None and not body.apiKeyHeader.strip():
         raise BadRequest.field("apiKeyHeader", "must not be empty")
     prober = await _prober(request, body)
+    # the key this run sends stays out of this app's answers and logs from now on
+    request.app.state.services.secrets.add(prober.api_key)
     try:
         run = _registry(request).start(prober)
     except TooManyRuns as exc:
@@ -112,6 +114,21 @@ async def get_verify(request: Request) -> Response:
 
 
 @operation(
+    "Cancel a running verify run: it stops, and its report says so (the checks made so far "
+    "keep their verdicts); 200 with the run. Cancelling a cancelled run again answers the "
+    "same; one that ended otherwise answers 409",
+    VerifyRun,
+    errors=(404, 409),
+    security=None,
+)
+async def cancel_verify(request: Request) -> Response:
+    run = _run(request)
+    if not await _registry(request).cancel(run) and run.status != "cancelled":
+        raise Conflict(f"verify run {run.id} has already finished: {run.status}")
+    return json_response(_view(run))
+
+
+@operation(
     "A finished verify run's self-contained HTML report",
     str,
     errors=(404, 409),
@@ -128,5 +145,6 @@ async def verify_html(request: Request) -> Response:
 routes: list[BaseRoute] = [
     Route("/verify", start_verify, methods=["POST"]),
     Route("/verify/{verifyId}", get_verify, methods=["GET"]),
+    Route("/verify/{verifyId}", cancel_verify, methods=["DELETE"]),
     Route("/verify/{verifyId}/report.html", verify_html, methods=["GET"]),
 ]

@@ -59,6 +59,7 @@ async def verify_run(request: Request) -> Response:
         "verify.html",
         verify_id=verify_id,
         html_report=html_report if serves(request, "GET", html_report) else None,
+        cancel=serves(request, "DELETE", f"/_emulator/verify/{verify_id}"),
     )
 
 

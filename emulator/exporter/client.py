@@ -28,6 +28,7 @@ from emulator.outbound import (
     retry_after_seconds,
     tls_verify,
 )
+from emulator.redaction import Redactor
 from emulator.wire import decode, encode
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,7 @@ class CrmClient:
         # A 429 with Retry-After pauses every call to this CRM until then (decisions.md §3).
         self._resume_at = 0.0  # time.monotonic() before which no request starts
         self._journal = journal
-        self._key = api_key.encode()
+        self.redactor = Redactor([api_key])
         headers = {
             api_key_header: api_key,
             "Content-Type": "application/json",
@@ -150,9 +151,7 @@ class CrmClient:
         await self._peer.aclose()
 
     def _redact(self, data: bytes | None) -> bytes | None:
-        if not data or not self._key or self._key not in data:
-            return data
-        return data.replace(self._key, REDACTED)
+        return data and self.redactor.bytes(data)
 
     def pause(self, seconds: float) -> None:
         """No request to this CRM starts within `seconds` from now (a later end wins)."""
@@ -180,6 +179,7 @@ class CrmClient:
                 retry_after = retry_after_seconds(response.headers.get("Retry-After"))
             except httpx.TransportError as exc:
                 error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                error = self.redactor.text(error)
                 # the bound of a call is its deadline, not the deadline times its attempts
                 final = isinstance(exc, DeadlineExceeded | ResponseTooLarge)
             if self._journal is not None:

@@ -28,6 +28,7 @@ from emulator.exporter.report import (
     new_report,
 )
 from emulator.fixtures.models import CrmConnection
+from emulator.redaction import Redactor
 from emulator.store.db import Store
 
 
@@ -74,7 +75,9 @@ class RunContext:
         self.report = new_report(self.id, connection.crmUrl, wall_now(), now())
         self.report.strict = strict
         self.report.notes = list(notes)
-        self.journal = Journal(self.id, now, journal_limit, journal_bytes)
+        self.journal = Journal(
+            self.id, now, journal_limit, journal_bytes, redactor=Redactor([connection.apiKey])
+        )
         self.on_progress = on_progress
         self.owner_enabled = True
         self.totals: dict[str, int] = {}
@@ -100,6 +103,7 @@ class RunContext:
         # depends on one is held back.
         self.failed_records: set[tuple[str, int]] = set()
         self._phase = "health"
+        self.cancel_reason: str | None = None  # set by whoever cancels the run (its report says)
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -205,7 +209,18 @@ class RunContext:
             self.journal.store(conn, rows)
             return result
 
-        return await self.store.write(both)
+        hop = asyncio.ensure_future(self.store.write(both))
+        try:
+            return await asyncio.shield(hop)
+        except asyncio.CancelledError:
+            # Cancelled mid-hop: the database thread commits it anyway, so wait for it and let
+            # the caller count what it wrote (the report stays true), then stop at the next
+            # await instead.
+            result = await hop
+            task = asyncio.current_task()
+            if task is not None:
+                task.cancel()
+            return result
 
     async def flush_journal(self) -> None:
         """Store the journal's buffered attempts now: a write hop carrying nothing else."""

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from emulator.exporter.client import Attempt
+from emulator.redaction import Redactor
 
 JOURNAL_BODY_CAP = 4096
 JOURNAL_BUFFER = 1 << 20  # bytes of bodies buffered before a call stores them (RunContext.call)
@@ -34,9 +35,17 @@ class Journal:
     """Buffers attempts on the event loop; a batch's write hop stores them (capped table)."""
 
     def __init__(
-        self, export_id: str, now: Callable[[], str], limit: int, max_bytes: int = JOURNAL_BYTES
+        self,
+        export_id: str,
+        now: Callable[[], str],
+        limit: int,
+        max_bytes: int = JOURNAL_BYTES,
+        redactor: Redactor | None = None,
     ) -> None:
         self.export_id, self.now, self.limit, self.max_bytes = export_id, now, limit, max_bytes
+        # The journal is a sink: it redacts what it stores whoever sent the request (the
+        # client redacts too; a second pass over a clean body is one quick scan).
+        self.redact = redactor or Redactor()
         self._rows: list[tuple[Any, ...]] = []
         self.buffered = 0  # characters of bodies in `_rows`
 
@@ -44,6 +53,7 @@ class Journal:
         def cap(data: bytes | None) -> str | None:
             if data is None:
                 return None
+            data = self.redact.bytes(data)  # whole, before the cut: no half secret is kept
             text = data[:JOURNAL_BODY_CAP].decode("utf-8", "replace")
             return text + "…" if len(data) > JOURNAL_BODY_CAP else text
 
@@ -60,7 +70,7 @@ class Journal:
                 a.attempt,
                 request,
                 response,
-                a.error,
+                self.redact.optional(a.error),
             )
         )
 

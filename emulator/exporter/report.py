@@ -11,7 +11,7 @@ from emulator.exporter.client import Exchange
 from emulator.exporter.plan import Finding
 from emulator.wire import Wire
 
-RunStatus = Literal["running", "ok", "failed", "aborted"]
+RunStatus = Literal["running", "ok", "failed", "aborted", "cancelled"]
 BODY_CAP = 2000  # characters of a body kept in a finding
 EXAMPLES_PER_KIND = 5  # examples kept per kind of finding (every one is counted)
 HELD_BACK_CAP = 20  # dependents named per failed record (every one is counted)
@@ -255,8 +255,8 @@ def hold_back(record: FailedRecord, dependent: str) -> None:
 
 def exit_code(report: Report) -> int:
     """0: contract kept and nothing failed; 1: records failed or contract broken (or, with
-    --strict, any warning); 2: no run."""
-    if report.status == "aborted":
+    --strict, any warning); 2: no run (stopped, or cancelled before its end)."""
+    if report.status in ("aborted", "cancelled"):
         return 2
     broken = any(c.violations for c in report.checks.values())
     failed = any(s.failed for s in report.phases.values())
@@ -365,7 +365,7 @@ def junit_xml(report: Report) -> bytes:
         cases.append(case)
     cases.append(_junit_cleared(report))
     run = ET.Element("testcase", classname="export-run", name="export run")
-    if report.status == "aborted":
+    if report.status in ("aborted", "cancelled"):
         ET.SubElement(run, "failure", message=report.message or "the export stopped")
     said = report.notes + duplicate_lines(report)
     if said:

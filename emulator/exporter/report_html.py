@@ -23,7 +23,7 @@ h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
 table { border-collapse: collapse; margin: .5rem 0; }
 th, td { border: 1px solid #ccc; padding: .25rem .6rem; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
-.ok { color: #176f2c; } .failed, .aborted, .violation { color: #b00020; } .warning { color: #8a5a00; }
+.ok { color: #176f2c; } .failed, .aborted, .cancelled, .violation { color: #b00020; } .warning { color: #8a5a00; }
 pre { background: #f7f7f7; padding: .5rem; white-space: pre-wrap; word-break: break-all; margin: .2rem 0; }
 details { margin: .2rem 0 .6rem 1rem; } .muted { color: #666; }
 </style>

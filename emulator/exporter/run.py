@@ -3,6 +3,7 @@ activities, tasks, engagement; real HTTP to any CRM, platform writes one hop per
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -122,12 +123,17 @@ class Exporter(RunContext):
         report = self.report
         t0 = time.perf_counter()
         status: RunStatus = "ok"
+        cancelled: asyncio.CancelledError | None = None
         try:
             async with self._client() as self.client:
                 await sequence()
         except StopExport as exc:
             status, report.message = "aborted", str(exc)
             self._not_attempted(str(exc))
+        except asyncio.CancelledError as exc:  # cancelled (DELETE, a reset, the server stops)
+            cancelled, status = exc, "cancelled"
+            report.message = f"export cancelled: {self.cancel_reason or 'the task was cancelled'}"
+            self._not_attempted("the export was cancelled")
         finally:
             await self.flush_journal()
             report.finishedAt = wall_now()
@@ -139,6 +145,8 @@ class Exporter(RunContext):
         report.exitCode = exit_code(report)
         if report.status == "ok" and report.exitCode:
             report.status = "failed"
+        if cancelled is not None:  # the report is whole: the cancellation goes on up
+            raise cancelled
         return report
 
     def _not_attempted(self, why: str) -> None:

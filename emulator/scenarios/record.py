@@ -23,11 +23,11 @@ import httpx
 import msgspec
 
 from emulator.outbound import RESPONSE_CAP, ResponseTooLarge
+from emulator.redaction import Redactor
 
 if TYPE_CHECKING:
     from emulator.exporter.report import Report
 
-REDACTED = "***"
 # Answer headers a playback needs to behave the same (the exporter reads Retry-After).
 KEPT_HEADERS = ("retry-after", "content-type")
 # Connection fields a replay has no use for: where the CRM was, its key, its TLS.
@@ -71,7 +71,7 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         self, inner: httpx.AsyncBaseTransport, prefix: str, secret: str, cap: int = RESPONSE_CAP
     ) -> None:
         self.inner, self.prefix, self.cap = inner, prefix.rstrip("/"), cap
-        self.secret = secret.encode() if secret else b""
+        self.redactor = Redactor([secret])
         self.exchanges: list[Exchange] = []
         self.phase: Callable[[], str] = lambda: ""  # the exporter's phase at each request
 
@@ -101,7 +101,7 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         )
 
     def redact(self, raw: bytes) -> bytes:
-        return raw.replace(self.secret, REDACTED.encode()) if self.secret else raw
+        return self.redactor.bytes(raw)
 
     def request_body(self, raw: bytes) -> Any:
         try:
@@ -112,7 +112,7 @@ class RecordingTransport(httpx.AsyncBaseTransport):
     def answer(self, status: int, headers: httpx.Headers, raw: bytes) -> dict[str, Any]:
         raw = self.redact(raw)
         answer: dict[str, Any] = {"status": status}
-        kept = {k: headers[k] for k in KEPT_HEADERS if k in headers}
+        kept = {k: self.redactor.text(headers[k]) for k in KEPT_HEADERS if k in headers}
         try:
             if not raw:
                 raise msgspec.DecodeError("empty")  # kept as text: "" is not JSON

@@ -21,7 +21,7 @@ text-align:left;vertical-align:top}th{background:#f4f4f4}
 pre{white-space:pre-wrap;word-break:break-all;background:#f6f8fa;padding:.5em;margin:.3em 0;
 max-height:20em;overflow:auto;font-size:12px}summary{cursor:pointer}
 .verdict{font-size:1.2em;padding:.5em;border-radius:4px;display:inline-block}
-.verdict.pass{background:#dafbe1}.verdict.fail,.verdict.error{background:#ffebe9;color:#cf222e}
+.verdict.pass{background:#dafbe1}.verdict.fail,.verdict.error,.verdict.cancelled{background:#ffebe9;color:#cf222e}
 """
 
 

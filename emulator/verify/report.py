@@ -40,8 +40,11 @@ class CheckResult(Wire):
     exchanges: list[Exchange] = msgspec.field(default_factory=list)
 
 
+ReportStatus = Literal["pass", "fail", "error", "cancelled"]
+
+
 class Report(Wire):
-    status: Literal["pass", "fail", "error"]
+    status: ReportStatus
     exitCode: int
     crmUrl: str
     runId: str
@@ -60,20 +63,36 @@ def build(
     started_at: str,
     duration_ms: float,
     unreachable: str | None = None,
+    cancelled: bool = False,
 ) -> Report:
-    """The report of every catalogued check, in catalogue order; those not run are skips."""
+    """The report of every catalogued check, in catalogue order; those not run are skips.
+
+    `cancelled`: the run was stopped before its end (exit 2, like an unreachable CRM: it
+    proves nothing); the checks it made keep their verdicts, the rest say they did not run.
+    """
     checks = []
     for check in CHECKS:
         result = results.get(check.id)
         if result is None:
-            why = "not run: the CRM could not be reached" if unreachable else "not run"
+            why = (
+                "not run: the run was cancelled"
+                if cancelled
+                else "not run: the CRM could not be reached"
+                if unreachable
+                else "not run"
+            )
             result = CheckResult(
                 id=check.id, endpoint=check.endpoint, outcome="skip", rule=check.rule, message=why
             )
         checks.append(result)
     summary: dict[str, int] = {o: sum(1 for c in checks if c.outcome == o) for o in OUTCOMES}
-    if unreachable:
-        status: Literal["pass", "fail", "error"] = "error"
+    message = unreachable
+    if cancelled:
+        status: ReportStatus = "cancelled"
+        exit_code = 2
+        message = f"the run was cancelled after {len(results)} of {len(checks)} checks"
+    elif unreachable:
+        status = "error"
         exit_code = 2
     else:
         status, exit_code = ("fail", 1) if summary["fail"] else ("pass", 0)
@@ -86,7 +105,7 @@ def build(
         durationMs=round(duration_ms, 1),
         summary=summary,
         checks=checks,
-        message=unreachable,
+        message=message,
     )
 
 
@@ -105,7 +124,12 @@ def summary(report: Report) -> str:
         for c in report.checks:
             if c.outcome == outcome:
                 lines.append(f"  {outcome.upper()} {c.endpoint} {c.id}: {c.message}")
-    verdict = {"pass": "PASS", "fail": "FAIL", "error": "ERROR (CRM unreachable)"}[report.status]
+    verdict = {
+        "pass": "PASS",
+        "fail": "FAIL",
+        "error": "ERROR (CRM unreachable)",
+        "cancelled": "CANCELLED",
+    }[report.status]
     marked = (
         "" if report.status == "error" else f"; probe records are marked verify-{report.runId}-*"
     )
@@ -120,22 +144,26 @@ def to_json(report: Report) -> bytes:
 def junit_xml(report: Report) -> bytes:
     """One test case per check (classname: its endpoint); a failure per failing check.
 
-    An unreachable CRM (exit 2) is one more failing case, so the file never reads green
-    when the exit code is not 0.
+    An unreachable CRM or a cancelled run (exit 2) is one more failing case, so the file
+    never reads green when the exit code is not 0.
     """
-    fails = report.summary["fail"] + (1 if report.status == "error" else 0)
+    incomplete = report.status in ("error", "cancelled")
+    fails = report.summary["fail"] + (1 if incomplete else 0)
     suite = ET.Element(
         "testsuite",
         {
             "name": "emulator verify",
-            "tests": str(len(report.checks) + (report.status == "error")),
+            "tests": str(len(report.checks) + incomplete),
             "failures": str(fails),
             "errors": "0",
             "skipped": str(report.summary["skip"]),
             "time": f"{report.durationMs / 1000:.3f}",
         },
     )
-    if report.status == "error":
+    if report.status == "cancelled":
+        case = ET.SubElement(suite, "testcase", {"classname": "verify", "name": "completed"})
+        ET.SubElement(case, "failure", {"message": report.message or "cancelled"})
+    elif report.status == "error":
         case = ET.SubElement(suite, "testcase", {"classname": "GET /health", "name": "reachable"})
         ET.SubElement(
             case, "failure", {"message": report.message or "unreachable"}

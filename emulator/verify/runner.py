@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import httpx
+import msgspec
 
 from emulator.outbound import VERIFY_DEADLINE, Peer, retry_after_seconds, tls_verify
+from emulator.redaction import Redactor
 from emulator.verify import checks as v
 from emulator.verify import record_checks as rc
 from emulator.verify.catalogue import ACTIVITY_KINDS, BY_ID, ENDPOINTS, slug
@@ -30,7 +32,6 @@ Key = Literal["valid", "missing", "wrong"]
 KEY_PROBES: tuple[Key, ...] = ("missing", "wrong")
 BODY_LIMIT = 4000  # characters of each body kept in the report
 RETRIES = 2  # for 429/502/503/504 only: a probe judges answers, it does not hide them
-REDACTED = "***"
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class Prober:
         self.api_key = api_key
         self.header = api_key_header
         self.wrong_key = "verify-wrong-key"
+        self.redactor = Redactor([api_key])
         self._http = Peer(
             self.base_url,
             {"Content-Type": "application/json", "Accept": "application/json"},
@@ -78,7 +80,7 @@ class Prober:
         await self._http.aclose()
 
     def _redact(self, text: str) -> str:
-        return text.replace(self.api_key, REDACTED) if self.api_key else text
+        return self.redactor.text(text)
 
     async def call(self, method: str, path: str, body: Any = None, key: Key = "valid") -> Call:
         content = None if body is None else encode(body)
@@ -125,6 +127,9 @@ class Verifier:
         on_result: Callable[[CheckResult], None] | None = None,
     ) -> None:
         self.prober = prober
+        # Applied where results are recorded, whichever transport sent the calls: a CRM that
+        # echoes the key cannot put it in a verdict, an exchange or any output made of them.
+        self.redactor = Redactor([prober.api_key])
         self.probes = Probes(run_id or new_run_id())
         self.on_result = on_result
         self.results: dict[str, CheckResult] = {}
@@ -137,12 +142,21 @@ class Verifier:
             endpoint=check.endpoint,
             outcome=verdict.outcome,
             rule=check.rule,
-            message=verdict.message,
-            exchanges=[c.exchange for c in calls],
+            message=self.redactor.text(verdict.message),
+            exchanges=[self.redacted(c.exchange) for c in calls],
         )
         self.results[check_id] = result
         if self.on_result is not None:
             self.on_result(result)
+
+    def redacted(self, exchange: Exchange) -> Exchange:
+        r = self.redactor
+        return msgspec.structs.replace(
+            exchange,
+            request=r.optional(exchange.request),
+            response=r.text(exchange.response),
+            error=r.optional(exchange.error),
+        )
 
     def skip(self, reason: str, *check_ids: str) -> None:
         for check_id in check_ids:
@@ -154,7 +168,12 @@ class Verifier:
         method, path = endpoint.split(" ")
         if task_id is not None:
             path = path.replace(":taskId", urllib.parse.quote(task_id, safe=""))
-        return await self.prober.call(method, path, body, key)
+        call = await self.prober.call(method, path, body, key)
+        # The verdicts see the answer with the key already out: a message quoting a clipped
+        # body (`describe`) cannot keep half of it.
+        answer = call.answer
+        redacted = v.Answer(answer.status, self.redactor.bytes(answer.body), answer.error)
+        return Call(redacted, call.exchange)
 
     async def run(self) -> Report:
         started_at, t0 = now_iso(), time.perf_counter()
@@ -171,13 +190,20 @@ class Verifier:
                     "get-health/status"
                 ].message += f" (the API key was rejected: check --api-key and --api-key-header {self.prober.header})"
             await self.everything()
+        return self.report(started_at, t0, unreachable=unreachable)
+
+    def report(
+        self, started_at: str, t0: float, *, unreachable: str | None = None, cancelled: bool = False
+    ) -> Report:
+        """The report of the checks recorded so far (all of them once `run` is done)."""
         return build(
             self.results,
             crm_url=self.prober.base_url,
             run_id=self.probes.run_id,
             started_at=started_at,
             duration_ms=(time.perf_counter() - t0) * 1000,
-            unreachable=unreachable,
+            unreachable=None if unreachable is None else self.redactor.text(unreachable),
+            cancelled=cancelled,
         )
 
     async def everything(self) -> None:

@@ -32,8 +32,11 @@ function problemText(status, data) {
   return `${status}: ${data}`;
 }
 
+let sending = false; // an action is on its way: the page does not reload under it
+
 async function send(form) {
   if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) return;
+  sending = true;
   const body = formBody(form);
   const buttons = form.querySelectorAll("button");
   buttons.forEach((b) => (b.disabled = true));
@@ -62,6 +65,13 @@ async function send(form) {
     showFlash(`the emulator did not answer: ${error}`, true);
   }
   buttons.forEach((b) => (b.disabled = false));
+  sending = false;
+}
+
+// A page that follows a run (an export's) reloads itself, unless an action is being sent.
+const reloading = document.querySelector("[data-reload]");
+if (reloading) {
+  setInterval(() => { if (!sending) window.location.reload(); }, Number(reloading.dataset.reload));
 }
 
 document.addEventListener("submit", (event) => {
@@ -95,6 +105,8 @@ async function followVerify(box) {
   }
   status.textContent = run.status;
   status.className = `badge ${run.status}`;
+  const cancel = document.getElementById("cancel-verify");
+  if (cancel) cancel.hidden = run.status !== "running";
   if (run.status === "running") {
     progress.textContent = "Running… (this page follows the run)";
     setTimeout(() => followVerify(box), 1000);
