@@ -26,7 +26,9 @@ from emulator.store.db import Store
 
 log = logging.getLogger(__name__)
 
-UNTOUCHED = ("/v1/", "/crm/", "/docs/assets/", "/dashboard-assets/")
+# The JSON Schemas are documents generated from the code (a default such as the demo CRM key is
+# part of the code, not a secret of this run).
+UNTOUCHED = ("/v1/", "/crm/", "/docs/assets/", "/dashboard-assets/", "/_emulator/schemas/")
 # The reference CRM's own key is shown to a holder of the control token (control/crm.py
 # `shown`): its settings route and the dashboard's CRM page, which edits them.
 KEY_TO_TOKEN_HOLDER = frozenset({"/_emulator/crm/settings", "/crm-ui"})

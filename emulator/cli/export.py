@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import httpx
 import msgspec
 
-from emulator.cli import outputs
+import emulator.cli.outputs as outputs
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.fixtures.models import FixtureSet
 from emulator.platform import connection as platform_connection

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import httpx
 import msgspec
 
-from emulator.cli import outputs
+import emulator.cli.outputs as outputs
 from emulator.cli.export import add_strict_flag
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.fixtures.models import FixtureSet

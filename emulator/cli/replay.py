@@ -10,7 +10,7 @@ from xml.etree import ElementTree as ET
 
 import msgspec
 
-from emulator.cli import outputs
+import emulator.cli.outputs as outputs
 from emulator.scenarios.models import ReplayResult
 
 

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from emulator.cli import outputs
+import emulator.cli.outputs as outputs
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.redaction import SecretBook, redact_logs
 from emulator.server import deadline_arg, embedded_server

@@ -17,6 +17,7 @@ from msgspec import UNSET, UnsetType
 
 from emulator.file_keys import explain
 from emulator.fixtures.models import CrmSeed, FaultRule, SyncBackMode
+from emulator.v1_fault_spec import V1FaultIn
 from emulator.wire import FileWire, FileWireOmit, Wire
 
 FixtureKind = Literal[
@@ -225,8 +226,8 @@ class Scenario(FileWire):
     crm: ScenarioCrm | None = None  # None: the fixture directory's reference CRM (crm.json)
     connection: dict[str, Any] = {}  # CrmConnection fields laid over the fixtures' connection
     # /v1 faults (POST /_emulator/v1-faults bodies), armed at the start and after each reset
-    # step; the control API checks them, as it checks crmSettings' faults
-    v1Faults: list[dict[str, Any]] = []
+    # step; decoded strictly here, their routes checked by the control API when armed
+    v1Faults: list[V1FaultIn] = []
     steps: list[Step] = []
     expect: Expectations = msgspec.field(default_factory=Expectations)
     source: str | None = None  # the file it was read from (set by the loader)

@@ -101,7 +101,9 @@ async def test_probability_with_a_seed_draws_the_same_calls_every_time() -> None
         app = create_app(make_settings())
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://e") as client:
+            async with httpx.AsyncClient(
+                transport=transport, base_url="http://e.localhost"
+            ) as client:
                 await add(client, route="/v1/contacts", status=500, probability=0.5, seed=7)
                 codes = [
                     (await client.get("/v1/contacts", headers=ALL)).status_code for _ in range(20)
@@ -162,7 +164,9 @@ async def test_bad_faults_are_400_with_the_field(
 
 
 async def test_malformed_json_body_is_400(client: httpx.AsyncClient) -> None:
-    r = await client.post("/_emulator/v1-faults", content=b"{", headers={"content-type": "x"})
+    r = await client.post(
+        "/_emulator/v1-faults", content=b"{", headers={"content-type": "application/json"}
+    )
     assert r.status_code == 400 and r.json()["status"] == "error"
 
 

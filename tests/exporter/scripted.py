@@ -218,7 +218,7 @@ async def platform_app() -> AsyncIterator[tuple[Emulator, httpx.AsyncClient]]:
         await emulator.db.execute("UPDATE campaign_members SET stepIndex = 3")
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(
-            transport=transport, base_url="http://emulator", headers={"x-api-key": V1_KEY}
+            transport=transport, base_url="http://emulator.localhost", headers={"x-api-key": V1_KEY}
         ) as v1:
             yield emulator, v1
 
