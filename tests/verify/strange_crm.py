@@ -18,8 +18,48 @@ from starlette.routing import Route
 
 HEADER, KEY = "X-Api-Token", "strange-key"
 DOCUMENTED = {"description", "title"}
+ACTIVITY_TYPES = {"EMAIL", "NETWORK", "NETWORK_CONNECTION", "NETWORK_INMAIL"}
+# Bodies as the contract has them: (list field, the fields each item needs) or the fields needed.
+LISTS = {
+    **{f"POST /{k}": (k, {"externalId": str}) for k in ("companies", "contacts")},
+    **{f"POST /{k}/sync": (k, {"externalId": str}) for k in ("companies", "contacts")},
+    **{f"PUT /{k}": (k, {"crmId": str}) for k in ("companies", "contacts")},
+    "POST /associations": ("associations", {"contactCRMId": str, "companyCRMId": str}),
+}
+FIELDS: dict[str, dict[str, type]] = {
+    "POST /activities": {"type": str},
+    "POST /tasks": {"subject": str},
+    "PATCH /tasks/:taskId": {"completed": bool},
+    "POST /tasks/batch": {"ids": list},
+    "PATCH /tasks/batch": {"ids": list, "completed": bool},
+}
 
 Handler = Callable[[Request], Awaitable[Response]]
+
+
+def fields_flaw(body: dict[str, Any], needed: dict[str, type]) -> str | None:
+    if any(name not in body for name in needed):
+        return "missing-field"
+    if any(not isinstance(body[name], kind) for name, kind in needed.items()):
+        return "wrong-type"
+    return None
+
+
+def flaw(endpoint: str, body: Any) -> str | None:
+    """ "missing-field", "wrong-type" or None: what is wrong with a request body."""
+    if not isinstance(body, dict):
+        return "wrong-type"
+    if endpoint in LISTS:
+        key, needed = LISTS[endpoint]
+        if key not in body:
+            return "missing-field"
+        if not isinstance(body[key], list) or not all(isinstance(i, dict) for i in body[key]):
+            return "wrong-type"
+        return next(filter(None, (fields_flaw(i, needed) for i in body[key])), None)
+    found = fields_flaw(body, FIELDS.get(endpoint, {}))
+    if found is None and not all(isinstance(i, str) for i in body.get("ids", [])):
+        return "wrong-type"
+    return found
 
 
 def match_key(kind: str, item: dict[str, Any]) -> str | None:
@@ -45,9 +85,37 @@ class StrangeCrm:
                 return JSONResponse({"error": "unauthorized"}, 401)
             if sent is not None and sent != KEY and not self.broken(f"accept-wrong-key:{endpoint}"):
                 return JSONResponse({"error": "unauthorized"}, 401)
+            if not endpoint.startswith("GET "):
+                refused = await self.refuse(endpoint, request)
+                if refused is not None:
+                    return refused
             return await handler(request)
 
         return run
+
+    async def refuse(self, endpoint: str, request: Request) -> Response | None:
+        """400 for a body the contract calls invalid (each switch lets one kind through)."""
+        try:
+            body = await request.json()
+        except ValueError:
+            return JSONResponse({"error": "not JSON"}, 400)
+        found = flaw(endpoint, body)
+        if found == "missing-field" and endpoint == "POST /tasks/batch":
+            if self.broken("tasks-batch-all-without-ids"):
+                return None
+        if found is not None and self.broken(f"invalid-body-422:{endpoint}"):
+            return JSONResponse({"error": found}, 422)
+        if found == "missing-field" and self.broken(f"missing-field-500:{endpoint}"):
+            return JSONResponse({"error": "TypeError: cannot read properties of undefined"}, 500)
+        if found == "wrong-type" and self.broken(f"wrong-type-accepted:{endpoint}"):
+            return None
+        if found is not None:
+            return JSONResponse({"error": found}, 400)
+        kind = body.get("type") if endpoint == "POST /activities" else None
+        if kind is not None and kind not in ACTIVITY_TYPES:
+            if not self.broken("activity-accepts-any-type"):
+                return JSONResponse({"error": f"unknown activity type {kind}"}, 400)
+        return None
 
     # --- handlers -----------------------------------------------------------------------
 
@@ -174,18 +242,25 @@ class StrangeCrm:
     def complete(self, task: dict[str, Any], completed: bool) -> None:
         task["completed"] = completed
         now = datetime.now(UTC).isoformat()
-        task["completedAt"] = (task["completedAt"] or now) if completed else None
+        if self.broken("task-complete-resets-completed-at"):
+            task["completedAt"] = now if completed else None
+        else:
+            task["completedAt"] = (task["completedAt"] or now) if completed else None
 
     async def patch_task(self, request: Request) -> Response:
         task = self.tasks.get(request.path_params["taskId"])
         if task is None:
-            return JSONResponse({"error": "not found"}, 404)
+            return JSONResponse(
+                {"error": "not found"}, 500 if self.broken("task-patch-unknown-500") else 404
+            )
         if not self.broken("task-patch-ignores-completed"):
             self.complete(task, (await request.json())["completed"])
         return JSONResponse(self.view(task))
 
     async def get_tasks(self, request: Request) -> Response:
-        ids = (await request.json())["ids"]
+        ids = (await request.json()).get("ids")
+        if ids is None:  # the switch tasks-batch-all-without-ids let it through
+            return JSONResponse([self.view(t) for t in self.tasks.values()])
         if self.broken("tasks-batch-404-unknown") and any(i not in self.tasks for i in ids):
             return JSONResponse({"error": "unknown id"}, 404)
         if self.broken("tasks-batch-first-only"):
