@@ -100,9 +100,10 @@ class StrangeCrm:
         except ValueError:
             return JSONResponse({"error": "not JSON"}, 400)
         found = flaw(endpoint, body)
-        if found == "missing-field" and endpoint == "POST /tasks/batch":
-            if self.broken("tasks-batch-all-without-ids"):
-                return None
+        if (found, endpoint) == ("missing-field", "POST /tasks/batch") and self.broken(
+            "tasks-batch-all-without-ids"
+        ):
+            return None
         if found is not None and self.broken(f"invalid-body-422:{endpoint}"):
             return JSONResponse({"error": found}, 422)
         if found == "missing-field" and self.broken(f"missing-field-500:{endpoint}"):
@@ -112,9 +113,8 @@ class StrangeCrm:
         if found is not None:
             return JSONResponse({"error": found}, 400)
         kind = body.get("type") if endpoint == "POST /activities" else None
-        if kind is not None and kind not in ACTIVITY_TYPES:
-            if not self.broken("activity-accepts-any-type"):
-                return JSONResponse({"error": f"unknown activity type {kind}"}, 400)
+        if kind not in (None, *ACTIVITY_TYPES) and not self.broken("activity-accepts-any-type"):
+            return JSONResponse({"error": f"unknown activity type {kind}"}, 400)
         return None
 
     # --- handlers -----------------------------------------------------------------------
