@@ -20,6 +20,7 @@ from emulator.exporter.client import retry_after_seconds, tls_verify
 from emulator.verify import checks as v
 from emulator.verify import record_checks as rc
 from emulator.verify.catalogue import ACTIVITY_KINDS, BODY_ENDPOINTS, BY_ID, ENDPOINTS, slug
+from emulator.verify.deep_report import DeepOptions
 from emulator.verify.probes import Probes, new_run_id
 from emulator.verify.report import CheckResult, Exchange, Report, build
 from emulator.wire import encode, now_iso
@@ -121,7 +122,9 @@ class Verifier:
         *,
         run_id: str | None = None,
         on_result: Callable[[CheckResult], None] | None = None,
+        deep: DeepOptions | None = None,
     ) -> None:
+        self.deep_options = deep
         self.prober = prober
         self.probes = Probes(run_id or new_run_id())
         self.on_result = on_result
@@ -170,6 +173,11 @@ class Verifier:
                     "get-health/status"
                 ].message += f" (the API key was rejected: check --api-key and --api-key-header {self.prober.header})"
             await self.everything()
+        deep_run = None
+        if self.deep_options is not None and unreachable is None:
+            from emulator.verify.deep import deep  # deferred: Hypothesis loads only for --deep
+
+            deep_run = await deep(self.prober, self.probes, self.deep_options)
         return build(
             self.results,
             crm_url=self.prober.base_url,
@@ -177,6 +185,7 @@ class Verifier:
             started_at=started_at,
             duration_ms=(time.perf_counter() - t0) * 1000,
             unreachable=unreachable,
+            deep=deep_run,
         )
 
     async def everything(self) -> None:

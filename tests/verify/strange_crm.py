@@ -2,6 +2,9 @@
 
 It shares no code with the reference CRM: in-memory, its own header name, whole stored
 records as sync `properties`. `StrangeCrm(breaks={...}).app` is an ASGI app.
+
+The `seq-*` switches are bugs only a sequence of calls shows (`verify --deep` finds them; the
+fixed checks pass): see SEQUENCE_BUGS.
 """
 
 from __future__ import annotations
@@ -35,6 +38,23 @@ FIELDS: dict[str, dict[str, type]] = {
 }
 
 Handler = Callable[[Request], Awaitable[Response]]
+
+# Bugs no single probe shows, each passing every fixed check of `verify`.
+SEQUENCE_BUGS = {
+    # state that drifts between batches: crmIds are made from the batch size and the position,
+    # so two create calls of the same size give the same crmIds
+    "seq-crmid-by-batch-size": "distinct-crm-ids",
+    # position: an unknown crmId first in a PUT fails the whole batch (the fixed check puts it last)
+    "seq-put-unknown-first-fails-all": "update-results",
+    # past some position: PUT items after the third are answered success but not stored
+    "seq-put-past-3-not-stored": "fields-kept",
+    # between an update and a later one: the third PUT of a record drops what earlier PUTs wrote
+    "seq-third-update-drops-fields": "fields-kept",
+    # between the task endpoints: POST /tasks/batch reads a copy a single PATCH does not update
+    "seq-batch-get-stale": "task-state",
+    # between the task endpoints: PATCH /tasks/batch answers every task completed, stores one
+    "seq-batch-complete-stores-first": "task-state",
+}
 
 
 def fields_flaw(body: dict[str, Any], needed: dict[str, type]) -> str | None:
@@ -74,6 +94,9 @@ class StrangeCrm:
         self.index: dict[str, dict[str, str]] = {"companies": {}, "contacts": {}}
         self.tasks: dict[str, dict[str, Any]] = {}
         self.ids = itertools.count(1)
+        self.created: dict[str, dict[str, Any]] = {}  # each record as created
+        self.updates: dict[str, int] = {}  # PUTs per record
+        self.task_copies: dict[str, dict[str, Any]] = {}  # seq-batch-get-stale's stale reads
 
     def broken(self, name: str) -> bool:
         return name in self.breaks
@@ -136,9 +159,12 @@ class StrangeCrm:
         if len(items) > 50 and self.broken("batch-limit-50"):
             return JSONResponse({"error": "at most 50 items"}, 400)
         results = []
-        for item in items:
+        for position, item in enumerate(items):
             crm_id = f"s{next(self.ids)}"
+            if self.broken("seq-crmid-by-batch-size"):
+                crm_id = f"s{kind[:2]}{len(items)}x{position}"
             self.records[kind][crm_id] = dict(item)
+            self.created[crm_id] = dict(item)
             key = match_key(kind, item)
             if key:
                 self.index[kind][key] = crm_id
@@ -184,9 +210,12 @@ class StrangeCrm:
         ):
             return JSONResponse({"error": "unknown crmId"}, 404)
         results = []
-        for item in items:
+        first_unknown = bool(items) and items[0]["crmId"] not in stored
+        for position, item in enumerate(items):
             crm_id, fields = item["crmId"], {k: v for k, v in item.items() if k != "crmId"}
-            if crm_id not in stored:
+            if first_unknown and self.broken("seq-put-unknown-first-fails-all"):
+                results.append({"crmId": crm_id, "success": False, "error": "batch rejected"})
+            elif crm_id not in stored:
                 results.append({"crmId": crm_id, "success": False, "error": "no such record"})
             elif self.broken("put-refuses-documented-field") and DOCUMENTED & set(fields):
                 results.append({"crmId": crm_id, "success": False, "error": "read-only field"})
@@ -195,9 +224,12 @@ class StrangeCrm:
             ):
                 results.append({"crmId": crm_id, "success": False, "error": "unknown field"})
             else:
+                self.updates[crm_id] = self.updates.get(crm_id, 0) + 1
                 if self.broken("put-replaces-record"):
                     stored[crm_id] = fields
-                else:
+                elif self.updates[crm_id] >= 3 and self.broken("seq-third-update-drops-fields"):
+                    stored[crm_id] = {**self.created[crm_id], **fields}
+                elif position < 3 or not self.broken("seq-put-past-3-not-stored"):
                     stored[crm_id].update(fields)
                 results.append({"crmId": crm_id, "success": True})
         return JSONResponse({"results": results})
@@ -227,6 +259,7 @@ class StrangeCrm:
             "completedAt": None,
         }
         self.tasks[task["id"]] = task
+        self.task_copies[task["id"]] = dict(task)
         if self.broken("task-created-without-completed"):
             return JSONResponse({k: v for k, v in task.items() if k != "completed"}, 201)
         return JSONResponse(task, 201)
@@ -265,13 +298,17 @@ class StrangeCrm:
             return JSONResponse({"error": "unknown id"}, 404)
         if self.broken("tasks-batch-first-only"):
             ids = ids[:1]
-        return JSONResponse([self.view(self.tasks[i]) for i in ids if i in self.tasks])
+        source = self.task_copies if self.broken("seq-batch-get-stale") else self.tasks
+        return JSONResponse([self.view(source[i]) for i in ids if i in self.tasks])
 
     async def complete_tasks(self, request: Request) -> Response:
         body = await request.json()
         done = [self.tasks[i] for i in body["ids"] if i in self.tasks]
+        if self.broken("seq-batch-complete-stores-first"):
+            done = done[:1] + [dict(t) for t in done[1:]]  # the rest completed in copies
         for task in done:
             self.complete(task, body["completed"])
+            self.task_copies[task["id"]] = dict(task)
         return JSONResponse(done)
 
     @property
