@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 from html import escape
-from typing import Literal
+from typing import Annotated, Literal
 from xml.etree import ElementTree as ET
 
 import msgspec
@@ -17,13 +17,17 @@ from emulator.wire import Wire
 
 DEEP_CLASS = "verify --deep"
 DEFAULT_EXAMPLES = 60  # sequences drawn by default
+MAX_EXAMPLES = 100_000
+DEFAULT_TIME_LIMIT = 300.0
 
 
 class DeepOptions(Wire):
     """What `verify --deep` was asked: how many sequences, drawn from which seed."""
 
-    examples: int = DEFAULT_EXAMPLES
-    seed: int = 0
+    examples: Annotated[int, msgspec.Meta(ge=1, le=MAX_EXAMPLES)] = DEFAULT_EXAMPLES
+    seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] = 0
+    # seconds: past it no new sequence starts and shrinking stops (the shortest so far is shown)
+    timeLimit: Annotated[float, msgspec.Meta(gt=0, le=86400)] = DEFAULT_TIME_LIMIT
 
 
 DEEP_CASE = "random call sequences"
