@@ -276,6 +276,8 @@ def _run(session: Session, examples: int, seed_value: int) -> tuple[Outcome, str
             return "error", "cancelled"
         if session.best is not None:
             return "fail", None
+        if session.timed_out:  # every sequence after the limit was turned away
+            return ("pass", None) if session.sequences else ("error", "no sequence ran in time")
         return "error", f"the deep run stopped: {type(exc).__name__}: {exc}"
     return "pass", None
 
