@@ -21,7 +21,8 @@ DEEP_RULES = {
     "sync-matches": "Sync matches every created record to the crmId it was given and omits "
     "records never created (a failure may be reported in `errors` instead)",
     "fields-kept": "Stored fields are never lost: a field a sync showed stays, with the value "
-    "last written by PUT",
+    "last written by PUT; once syncs show fields PUT wrote, every record shows every field "
+    "PUT wrote to it",
     "task-state": "A task reads the same `completed`/`completedAt` through GET, POST "
     "/tasks/batch and both PATCHes; a new task is open (completed false, completedAt null)",
     "unknown-tasks": "Unknown task ids: 404 on PATCH /tasks/:taskId (a 4xx on GET), left out "

@@ -16,7 +16,7 @@ import msgspec
 from emulator.wire import Wire
 
 DEEP_CLASS = "verify --deep"
-DEFAULT_EXAMPLES = 60  # sequences drawn by default
+DEFAULT_EXAMPLES = 60  # sequences drawn by default: 10-25 s against the reference CRM, loaded
 MAX_EXAMPLES = 100_000
 DEFAULT_TIME_LIMIT = 300.0
 
