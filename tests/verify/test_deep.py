@@ -37,7 +37,7 @@ async def crm() -> AsyncIterator[Starlette]:
 @pytest.fixture
 def quick_shrink(monkeypatch: pytest.MonkeyPatch) -> None:
     """Shrink for a few seconds only: the test needs the bug found, not the shortest sequence."""
-    monkeypatch.setattr(deep, "SHRINK_LIMIT", 3.0)
+    monkeypatch.setattr(deep, "SHRINK_LIMIT", 1.0)
 
 
 @pytest.mark.parametrize(("seed", "sync_back"), [(1, None), (2, "all"), (3, "nulls")])
@@ -118,19 +118,13 @@ async def test_a_seed_draws_the_same_sequences() -> None:
             KEY,
             HEADER,
             run_id="5eed0001",  # the same marker: paths of unknown ids carry it
-            deep=DeepOptions(examples=8, seed=seed),
+            deep=DeepOptions(examples=4, seed=seed),
         )
         assert report.deep is not None and report.deep.outcome == "pass"
         return seen
 
     one, two, other = [await calls(seed) for seed in (5, 5, 6)]
     assert one == two and one != other
-    bug = {"seq-crmid-by-batch-size"}
-    first, again = [(await verify_strange(bug, deep=DeepOptions(seed=7))).deep for _ in "ab"]
-    assert first is not None and again is not None
-    assert [(s.method, s.path, s.status) for s in first.sequence] == [
-        (s.method, s.path, s.status) for s in again.sequence
-    ]
 
 
 async def test_the_time_limit_ends_a_deep_run_and_says_so() -> None:
