@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -103,7 +104,7 @@ class Session:
             raise Stopped("the deep run was cancelled")
         method, path = endpoint.split(" ")
         if task_id is not None:
-            path = path.replace(":taskId", task_id)
+            path = path.replace(":taskId", urllib.parse.quote(task_id, safe=""))
         future = asyncio.run_coroutine_threadsafe(self.prober.call(method, path, body), self.loop)
         done = future.result()
         self.calls += 1
