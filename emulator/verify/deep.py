@@ -89,7 +89,8 @@ class Session:
         """A new sequence; past the time limits only Hypothesis's final replay may run."""
         now = time.monotonic()
         shrunk_enough = self.best is not None and now > self.best.at + SHRINK_LIMIT
-        if (now > self.deadline or shrunk_enough) and not current_build_context().is_final:
+        over = now > self.deadline or shrunk_enough or self.stop.is_set()
+        if over and not current_build_context().is_final:
             self.timed_out = True
             reject()
         self.sequences += 1

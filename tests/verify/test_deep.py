@@ -3,6 +3,7 @@ every planted sequence-only bug found (and shrunk) within the default budget."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shlex
 from collections.abc import AsyncIterator
@@ -132,3 +133,26 @@ async def test_the_time_limit_ends_a_deep_run_and_says_so() -> None:
     assert report.deep is not None and report.deep.outcome == "pass"
     assert "time limit (2 s) ended the run" in (report.deep.message or "")
     assert "time limit" in summary(report)
+
+
+async def test_a_cancelled_deep_run_makes_no_further_call() -> None:
+    seen: list[str] = []
+    crm = StrangeCrm().app
+
+    async def logged(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            seen.append(scope["path"])
+        await crm(scope, receive, send)
+
+    running = asyncio.create_task(
+        verify_app(logged, "http://strange", KEY, HEADER, deep=DeepOptions(examples=10_000))
+    )
+    while len(seen) < 300:  # the checks, then the deep run's first calls
+        await asyncio.sleep(0.05)
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    await asyncio.sleep(0.5)  # the worker thread sees the stop at its next call
+    calls = len(seen)
+    await asyncio.sleep(1)
+    assert len(seen) == calls
