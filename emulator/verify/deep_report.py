@@ -112,6 +112,16 @@ def deep_junit(suite: ET.Element, run: DeepRun) -> None:
         ET.SubElement(case, "system-out").text = text
 
 
+def deep_html_head(run: DeepRun) -> str:
+    """The deep verdict under the report's verdict (the section is at the end)."""
+    cls = "pass" if run.outcome == "pass" else "fail"
+    broke = f": broke <code>{escape(run.rule)}</code>" if run.rule else ""
+    return (
+        f'<p>Deep mode (seed {run.seed}): <a href="#deep" class="{cls}">'
+        f"{escape(run.outcome.upper())}</a>{broke}</p>"
+    )
+
+
 def deep_html(run: DeepRun) -> str:
     """The deep run's section of the HTML report."""
     cls = {"pass": "pass", "fail": "fail", "error": "fail"}[run.outcome]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 
 from emulator.verify.catalogue import ENDPOINTS
-from emulator.verify.deep_report import deep_html
+from emulator.verify.deep_report import deep_html, deep_html_head
 from emulator.verify.report import OUTCOMES, CheckResult, Exchange, Report
 
 STYLE = """
@@ -64,6 +64,7 @@ def html_report(report: Report) -> bytes:
         )
     message = f"<p>{escape(report.message)}</p>" if report.message else ""
     if report.deep is not None:
+        message += deep_html_head(report.deep)
         sections.append(deep_html(report.deep))
     page = (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'

@@ -98,6 +98,7 @@ async def test_the_shrunk_sequence_is_in_every_output_as_curl_without_the_key() 
     assert root.get("failures") == "1"
     page = html_report(report).decode()
     assert "verify --deep: FAIL" in page and "task-state" in page and "<ol>" in page
+    assert 'Deep mode (seed 1): <a href="#deep" class="fail">FAIL</a>' in page
     for output in (text, to_json(report).decode(), junit_xml(report).decode(), page):
         assert KEY not in output
 
