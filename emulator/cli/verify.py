@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import secrets
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -18,6 +19,12 @@ from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixtur
 from emulator.redaction import SecretBook, redact_logs
 from emulator.server import deadline_arg, embedded_server
 from emulator.settings import Settings
+from emulator.verify.deep_report import (
+    DEFAULT_EXAMPLES,
+    DEFAULT_TIME_LIMIT,
+    MAX_EXAMPLES,
+    DeepOptions,
+)
 
 if TYPE_CHECKING:  # httpx and the verifier load only when `verify` runs
     from emulator.verify.report import CheckResult, Report
@@ -55,10 +62,72 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     verify.add_argument(
         "--fixtures", help="fixtures of the embedded CRM (default: fixtures/default)"
     )
+    deep = verify.add_argument_group("deep mode (random call sequences, shrunk on failure)")
+    deep.add_argument(
+        "--deep",
+        action="store_true",
+        help="after the checks, run random sequences of calls and check the spec's invariants "
+        "after each; a failure is shrunk to the shortest sequence that shows it",
+    )
+    deep.add_argument(
+        "--examples",
+        type=positive,
+        metavar="N",
+        help=f"sequences to draw with --deep (default {DEFAULT_EXAMPLES})",
+    )
+    deep.add_argument(
+        "--deep-time",
+        type=seconds,
+        metavar="SECONDS",
+        help=f"wall-clock limit of --deep: no sequence starts and shrinking stops past it "
+        f"(default {DEFAULT_TIME_LIMIT:g})",
+    )
+    deep.add_argument(
+        "--seed",
+        type=seed_value,
+        metavar="S",
+        help="seed of the sequences with --deep: the same seed draws the same sequences "
+        "(default: a random seed, printed)",
+    )
+
+
+def positive(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= MAX_EXAMPLES:
+        raise argparse.ArgumentTypeError(f"must be 1 to {MAX_EXAMPLES}")
+    return value
+
+
+def seconds(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 86400:
+        raise argparse.ArgumentTypeError("must be more than 0 and at most 86400")
+    return value
+
+
+def seed_value(text: str) -> int:
+    value = int(text)
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError("must be 0 to 2**63-1")
+    return value
+
+
+def deep_options(args: argparse.Namespace) -> DeepOptions | None:
+    if not args.deep:
+        return None
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**32)
+    return DeepOptions(
+        examples=args.examples or DEFAULT_EXAMPLES,
+        seed=seed,
+        timeLimit=args.deep_time or DEFAULT_TIME_LIMIT,
+    )
 
 
 async def _verify(
-    args: argparse.Namespace, show: Callable[[CheckResult], None], book: SecretBook
+    args: argparse.Namespace,
+    show: Callable[[CheckResult], None],
+    book: SecretBook,
+    deep: DeepOptions | None,
 ) -> Report:
     """The run's report; `book` learns the key in use (the outputs are redacted with it)."""
     from emulator.verify.runner import Prober, verify  # deferred: only when `verify` runs
@@ -71,7 +140,9 @@ async def _verify(
     if args.crm_url:
         book.add(args.api_key)
         return await verify(
-            prober(args.crm_url, args.api_key, args.api_key_header or "X-API-Key"), on_result=show
+            prober(args.crm_url, args.api_key, args.api_key_header or "X-API-Key"),
+            on_result=show,
+            deep=deep,
         )
 
     from emulator.app import create_app  # deferred: the whole server, only for the embedded CRM
@@ -83,7 +154,7 @@ async def _verify(
         url = f"{platform.server_base}/crm"
         key, header = args.api_key or crm.apiKey, args.api_key_header or crm.apiKeyHeader
         book.add(key)
-        return await verify(prober(url, key, header), on_result=show)
+        return await verify(prober(url, key, header), on_result=show, deep=deep)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -93,6 +164,9 @@ def main(args: argparse.Namespace) -> int:
         return 2
     if args.crm_url and not args.api_key:
         print("emulator verify: --api-key is required with --crm-url", file=sys.stderr)
+        return 2
+    if not args.deep and any(a is not None for a in (args.examples, args.seed, args.deep_time)):
+        print("emulator verify: --examples, --seed and --deep-time need --deep", file=sys.stderr)
         return 2
     if not outputs.prepare("verify", args.report, args.junit, args.html):
         return 2
@@ -107,8 +181,14 @@ def main(args: argparse.Namespace) -> int:
     def show(result: CheckResult) -> None:
         print(book.redactor.text(line(result)), flush=True)
 
+    deep = deep_options(args)
+    if deep is not None:
+        print(
+            f"deep: after the checks, {deep.examples} random sequences from seed {deep.seed}",
+            flush=True,
+        )
     try:
-        report = asyncio.run(_verify(args, show, book))
+        report = asyncio.run(_verify(args, show, book, deep))
     except (FixtureError, OSError, RuntimeError, ValueError) as exc:
         print(book.redactor.text(f"emulator verify: {exc}"), file=sys.stderr)
         return 2

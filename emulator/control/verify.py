@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import secrets
+from typing import Annotated
+
 import httpx
+import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -12,6 +16,12 @@ from emulator.errors import BadRequest, Conflict, NotFound, refuse_control_targe
 from emulator.http import decode_body, json_response
 from emulator.openapi import operation
 from emulator.platform import connection as platform_connection
+from emulator.verify.deep_report import (
+    DEFAULT_EXAMPLES,
+    DEFAULT_TIME_LIMIT,
+    MAX_EXAMPLES,
+    DeepOptions,
+)
 from emulator.verify.html import html_report
 from emulator.verify.report import Report
 from emulator.verify.runner import Prober
@@ -25,6 +35,10 @@ class VerifyIn(WireOmit):
     crmUrl: str | None = None
     apiKey: str | None = None
     apiKeyHeader: str | None = None
+    deep: bool = False  # after the checks, random call sequences (`verify --deep`)
+    examples: Annotated[int, msgspec.Meta(ge=1, le=MAX_EXAMPLES)] | None = None
+    seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] | None = None
+    deepTime: Annotated[float, msgspec.Meta(gt=0, le=86400)] | None = None  # seconds
 
 
 class VerifyRun(WireOmit):
@@ -80,7 +94,8 @@ async def _prober(request: Request, body: VerifyIn) -> Prober:
 
 
 @operation(
-    "Verify a CRM against every Part A endpoint and rule (runs in the background)",
+    "Verify a CRM against every Part A endpoint and rule (runs in the background); with "
+    "`deep`, then random call sequences checked after every call",
     VerifyRun,
     status=202,
     body=VerifyIn,
@@ -92,11 +107,21 @@ async def start_verify(request: Request) -> Response:
     body = await decode_body(request, VerifyIn, BadRequest.field) if raw.strip() else VerifyIn()
     if body.apiKeyHeader is not None and not body.apiKeyHeader.strip():
         raise BadRequest.field("apiKeyHeader", "must not be empty")
+    if not body.deep and any(v is not None for v in (body.examples, body.seed, body.deepTime)):
+        raise BadRequest.field("deep", "must be true with examples, seed or deepTime")
+    deep = None
+    if body.deep:
+        seed = body.seed if body.seed is not None else secrets.randbelow(2**32)
+        deep = DeepOptions(
+            examples=body.examples or DEFAULT_EXAMPLES,
+            seed=seed,
+            timeLimit=body.deepTime or DEFAULT_TIME_LIMIT,
+        )
     prober = await _prober(request, body)
     # the key this run sends stays out of this app's answers and logs from now on
     request.app.state.services.secrets.add(prober.api_key)
     try:
-        run = _registry(request).start(prober)
+        run = _registry(request).start(prober, deep)
     except TooManyRuns as exc:
         await prober.aclose()
         raise Conflict(str(exc)) from None

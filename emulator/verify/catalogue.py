@@ -27,6 +27,12 @@ RULE_1 = "Errors rule 1: sync failures are reported in `errors` as {externalId, 
 RULE_2 = "Errors rule 2: update failures are reported per item as {crmId, success: false, error}"
 RULE_3 = "Errors rule 3: a batch get of tasks omits unknown ids without an error"
 RULE_4 = "Errors rule 4: a sync that matches no record returns an empty `results` array"
+INVALID_RULE = (
+    "Status codes: 400 invalid request; a body {what} is answered 400, never 2xx or 5xx "
+    "(another 4xx is a warning)"
+)
+# Endpoints with a request body: each gets a missing-field and a wrong-type check.
+BODY_ENDPOINTS = tuple(e for e in ENDPOINTS if not e.startswith("GET "))
 
 
 @dataclass(frozen=True)
@@ -157,7 +163,64 @@ def _catalogue() -> tuple[Check, ...]:
             "PATCH /tasks/batch {ids, completed: true}: the updated tasks, each with `completedAt`",
         ),
     ]
-    return tuple(checks)
+    return tuple(checks + _status_checks())
+
+
+def _status_checks() -> list[Check]:
+    """The spec's status codes: invalid bodies, unknown ids, repeated completion, activity types."""
+    checks = [
+        Check(
+            "patch-task/unknown-id",
+            "PATCH /tasks/:taskId",
+            "Errors: 404 resource not found; completing a task id no CRM issued answers 404",
+        ),
+        Check(
+            "patch-task/complete-again",
+            "PATCH /tasks/:taskId",
+            "`completedAt` is the completion time: completing a completed task keeps its first "
+            "`completedAt` (a warning when it changes; the spec does not show the transition)",
+        ),
+        Check(
+            "post-activities/unknown-type",
+            "POST /activities",
+            "Activity `type` is one of EMAIL, NETWORK, NETWORK_CONNECTION, NETWORK_INMAIL; "
+            "another type is refused with 400 (a warning when accepted)",
+        ),
+    ]
+    for endpoint in BODY_ENDPOINTS:
+        required = REQUIRED.get(endpoint, "its required fields")
+        checks.append(
+            Check(
+                f"{slug(endpoint)}/missing-field",
+                endpoint,
+                INVALID_RULE.format(what=f"without {required}"),
+            )
+        )
+        checks.append(
+            Check(
+                f"{slug(endpoint)}/wrong-type",
+                endpoint,
+                INVALID_RULE.format(what="with a field of the wrong JSON type"),
+            )
+        )
+    return checks
+
+
+# What each endpoint's body requires (interfaces.md Part A), as the rules of the invalid-body checks.
+REQUIRED = {
+    "POST /contacts": "`contacts`, or an item without `externalId`",
+    "POST /contacts/sync": "`contacts`, or an item without `externalId`",
+    "PUT /contacts": "`contacts`, or an item without `crmId`",
+    "POST /companies": "`companies`, or an item without `externalId`",
+    "POST /companies/sync": "`companies`, or an item without `externalId`",
+    "PUT /companies": "`companies`, or an item without `crmId`",
+    "POST /associations": "`associations`",
+    "POST /activities": "`type` (the only required field)",
+    "POST /tasks": "`subject` (the only required field)",
+    "PATCH /tasks/:taskId": "`completed`",
+    "POST /tasks/batch": "`ids` (required)",
+    "PATCH /tasks/batch": "`ids` or `completed` (both required)",
+}
 
 
 CHECKS = _catalogue()

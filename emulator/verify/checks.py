@@ -298,3 +298,67 @@ def tasks_completed(answer: Answer, ids: list[str]) -> Verdict:
             raise Broken(f"task {task_id} is missing from the answer")
         completed(found[task_id], f"task {task_id}")
     return Verdict("pass", f"{len(ids)} tasks completed, each with completedAt")
+
+
+# --- the spec's status codes ------------------------------------------------------------
+
+
+@verdict
+def invalid_body(answers: list[tuple[str, Answer]]) -> Verdict:
+    """Each (what is wrong, answer) of an invalid body: 400; another 4xx warns; else it fails."""
+    wrong, other = [], []
+    for what, answer in answers:
+        if answer.status == 400:
+            continue
+        if 400 <= answer.status < 500:
+            other.append(f"a body with {what} answered {answer.status}")
+        else:
+            wrong.append(f"a body with {what} answered {answer.describe()}")
+    if wrong:
+        raise Broken("; ".join(wrong) + " (expected 400)")
+    if other:
+        return Verdict("warn", "; ".join(other) + "; the spec's code for an invalid request is 400")
+    return Verdict(
+        "pass", "400 for a body with " + " and for one with ".join(w for w, _ in answers)
+    )
+
+
+@verdict
+def patch_unknown(answer: Answer) -> Verdict:
+    if answer.status == 404:
+        return Verdict("pass", "404")
+    raise Broken(f"completing an unknown task id answered {answer.describe()}; expected 404")
+
+
+@verdict
+def completed_again(first: Answer, again: Answer, task_id: str) -> Verdict:
+    """Two PATCH {completed: true} of one task: the second keeps the first `completedAt`."""
+    before = task(ok(first, f"PATCH /tasks/{task_id}"), "the first completion")
+    after = task(ok(again, f"PATCH /tasks/{task_id} again"), "the second completion")
+    try:
+        completed(before, "the first completion")
+        completed(after, "the second completion")
+    except Broken as exc:  # completing at all is patch-task/complete's rule
+        return Verdict("skip", f"{exc.message} (see patch-task/complete)")
+    if after["completedAt"] != before["completedAt"]:
+        return Verdict(
+            "warn",
+            f"completing the completed task again moved `completedAt` from "
+            f"{before['completedAt']} to {after['completedAt']} (the completion time is the first)",
+        )
+    return Verdict("pass", f"`completedAt` kept at {before['completedAt']}")
+
+
+@verdict
+def unknown_activity_type(answer: Answer, sent: str) -> Verdict:
+    if answer.status == 400:
+        return Verdict("pass", f"type {sent!r} refused with 400")
+    if 200 <= answer.status < 300:
+        return Verdict(
+            "warn", f"type {sent!r} accepted ({answer.status}); the spec lists four activity types"
+        )
+    if 400 <= answer.status < 500:
+        return Verdict(
+            "warn", f"type {sent!r} refused with {answer.status}; the spec's code is 400"
+        )
+    raise Broken(f"type {sent!r} answered {answer.describe()}")

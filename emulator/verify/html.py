@@ -9,6 +9,7 @@ from __future__ import annotations
 from html import escape
 
 from emulator.verify.catalogue import ENDPOINTS
+from emulator.verify.deep_report import deep_html, deep_html_head
 from emulator.verify.report import OUTCOMES, CheckResult, Exchange, Report
 
 STYLE = """
@@ -62,6 +63,9 @@ def html_report(report: Report) -> bytes:
             f"the exchanges)</th></tr>{''.join(_row(c) for c in rows)}</table>"
         )
     message = f"<p>{escape(report.message)}</p>" if report.message else ""
+    if report.deep is not None:
+        message += deep_html_head(report.deep)
+        sections.append(deep_html(report.deep))
     page = (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f"<title>emulator verify: {escape(report.status)} {escape(report.crmUrl)}</title>"

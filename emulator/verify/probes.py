@@ -156,3 +156,65 @@ class Probes:
         """(method, path) to call for a spec endpoint (a task id no CRM issued for :taskId)."""
         method, path = endpoint.split(" ")
         return method, path.replace(":taskId", self.absent_id("task"))
+
+    def invalid_bodies(
+        self, endpoint: str, problem: str, task_ids: list[str]
+    ) -> list[tuple[str, Any]]:
+        """(what is wrong, body) of bodies the spec calls invalid: "missing-field" or "wrong-type".
+
+        `task_ids` are tasks the CRM created (so a 404 cannot stand in for the 400).
+        """
+        method, path = endpoint.split(" ")
+        kind = path.strip("/").split("/")[0]
+        tasks = task_ids or [self.absent_id("task")]
+        missing = problem == "missing-field"
+        if kind in ("companies", "contacts"):
+            key = "crmId" if method == "PUT" else "externalId"
+            item = (
+                {"crmId": self.absent_id("record"), "verifyField": "x"}
+                if method == "PUT"
+                else self.record(kind)
+            )
+            if missing:
+                return [
+                    (f"no `{kind}`", {}),
+                    (
+                        f"an item without `{key}`",
+                        {kind: [{k: v for k, v in item.items() if k != key}]},
+                    ),
+                ]
+            return [
+                (f"`{kind}` an object, not an array", {kind: item}),
+                (f"`{key}` a number", {kind: [{**item, key: 42}]}),
+            ]
+        match endpoint:
+            case "POST /associations":
+                if missing:
+                    return [("no `associations`", {})]
+                return [("`associations` a string", {"associations": MARKER})]
+            case "POST /activities":
+                sent = self.activity("EMAIL", "OUTBOUND", None, None)
+                if missing:
+                    return [("no `type`", {k: v for k, v in sent.items() if k != "type"})]
+                return [("`type` a number", {**sent, "type": 42})]
+            case "POST /tasks":
+                task = self.task(None, None)
+                if missing:
+                    return [("no `subject`", {k: v for k, v in task.items() if k != "subject"})]
+                return [("`subject` a number", {**task, "subject": 42})]
+            case "PATCH /tasks/:taskId":
+                if missing:
+                    return [("no `completed`", {})]
+                return [("`completed` a string", {"completed": "yes"})]
+            case "POST /tasks/batch":
+                if missing:
+                    return [("no `ids`", {})]
+                return [("`ids` a string", {"ids": tasks[0]})]
+            case "PATCH /tasks/batch":
+                if missing:
+                    return [("no `ids`", {"completed": True}), ("no `completed`", {"ids": tasks})]
+                return [
+                    ("`ids` a string", {"ids": tasks[0], "completed": True}),
+                    ("`completed` a string", {"ids": tasks, "completed": "yes"}),
+                ]
+        raise ValueError(f"{endpoint} takes no body")

@@ -13,6 +13,7 @@ import msgspec
 
 from emulator.verify.catalogue import CHECKS
 from emulator.verify.checks import Outcome
+from emulator.verify.deep_report import DeepRun, deep_junit, deep_lines
 from emulator.wire import Wire
 
 OUTCOMES: tuple[Outcome, ...] = ("pass", "fail", "warn", "skip")
@@ -53,6 +54,7 @@ class Report(Wire):
     summary: dict[str, int]
     checks: list[CheckResult]
     message: str | None = None
+    deep: DeepRun | None = None  # `verify --deep`: the random sequences' verdict
 
 
 def build(
@@ -64,6 +66,7 @@ def build(
     duration_ms: float,
     unreachable: str | None = None,
     cancelled: bool = False,
+    deep: DeepRun | None = None,
 ) -> Report:
     """The report of every catalogued check, in catalogue order; those not run are skips.
 
@@ -95,7 +98,8 @@ def build(
         status = "error"
         exit_code = 2
     else:
-        status, exit_code = ("fail", 1) if summary["fail"] else ("pass", 0)
+        deep_failed = deep is not None and deep.outcome != "pass"
+        status, exit_code = ("fail", 1) if summary["fail"] or deep_failed else ("pass", 0)
     return Report(
         status=status,
         exitCode=exit_code,
@@ -106,6 +110,7 @@ def build(
         summary=summary,
         checks=checks,
         message=message,
+        deep=deep,
     )
 
 
@@ -124,6 +129,8 @@ def summary(report: Report) -> str:
         for c in report.checks:
             if c.outcome == outcome:
                 lines.append(f"  {outcome.upper()} {c.endpoint} {c.id}: {c.message}")
+    if report.deep is not None:
+        lines += deep_lines(report.deep)
     verdict = {
         "pass": "PASS",
         "fail": "FAIL",
@@ -148,12 +155,17 @@ def junit_xml(report: Report) -> bytes:
     never reads green when the exit code is not 0.
     """
     incomplete = report.status in ("error", "cancelled")
-    fails = report.summary["fail"] + (1 if incomplete else 0)
+    deep = report.deep
+    fails = (
+        report.summary["fail"]
+        + (1 if incomplete else 0)
+        + (1 if deep is not None and deep.outcome != "pass" else 0)
+    )
     suite = ET.Element(
         "testsuite",
         {
             "name": "emulator verify",
-            "tests": str(len(report.checks) + incomplete),
+            "tests": str(len(report.checks) + incomplete + (deep is not None)),
             "failures": str(fails),
             "errors": "0",
             "skipped": str(report.summary["skip"]),
@@ -182,6 +194,8 @@ def junit_xml(report: Report) -> bytes:
                 ET.SubElement(case, "system-out").text = f"WARNING: {detail}"
             case "pass":
                 pass
+    if deep is not None:
+        deep_junit(suite, deep)
     suites = ET.Element("testsuites", {"tests": suite.get("tests", "0"), "failures": str(fails)})
     suites.append(suite)
     return ET.tostring(suites, encoding="utf-8", xml_declaration=True) + b"\n"

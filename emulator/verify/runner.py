@@ -23,7 +23,8 @@ from emulator.outbound import VERIFY_DEADLINE, Peer, retry_after_seconds, tls_ve
 from emulator.redaction import Redactor
 from emulator.verify import checks as v
 from emulator.verify import record_checks as rc
-from emulator.verify.catalogue import ACTIVITY_KINDS, BY_ID, ENDPOINTS, slug
+from emulator.verify.catalogue import ACTIVITY_KINDS, BODY_ENDPOINTS, BY_ID, ENDPOINTS, slug
+from emulator.verify.deep_report import DeepOptions, DeepRun
 from emulator.verify.probes import Probes, new_run_id
 from emulator.verify.report import CheckResult, Exchange, Report, build
 from emulator.wire import encode, now_iso
@@ -32,6 +33,7 @@ Key = Literal["valid", "missing", "wrong"]
 KEY_PROBES: tuple[Key, ...] = ("missing", "wrong")
 BODY_LIMIT = 4000  # characters of each body kept in the report
 RETRIES = 2  # for 429/502/503/504 only: a probe judges answers, it does not hide them
+UNKNOWN_ACTIVITY = "VERIFY_UNKNOWN_TYPE"  # outside the spec's four activity types
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,10 @@ class Verifier:
         *,
         run_id: str | None = None,
         on_result: Callable[[CheckResult], None] | None = None,
+        deep: DeepOptions | None = None,
     ) -> None:
+        self.deep_options = deep
+        self.deep_run: DeepRun | None = None  # set once the deep run ends
         self.prober = prober
         # Applied where results are recorded, whichever transport sent the calls: a CRM that
         # echoes the key cannot put it in a verdict, an exchange or any output made of them.
@@ -134,6 +139,7 @@ class Verifier:
         self.on_result = on_result
         self.results: dict[str, CheckResult] = {}
         self.created: dict[str, list[str]] = {}  # crmIds issued per kind, in order sent
+        self.task_ids: list[str] = []  # tasks POST /tasks created
 
     def record(self, check_id: str, verdict: v.Verdict, *calls: Call) -> None:
         check = BY_ID[check_id]
@@ -190,6 +196,10 @@ class Verifier:
                     "get-health/status"
                 ].message += f" (the API key was rejected: check --api-key and --api-key-header {self.prober.header})"
             await self.everything()
+        if self.deep_options is not None and unreachable is None:
+            from emulator.verify.deep import deep  # deferred: Hypothesis loads only for --deep
+
+            self.deep_run = await deep(self.prober, self.probes, self.deep_options)
         return self.report(started_at, t0, unreachable=unreachable)
 
     def report(
@@ -204,6 +214,7 @@ class Verifier:
             duration_ms=(time.perf_counter() - t0) * 1000,
             unreachable=None if unreachable is None else self.redactor.text(unreachable),
             cancelled=cancelled,
+            deep=self.deep_run,
         )
 
     async def everything(self) -> None:
@@ -216,6 +227,7 @@ class Verifier:
         await self.associations()
         await self.activities()
         await self.tasks()
+        await self.status_codes()
 
     async def auth(self, users_absent: int | None) -> None:
         for endpoint in ENDPOINTS:
@@ -373,6 +385,7 @@ class Verifier:
         ]
         self.record("post-tasks/create", v.task_created([m.answer for m in made], learned), *made)
         t = [learned.ids.get(str(i)) for i in range(3)]
+        self.task_ids = [i for i in t if i is not None]
         absent = self.probes.absent_id("task")
         missing = await self.call("GET /tasks/:taskId", task_id=absent)
         need = "needs tasks created by POST /tasks (see post-tasks/create)"
@@ -408,6 +421,49 @@ class Verifier:
         rest = [i for i in t[1:] if i is not None]
         done = await self.call("PATCH /tasks/batch", {"ids": rest, "completed": True})
         self.record("patch-tasks-batch/complete", v.tasks_completed(done.answer, rest), done)
+
+    async def status_codes(self) -> None:
+        """The spec's status codes: invalid bodies, an unknown task id, repeated completion."""
+        for endpoint in BODY_ENDPOINTS:
+            for problem in ("missing-field", "wrong-type"):
+                await self.invalid_body(endpoint, problem)
+        absent = self.probes.absent_id("task")
+        patched = await self.call("PATCH /tasks/:taskId", {"completed": True}, task_id=absent)
+        self.record("patch-task/unknown-id", v.patch_unknown(patched.answer), patched)
+        await self.complete_again()
+        sent = self.probes.activity("EMAIL", "OUTBOUND", self.first("contacts"), None)
+        odd = await self.call("POST /activities", {**sent, "type": UNKNOWN_ACTIVITY})
+        self.record(
+            "post-activities/unknown-type",
+            v.unknown_activity_type(odd.answer, UNKNOWN_ACTIVITY),
+            odd,
+        )
+
+    async def invalid_body(self, endpoint: str, problem: str) -> None:
+        check = f"{slug(endpoint)}/{problem}"
+        if endpoint == "PATCH /tasks/:taskId" and not self.task_ids:
+            self.skip("needs a task created by POST /tasks (see post-tasks/create)", check)
+            return
+        task_id = self.task_ids[0] if ":taskId" in endpoint else None
+        calls, sent = [], []
+        for what, body in self.probes.invalid_bodies(endpoint, problem, self.task_ids):
+            call = await self.call(endpoint, body, task_id=task_id)
+            calls.append(call)
+            sent.append((what, call.answer))
+        self.record(check, v.invalid_body(sent), *calls)
+
+    async def complete_again(self) -> None:
+        check = "patch-task/complete-again"
+        made = await self.call("POST /tasks", self.probes.task(None, None))
+        try:
+            task_id = v.task(v.ok(made.answer, "POST /tasks"), "the created task")["id"]
+        except v.Broken as exc:
+            self.record(check, v.Verdict("skip", f"needs a task: {exc.message}"), made)
+            return
+        first = await self.call("PATCH /tasks/:taskId", {"completed": True}, task_id=task_id)
+        await asyncio.sleep(0.05)  # a CRM that stamps every completion would stamp a later time
+        again = await self.call("PATCH /tasks/:taskId", {"completed": True}, task_id=task_id)
+        self.record(check, v.completed_again(first.answer, again.answer, task_id), first, again)
 
 
 async def verify(prober: Prober, **kwargs: Any) -> Report:

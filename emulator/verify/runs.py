@@ -12,6 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Literal
 
+from emulator.verify.deep_report import DeepOptions
 from emulator.verify.probes import new_run_id
 from emulator.verify.report import Report
 from emulator.verify.runner import Prober, Verifier
@@ -47,23 +48,23 @@ class VerifyRuns:
     def get(self, run_id: str) -> Run | None:
         return self._runs.get(run_id)
 
-    def start(self, prober: Prober) -> Run:
+    def start(self, prober: Prober, deep: DeepOptions | None = None) -> Run:
         """Start verifying the prober's CRM in the background; the run's id is its marker id."""
         if sum(r.status == "running" for r in self._runs.values()) >= self.running:
             raise TooManyRuns(f"{self.running} verify runs are running already")
         run = Run(id=new_run_id(), crm_url=prober.base_url)
         self._runs[run.id] = run
         self._trim()
-        run.task = asyncio.create_task(self._run(run, prober))
+        run.task = asyncio.create_task(self._run(run, prober, deep))
         self._tasks.add(run.task)
         run.task.add_done_callback(self._tasks.discard)
         return run
 
-    async def _run(self, run: Run, prober: Prober) -> None:
+    async def _run(self, run: Run, prober: Prober, deep: DeepOptions | None) -> None:
         started_at, t0 = now_iso(), time.perf_counter()
         verifier: Verifier | None = None
         try:
-            verifier = Verifier(prober, run_id=run.id)
+            verifier = Verifier(prober, run_id=run.id, deep=deep)
             run.report = await verifier.run()
             run.status, run.message = run.report.status, run.report.message
         except asyncio.CancelledError:  # DELETE, a reset or the server stopping

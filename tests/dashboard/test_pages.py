@@ -203,6 +203,25 @@ def test_verify_runs_from_the_page_or_says_it_is_not_in_this_build(page: Watched
     assert page.page.locator("#report-frame:visible, #verify-report:visible").count() == 1
 
 
+def test_a_deep_verify_run_starts_from_the_page_with_its_sequences_and_seed(
+    page: Watched,
+) -> None:
+    page.goto("/runs")
+    page.page.check("#verify-deep")
+    page.page.fill("input[name=examples]", "2")
+    page.page.fill("input[name=seed]", "11")
+    page.page.click("#start-verify")
+    page.page.wait_for_url(re.compile(r"/runs/verify/[^/]+$"))
+    verify_id = page.page.url.rsplit("/", 1)[1]
+    page.page.wait_for_function(
+        "() => document.getElementById('verify-status')?.textContent === 'pass'", timeout=120_000
+    )
+    frame = page.page.frame_locator("#report-frame")
+    assert "verify --deep: PASS" in frame.locator("#deep").inner_text()
+    run = httpx.get(f"{page.origin}/_emulator/verify/{verify_id}").json()
+    assert (run["report"]["deep"]["examples"], run["report"]["deep"]["seed"]) == (2, 11)
+
+
 def test_api_docs_render_the_openapi_document_and_try_it_calls_the_emulator(page: Watched) -> None:
     page.goto("/docs")
     health = page.page.locator(".opblock-summary-path", has_text="/_emulator/health").first

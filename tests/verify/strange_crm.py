@@ -2,6 +2,9 @@
 
 It shares no code with the reference CRM: in-memory, its own header name, whole stored
 records as sync `properties`. `StrangeCrm(breaks={...}).app` is an ASGI app.
+
+The `seq-*` switches are bugs only a sequence of calls shows (`verify --deep` finds them; the
+fixed checks pass): see SEQUENCE_BUGS.
 """
 
 from __future__ import annotations
@@ -18,8 +21,65 @@ from starlette.routing import Route
 
 HEADER, KEY = "X-Api-Token", "strange-key"
 DOCUMENTED = {"description", "title"}
+ACTIVITY_TYPES = {"EMAIL", "NETWORK", "NETWORK_CONNECTION", "NETWORK_INMAIL"}
+# Bodies as the contract has them: (list field, the fields each item needs) or the fields needed.
+LISTS = {
+    **{f"POST /{k}": (k, {"externalId": str}) for k in ("companies", "contacts")},
+    **{f"POST /{k}/sync": (k, {"externalId": str}) for k in ("companies", "contacts")},
+    **{f"PUT /{k}": (k, {"crmId": str}) for k in ("companies", "contacts")},
+    "POST /associations": ("associations", {"contactCRMId": str, "companyCRMId": str}),
+}
+FIELDS: dict[str, dict[str, type]] = {
+    "POST /activities": {"type": str},
+    "POST /tasks": {"subject": str},
+    "PATCH /tasks/:taskId": {"completed": bool},
+    "POST /tasks/batch": {"ids": list},
+    "PATCH /tasks/batch": {"ids": list, "completed": bool},
+}
 
 Handler = Callable[[Request], Awaitable[Response]]
+
+# Bugs no single probe shows, each passing every fixed check of `verify`.
+SEQUENCE_BUGS = {
+    # state that drifts between batches: crmIds are made from the batch size and the position,
+    # so two create calls of the same size give the same crmIds
+    "seq-crmid-by-batch-size": "distinct-crm-ids",
+    # position: an unknown crmId first in a PUT fails the whole batch (the fixed check puts it last)
+    "seq-put-unknown-first-fails-all": "update-results",
+    # past some position: PUT items after the third are answered success but not stored
+    "seq-put-past-3-not-stored": "fields-kept",
+    # between an update and a later one: the third PUT of a record drops what earlier PUTs wrote
+    "seq-third-update-drops-fields": "fields-kept",
+    # between the task endpoints: POST /tasks/batch reads a copy a single PATCH does not update
+    "seq-batch-get-stale": "task-state",
+    # between the task endpoints: PATCH /tasks/batch answers every task completed, stores one
+    "seq-batch-complete-stores-first": "task-state",
+}
+
+
+def fields_flaw(body: dict[str, Any], needed: dict[str, type]) -> str | None:
+    if any(name not in body for name in needed):
+        return "missing-field"
+    if any(not isinstance(body[name], kind) for name, kind in needed.items()):
+        return "wrong-type"
+    return None
+
+
+def flaw(endpoint: str, body: Any) -> str | None:
+    """ "missing-field", "wrong-type" or None: what is wrong with a request body."""
+    if not isinstance(body, dict):
+        return "wrong-type"
+    if endpoint in LISTS:
+        key, needed = LISTS[endpoint]
+        if key not in body:
+            return "missing-field"
+        if not isinstance(body[key], list) or not all(isinstance(i, dict) for i in body[key]):
+            return "wrong-type"
+        return next(filter(None, (fields_flaw(i, needed) for i in body[key])), None)
+    found = fields_flaw(body, FIELDS.get(endpoint, {}))
+    if found is None and not all(isinstance(i, str) for i in body.get("ids", [])):
+        return "wrong-type"
+    return found
 
 
 def match_key(kind: str, item: dict[str, Any]) -> str | None:
@@ -34,6 +94,9 @@ class StrangeCrm:
         self.index: dict[str, dict[str, str]] = {"companies": {}, "contacts": {}}
         self.tasks: dict[str, dict[str, Any]] = {}
         self.ids = itertools.count(1)
+        self.created: dict[str, dict[str, Any]] = {}  # each record as created
+        self.updates: dict[str, int] = {}  # PUTs per record
+        self.task_copies: dict[str, dict[str, Any]] = {}  # seq-batch-get-stale's stale reads
 
     def broken(self, name: str) -> bool:
         return name in self.breaks
@@ -45,9 +108,37 @@ class StrangeCrm:
                 return JSONResponse({"error": "unauthorized"}, 401)
             if sent is not None and sent != KEY and not self.broken(f"accept-wrong-key:{endpoint}"):
                 return JSONResponse({"error": "unauthorized"}, 401)
+            if not endpoint.startswith("GET "):
+                refused = await self.refuse(endpoint, request)
+                if refused is not None:
+                    return refused
             return await handler(request)
 
         return run
+
+    async def refuse(self, endpoint: str, request: Request) -> Response | None:
+        """400 for a body the contract calls invalid (each switch lets one kind through)."""
+        try:
+            body = await request.json()
+        except ValueError:
+            return JSONResponse({"error": "not JSON"}, 400)
+        found = flaw(endpoint, body)
+        if (found, endpoint) == ("missing-field", "POST /tasks/batch") and self.broken(
+            "tasks-batch-all-without-ids"
+        ):
+            return None
+        if found is not None and self.broken(f"invalid-body-422:{endpoint}"):
+            return JSONResponse({"error": found}, 422)
+        if found == "missing-field" and self.broken(f"missing-field-500:{endpoint}"):
+            return JSONResponse({"error": "TypeError: cannot read properties of undefined"}, 500)
+        if found == "wrong-type" and self.broken(f"wrong-type-accepted:{endpoint}"):
+            return None
+        if found is not None:
+            return JSONResponse({"error": found}, 400)
+        kind = body.get("type") if endpoint == "POST /activities" else None
+        if kind not in (None, *ACTIVITY_TYPES) and not self.broken("activity-accepts-any-type"):
+            return JSONResponse({"error": f"unknown activity type {kind}"}, 400)
+        return None
 
     # --- handlers -----------------------------------------------------------------------
 
@@ -68,9 +159,12 @@ class StrangeCrm:
         if len(items) > 50 and self.broken("batch-limit-50"):
             return JSONResponse({"error": "at most 50 items"}, 400)
         results = []
-        for item in items:
+        for position, item in enumerate(items):
             crm_id = f"s{next(self.ids)}"
+            if self.broken("seq-crmid-by-batch-size"):
+                crm_id = f"s{kind[:2]}{len(items)}x{position}"
             self.records[kind][crm_id] = dict(item)
+            self.created[crm_id] = dict(item)
             key = match_key(kind, item)
             if key:
                 self.index[kind][key] = crm_id
@@ -116,9 +210,12 @@ class StrangeCrm:
         ):
             return JSONResponse({"error": "unknown crmId"}, 404)
         results = []
-        for item in items:
+        first_unknown = bool(items) and items[0]["crmId"] not in stored
+        for position, item in enumerate(items):
             crm_id, fields = item["crmId"], {k: v for k, v in item.items() if k != "crmId"}
-            if crm_id not in stored:
+            if first_unknown and self.broken("seq-put-unknown-first-fails-all"):
+                results.append({"crmId": crm_id, "success": False, "error": "batch rejected"})
+            elif crm_id not in stored:
                 results.append({"crmId": crm_id, "success": False, "error": "no such record"})
             elif self.broken("put-refuses-documented-field") and DOCUMENTED & set(fields):
                 results.append({"crmId": crm_id, "success": False, "error": "read-only field"})
@@ -127,9 +224,12 @@ class StrangeCrm:
             ):
                 results.append({"crmId": crm_id, "success": False, "error": "unknown field"})
             else:
+                self.updates[crm_id] = self.updates.get(crm_id, 0) + 1
                 if self.broken("put-replaces-record"):
                     stored[crm_id] = fields
-                else:
+                elif self.updates[crm_id] >= 3 and self.broken("seq-third-update-drops-fields"):
+                    stored[crm_id] = {**self.created[crm_id], **fields}
+                elif position < 3 or not self.broken("seq-put-past-3-not-stored"):
                     stored[crm_id].update(fields)
                 results.append({"crmId": crm_id, "success": True})
         return JSONResponse({"results": results})
@@ -159,6 +259,7 @@ class StrangeCrm:
             "completedAt": None,
         }
         self.tasks[task["id"]] = task
+        self.task_copies[task["id"]] = dict(task)
         if self.broken("task-created-without-completed"):
             return JSONResponse({k: v for k, v in task.items() if k != "completed"}, 201)
         return JSONResponse(task, 201)
@@ -174,29 +275,40 @@ class StrangeCrm:
     def complete(self, task: dict[str, Any], completed: bool) -> None:
         task["completed"] = completed
         now = datetime.now(UTC).isoformat()
-        task["completedAt"] = (task["completedAt"] or now) if completed else None
+        if self.broken("task-complete-resets-completed-at"):
+            task["completedAt"] = now if completed else None
+        else:
+            task["completedAt"] = (task["completedAt"] or now) if completed else None
 
     async def patch_task(self, request: Request) -> Response:
         task = self.tasks.get(request.path_params["taskId"])
         if task is None:
-            return JSONResponse({"error": "not found"}, 404)
+            return JSONResponse(
+                {"error": "not found"}, 500 if self.broken("task-patch-unknown-500") else 404
+            )
         if not self.broken("task-patch-ignores-completed"):
             self.complete(task, (await request.json())["completed"])
         return JSONResponse(self.view(task))
 
     async def get_tasks(self, request: Request) -> Response:
-        ids = (await request.json())["ids"]
+        ids = (await request.json()).get("ids")
+        if ids is None:  # the switch tasks-batch-all-without-ids let it through
+            return JSONResponse([self.view(t) for t in self.tasks.values()])
         if self.broken("tasks-batch-404-unknown") and any(i not in self.tasks for i in ids):
             return JSONResponse({"error": "unknown id"}, 404)
         if self.broken("tasks-batch-first-only"):
             ids = ids[:1]
-        return JSONResponse([self.view(self.tasks[i]) for i in ids if i in self.tasks])
+        source = self.task_copies if self.broken("seq-batch-get-stale") else self.tasks
+        return JSONResponse([self.view(source[i]) for i in ids if i in self.tasks])
 
     async def complete_tasks(self, request: Request) -> Response:
         body = await request.json()
         done = [self.tasks[i] for i in body["ids"] if i in self.tasks]
+        if self.broken("seq-batch-complete-stores-first"):
+            done = done[:1] + [dict(t) for t in done[1:]]  # the rest completed in copies
         for task in done:
             self.complete(task, body["completed"])
+            self.task_copies[task["id"]] = dict(task)
         return JSONResponse(done)
 
     @property

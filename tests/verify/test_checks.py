@@ -114,3 +114,34 @@ def test_create_passes_exactly_when_each_item_has_its_own_string_crm_id(
     assert (verdict.outcome == "pass") == kept, (results, verdict)
     if kept:
         assert learned.ids == {r["externalId"]: r["crmId"] for r in results}
+
+
+def test_invalid_bodies_need_400() -> None:
+    assert v.invalid_body([("no `ids`", v.Answer(400))]).outcome == "pass"
+    warned = v.invalid_body([("no `ids`", v.Answer(400)), ("`ids` a string", v.Answer(422))])
+    assert warned.outcome == "warn" and "`ids` a string answered 422" in warned.message
+    for status in (200, 201, 204, 500, 503, 0):
+        failed = v.invalid_body([("no `ids`", v.Answer(status)), ("x", v.Answer(422))])
+        assert failed.outcome == "fail" and "no `ids`" in failed.message
+
+
+def test_unknown_task_patch_and_unknown_activity_type() -> None:
+    assert v.patch_unknown(v.Answer(404)).outcome == "pass"
+    assert v.patch_unknown(v.Answer(400)).outcome == "fail"
+    assert v.patch_unknown(answer({"id": "x"})).outcome == "fail"
+    assert v.unknown_activity_type(v.Answer(400), "X").outcome == "pass"
+    assert v.unknown_activity_type(answer({"id": "a"}, 201), "X").outcome == "warn"
+    assert v.unknown_activity_type(v.Answer(422), "X").outcome == "warn"
+    assert v.unknown_activity_type(v.Answer(500), "X").outcome == "fail"
+
+
+def test_completing_twice_keeps_the_first_completed_at() -> None:
+    def done(at: str | None, completed: bool = True) -> v.Answer:
+        return answer({"id": "t1", "completed": completed, "completedAt": at})
+
+    first = done("2026-01-05T10:00:00.000Z")
+    assert v.completed_again(first, first, "t1").outcome == "pass"
+    moved = v.completed_again(first, done("2026-01-05T10:00:01.000Z"), "t1")
+    assert moved.outcome == "warn" and "10:00:01" in moved.message
+    assert v.completed_again(done(None, False), first, "t1").outcome == "skip"
+    assert v.completed_again(v.Answer(500), first, "t1").outcome == "fail"

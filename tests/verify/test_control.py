@@ -16,8 +16,8 @@ from tests.verify.strange_crm import HEADER, KEY, StrangeCrm
 pytestmark = pytest.mark.anyio
 
 
-async def finished(client: httpx.AsyncClient, run_id: str) -> dict[str, Any]:
-    for _ in range(400):
+async def finished(client: httpx.AsyncClient, run_id: str, tries: int = 400) -> dict[str, Any]:
+    for _ in range(tries):
         body: dict[str, Any] = (await client.get(f"/_emulator/verify/{run_id}")).json()
         if body["status"] != "running":
             return body
@@ -88,3 +88,20 @@ async def test_registry_keeps_the_newest_finished_runs() -> None:
             await asyncio.sleep(0.01)
         assert run.status == "error"
     assert runs.get(started[0]) is None and runs.get(started[2]) is not None
+
+
+async def test_a_deep_run_of_the_own_reference_crm(client: httpx.AsyncClient) -> None:
+    started = await client.post("/_emulator/verify", json={"deep": True, "examples": 2, "seed": 9})
+    assert started.status_code == 202, started.text
+    done = await finished(client, started.json()["id"], tries=2400)
+    deep = done["report"]["deep"]
+    assert done["status"] == "pass" and deep["outcome"] == "pass", deep
+    assert (deep["seed"], deep["examples"], deep["sequences"]) == (9, 2, 2)
+    page = await client.get(f"/_emulator/verify/{started.json()['id']}/report.html")
+    assert "verify --deep: PASS" in page.text
+
+
+async def test_deep_options_are_checked(client: httpx.AsyncClient) -> None:
+    for body in ({"examples": 3}, {"seed": 1}, {"deep": True, "examples": 0}, {"deep": "yes"}):
+        answer = await client.post("/_emulator/verify", json=body)
+        assert answer.status_code == 400, (body, answer.text)

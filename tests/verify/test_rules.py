@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.verify.catalogue import CHECKS, ENDPOINTS
+from emulator.verify.catalogue import BODY_ENDPOINTS, CHECKS, ENDPOINTS, slug
 from tests.verify.conftest import failing, outcomes, verify_strange
 
 pytestmark = pytest.mark.anyio
@@ -44,6 +44,17 @@ BREAKS = [
     ("tasks-batch-first-only", "post-tasks-batch/known-ids", "POST /tasks/batch"),
     ("tasks-batch-404-unknown", "post-tasks-batch/unknown-ids", "POST /tasks/batch"),
     ("tasks-route-swallows-batch", "patch-tasks-batch/complete", "PATCH /tasks/batch"),
+    # The spec's status codes (the vendor's example CRM breaks the first four)
+    ("tasks-batch-all-without-ids", "post-tasks-batch/missing-field", "POST /tasks/batch"),
+    ("task-patch-unknown-500", "patch-task/unknown-id", "PATCH /tasks/:taskId"),
+    *[
+        (f"{switch}:{endpoint}", f"{slug(endpoint)}/{check}", endpoint)
+        for endpoint in BODY_ENDPOINTS
+        for switch, check in (
+            ("missing-field-500", "missing-field"),
+            ("wrong-type-accepted", "wrong-type"),
+        )
+    ],
 ]
 # Breaks that hit both record kinds; the contacts twin of each is checked too.
 BOTH_KINDS = {
@@ -107,3 +118,21 @@ async def test_a_failed_create_skips_what_needs_its_records() -> None:
     assert seen["put-companies/keeps-fields"] == "skip"
     assert seen["post-associations/link"] == "skip"
     assert seen["post-activities/email-outbound"] == "pass"  # activities need no record
+
+
+@pytest.mark.parametrize(
+    ("switch", "check"),
+    [
+        ("task-complete-resets-completed-at", "patch-task/complete-again"),
+        ("activity-accepts-any-type", "post-activities/unknown-type"),
+        ("invalid-body-422:POST /tasks", "post-tasks/missing-field"),
+    ],
+)
+async def test_where_the_spec_is_silent_a_deviation_is_a_warning(switch: str, check: str) -> None:
+    report = await verify_strange({switch})
+    assert report.exitCode == 0 and report.status == "pass", failing(report)
+    warned = {c.id for c in report.checks if c.outcome == "warn"}
+    expected = {check, "post-tasks/wrong-type"} if "422" in switch else {check}
+    assert warned == expected
+    result = next(c for c in report.checks if c.id == check)
+    assert result.exchanges and result.rule

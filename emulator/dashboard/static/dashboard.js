@@ -18,7 +18,11 @@ function formBody(form) {
   if (form.elements.json) return form.elements.json.value;
   const fields = {};
   for (const input of form.querySelectorAll("input[name]")) {
-    if (input.value.trim()) fields[input.name] = input.value.trim();
+    if (input.type === "checkbox") {
+      if (input.checked) fields[input.name] = true;
+    } else if (input.value.trim()) {
+      fields[input.name] = input.type === "number" ? Number(input.value) : input.value.trim();
+    }
   }
   return Object.keys(fields).length || form.querySelector("input[name]") ? JSON.stringify(fields) : null;
 }
