@@ -140,25 +140,52 @@ async def test_sync_with_no_match_answers_empty_results(client: httpx.AsyncClien
     assert r.json() == {"results": []}
 
 
-async def test_sync_properties_are_the_stored_owned_fields_by_default(
+async def test_sync_properties_by_default_are_every_syncable_name_so_nothing_is_cleared(
     client: httpx.AsyncClient, company: dict[str, Any], contact: dict[str, Any]
 ) -> None:
-    r = await post(
-        client,
-        "/companies/sync",
-        {"companies": [{"externalId": "a", "domain": company["fields"]["domain"]}]},
-    )
+    """The spec's syncable names per kind, written out: the CRM's own fields come from its
+    record, every other one as the sync item sent it (top level or customFields)."""
+    sent = {
+        "externalId": "a",
+        "domain": company["fields"]["domain"],
+        "phone": "+1 555 0199",
+        "industry": "Shipping",
+        "name": "ignored: not a syncable name",
+        "customFields": {"tags": ["vip"], "favourite": "teal"},
+    }
+    r = await post(client, "/companies/sync", {"companies": [sent]})
+    props = r.json()["results"][0]["properties"]
+    owned = ("accountTier", "totalDeals", "lifetimeValue", "accountOwner")
+    assert props == {
+        **{f: company["fields"][f] for f in owned},
+        "domain": company["fields"]["domain"],
+        "phone": "+1 555 0199",
+        "industry": "Shipping",
+        "tags": ["vip"],
+    }
+    sent = {"externalId": "c", "email": contact["fields"]["email"], "mobilePhone": "+44 1"}
+    r = await post(client, "/contacts/sync", {"contacts": [sent]})
+    props = r.json()["results"][0]["properties"]
+    owned = ("leadScore", "lifecycleStage", "owner", "dealValue")
+    assert props == {
+        **{f: contact["fields"][f] for f in owned},
+        "email": contact["fields"]["email"],
+        "mobilePhone": "+44 1",
+    }
+
+
+async def test_sync_back_owned_answers_the_crm_fields_only(
+    client: httpx.AsyncClient, company: dict[str, Any]
+) -> None:
+    """The named wiping setting: only the CRM's own fields, so the null rule clears the rest."""
+    settings = (await client.get("/_emulator/crm/settings")).json()
+    r = await client.put("/_emulator/crm/settings", json={**settings, "syncBack": "owned"})
+    assert r.status_code == 200, r.text
+    sent = {"externalId": "a", "domain": company["fields"]["domain"], "phone": "+1 555 0199"}
+    r = await post(client, "/companies/sync", {"companies": [sent]})
     props = r.json()["results"][0]["properties"]
     owned = ("accountTier", "totalDeals", "lifetimeValue", "accountOwner")
     assert props == {f: company["fields"][f] for f in owned}
-    r = await post(
-        client,
-        "/contacts/sync",
-        {"contacts": [{"externalId": "c", "email": contact["fields"]["email"]}]},
-    )
-    props = r.json()["results"][0]["properties"]
-    owned = ("leadScore", "lifecycleStage", "owner", "dealValue")
-    assert props == {f: contact["fields"][f] for f in owned}
 
 
 # --- create and update ------------------------------------------------------------------
@@ -193,7 +220,8 @@ async def test_create_companies_answers_201_with_a_crm_id_each(client: httpx.Asy
     )
     (hit,) = r.json()["results"]
     assert hit["crmId"] == results[1]["crmId"]
-    assert set(hit["properties"]) == {"accountTier", "totalDeals", "lifetimeValue", "accountOwner"}
+    owned = {"accountTier", "totalDeals", "lifetimeValue", "accountOwner"}
+    assert set(hit["properties"]) == owned | {"domain"}
 
 
 async def test_create_contacts_stores_owner_and_keys(client: httpx.AsyncClient) -> None:
@@ -363,6 +391,19 @@ async def test_users_are_a_bare_array(client: httpx.AsyncClient) -> None:
 
 
 # --- tasks ------------------------------------------------------------------------------
+
+
+async def test_post_tasks_creates_an_open_task_whatever_the_body_says(
+    client: httpx.AsyncClient,
+) -> None:
+    """The spec: POST /tasks creates the task with `completed` false."""
+    body = {"subject": "Call Ada", "completed": True, "completedAt": "2026-01-01T00:00:00Z"}
+    r = await post(client, "/tasks", body)
+    assert r.status_code == 201
+    task = r.json()
+    assert task["completed"] is False and task["completedAt"] is None
+    read = (await client.get(f"/crm/tasks/{task['id']}", headers=CRM_KEY)).json()
+    assert read["completed"] is False and read["completedAt"] is None
 
 
 async def test_task_lifecycle(client: httpx.AsyncClient) -> None:

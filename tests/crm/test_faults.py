@@ -266,7 +266,7 @@ async def test_reset_clears_what_the_crm_was_sent(client: httpx.AsyncClient) -> 
     assert (await client.get("/_emulator/crm/contacts")).json()["meta"]["total"] == before
     for kind in ("tasks", "activities"):
         assert (await client.get(f"/_emulator/crm/{kind}")).json()["meta"]["total"] == 0
-    assert (await client.get("/_emulator/crm/settings")).json()["syncBack"] == "owned"
+    assert (await client.get("/_emulator/crm/settings")).json()["syncBack"] == "complete"
     # Ids count from the start again, and the fixtures' records are back as they were.
     r = await client.post(
         "/crm/contacts", headers=CRM_KEY, json={"contacts": [{"externalId": "r2"}]}
