@@ -176,6 +176,8 @@ def test_a_bundled_scenario_passes_and_a_wrong_one_shows_the_difference(page: Wa
 def test_crm_settings_are_editable_and_a_bad_one_is_refused(page: Watched, server: str) -> None:
     page.goto("/crm-ui")
     settings = json.loads(page.page.input_value("textarea[name=json]"))
+    assert settings["syncBack"] == "complete"
+    assert "clears nothing" in page.page.inner_text("[data-sync-back]")
     faulty = {
         **settings,
         "faults": [{"endpoint": "POST /contacts/sync", "status": 503, "times": 2}],
