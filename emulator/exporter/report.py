@@ -7,6 +7,7 @@ from xml.etree import ElementTree as ET
 
 import msgspec
 
+from emulator.exporter import endpoints as ep
 from emulator.exporter.client import Exchange
 from emulator.exporter.plan import Finding
 from emulator.wire import Wire
@@ -150,6 +151,8 @@ class Report(Wire):
     cleared: list[ClearedField] = msgspec.field(default_factory=list)
     clearedTotal: int = 0
     taskReadBack: TaskReadBack = msgspec.field(default_factory=TaskReadBack)
+    # Per Part A endpoint (the spec's order): calls, answers and status (endpoints.py).
+    endpoints: dict[str, ep.EndpointCalls] = msgspec.field(default_factory=dict)
     progress: Progress | None = None
 
 
@@ -160,6 +163,7 @@ def new_report(export_id: str, crm_url: str, started_at: str) -> Report:
         startedAt=started_at,
         phases={name: PhaseStats() for name in PHASES},
         checks={name: CheckResult(name=name) for name in CHECKS},
+        endpoints=ep.new_endpoints(),
     )
 
 
@@ -214,6 +218,14 @@ def hold_back(record: FailedRecord, dependent: str) -> None:
         record.heldBack.append(dependent)
 
 
+def settle_endpoints(report: Report, *, name_unexercised: bool) -> None:
+    """Every endpoint's status, its findings added (a failing one fails the run), and the
+    findings of its checks counted on it."""
+    for finding in ep.settle(report.endpoints, name_unexercised=name_unexercised):
+        add_finding(report, finding, None)
+    ep.tally_findings(report.endpoints, report.checks)
+
+
 def exit_code(report: Report) -> int:
     """0: contract kept and nothing failed; 1: records failed or contract broken; 2: no run."""
     if report.status == "aborted":
@@ -244,7 +256,7 @@ def junit_xml(report: Report) -> bytes:
                 _group_text(g) for g in report.violations if g.check == check.name
             )
         elif not check.calls:
-            ET.SubElement(case, "skipped", message="not called in this run")
+            ET.SubElement(case, "skipped", message="not exercised: no call in this run")
         warned = [g for g in report.warnings if g.check == check.name]
         if warned:
             out = ET.SubElement(case, "system-out")
@@ -262,6 +274,7 @@ def junit_xml(report: Report) -> bytes:
         elif not (stats.requests or stats.skipped):
             ET.SubElement(case, "skipped", message="nothing to do in this run")
         cases.append(case)
+    cases.extend(ep.junit_cases(report.endpoints))
     run = ET.Element("testcase", classname="export-run", name="export run")
     if report.status == "aborted":
         ET.SubElement(run, "failure", message=report.message or "the export stopped")
@@ -353,6 +366,7 @@ def summary(report: Report) -> str:
             example = next((e.about for e in g.examples if e.about), None)
             tail = f", e.g. {example}" if example else ""
             lines.append(f"  {severity} [{g.check}] {g.message} ({g.count}x{tail})")
+    lines.extend(ep.summary_lines(report.endpoints))
     by_phase: dict[str, list[FailedRecord]] = {}
     for f in report.failed:
         by_phase.setdefault(f.phase, []).append(f)

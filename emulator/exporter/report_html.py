@@ -56,6 +56,18 @@ Owner selection: {{ "on" if r.ownerSelection else "off" }}.</p>
 {% endfor %}
 </table>
 
+<h2>Endpoints</h2>
+<table>
+<tr><th>endpoint</th><th>status</th><th>calls</th><th>attempts</th><th>answers</th><th>violations</th><th>warnings</th></tr>
+{% for name, e in r.endpoints.items() %}
+<tr><td>{{ name }}</td><td class="{{ endpoint_class[e.status] }}">{{ e.status }}</td>
+<td class="n">{{ e.calls }}</td><td class="n">{{ e.attempts }}</td>
+<td>{% for k, n in e.outcomes|dictsort %}{{ n }} {{ k }}{% if not loop.last %}, {% endif %}{% else %}-{% endfor %}</td>
+<td class="n{% if e.violations %} violation{% endif %}">{{ e.violations }}</td>
+<td class="n{% if e.warnings %} warning{% endif %}">{{ e.warnings }}</td></tr>
+{% endfor %}
+</table>
+
 {% for title, severity, groups in (("Violations", "violation", r.violations), ("Warnings", "warning", r.warnings)) %}
 <h2>{{ title }} ({{ groups|sum(attribute="count") }} in {{ groups|length }} kind(s))</h2>
 {% for g in groups %}
@@ -101,6 +113,8 @@ Owner selection: {{ "on" if r.ownerSelection else "off" }}.</p>
 
 _env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 _page = _env.from_string(_TEMPLATE)
+# How an endpoint's status is shown: a failing one in red, one never called as a warning.
+ENDPOINT_CLASS = {"exercised": "ok", "not exercised": "warning", "failing": "failed"}
 COUNTS = ("sent", "received", "created", "updated", "unchanged", "failed", "skipped")
 
 
@@ -115,4 +129,5 @@ def html_report(report: Report) -> str:
         failed_by_phase=failed_by_phase,
         per_phase=HTML_FAILED_PER_PHASE,
         cleared_cap=HTML_CLEARED,
+        endpoint_class=ENDPOINT_CLASS,
     )

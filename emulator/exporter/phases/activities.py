@@ -98,12 +98,6 @@ async def activity(ctx: RunContext, crm_ids: Coalescer, row: rec.MessageRow) -> 
     await post_one(ctx, "activities", body, view.id, contact_id, crm_ids)
 
 
-async def task(ctx: RunContext, crm_ids: Coalescer, row: rec.TaskRow) -> None:
-    task_id, body, _, campaign_owner, contact_id, _ = row
-    body = shapes.with_owner(dict(body), ctx.owner_for(campaign_owner))
-    await post_one(ctx, "tasks", body, task_id, contact_id, crm_ids)
-
-
 async def post_one(
     ctx: RunContext,
     phase: str,
@@ -111,8 +105,9 @@ async def post_one(
     record_id: int,
     contact_id: int,
     crm_ids: Coalescer,
-) -> None:
-    """POST /activities or /tasks for one platform row; a failure leaves its contact unfinished."""
+) -> str | None:
+    """POST /activities or /tasks for one platform row: the CRM id it answered (None: the row
+    failed, and its contact is left unfinished)."""
     stats = ctx.report.phases[phase]
     stats.sent += 1
     check = f"POST /{phase}"
@@ -124,6 +119,7 @@ async def post_one(
         crm_ids.add((crm_id, record_id))
     else:
         ctx.unfinished["contacts"].add(contact_id)
+    return crm_id
 
 
 def created(ctx: RunContext, check: str, ex: Exchange, phase: str, record_id: int) -> str | None:

@@ -1,16 +1,26 @@
-"""The tasks phase: the tasks of the campaigns' TASK steps created, read back, completed."""
+"""The tasks phase: the tasks of the campaigns' TASK steps created, read back, completed.
+
+A task completed on the platform before it reached the CRM is created (the CRM opens it) and
+completed at once with PATCH /tasks/:taskId; tasks created earlier and completed since go
+together in PATCH /tasks/batch (PATCH /tasks/:taskId when there is one). An id a
+POST /tasks/batch answer leaves out is asked once more with GET /tasks/:taskId before it is
+taken as unknown to the CRM (never asked again)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from operator import itemgetter
 
 from emulator.exporter import plan as p
 from emulator.exporter import records as rec
+from emulator.exporter import shapes
 from emulator.exporter import task_checks as tc
+from emulator.exporter.client import Exchange
 from emulator.exporter.context import RunContext
-from emulator.exporter.phases.activities import crm_id_writer, send_all, sendable, task
+from emulator.exporter.journal import Coalescer
+from emulator.exporter.phases.activities import crm_id_writer, post_one, send_all, sendable
 from emulator.exporter.plan import Finding
 from emulator.platform import tasks as platform_tasks
 
@@ -32,10 +42,35 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
             lambda row: (row[0], row[2], row[1].get("companyId")),
         )
         crm_ids = crm_id_writer(ctx, "tasks", platform_tasks.set_crm_ids)
-        await send_all(ctx, rows, partial(task, ctx, crm_ids), crm_ids)
+        completions = Completions()
+        await send_all(ctx, rows, partial(create_task, ctx, crm_ids, completions), crm_ids)
+        if completions.done:
+            ctx.report.phases["tasks"].updated += len(completions.done)
+            await ctx.write(partial(platform_tasks.mark_crm_completed, ids=completions.done))
         # Read back first: a task completed or lost on the CRM side needs no PATCH.
         await read_back_tasks(ctx)
-        await complete_tasks(ctx)
+        await complete_tasks(ctx, completions.tried)
+
+
+@dataclass
+class Completions:
+    """Tasks completed right after their creation in this run: those asked, those done."""
+
+    tried: set[int] = field(default_factory=set)
+    done: list[int] = field(default_factory=list)
+
+
+async def create_task(
+    ctx: RunContext, crm_ids: Coalescer, completions: Completions, row: rec.TaskRow
+) -> None:
+    """POST /tasks for one platform task; one completed on the platform is then completed on
+    the CRM too (the CRM creates every task open)."""
+    task_id, body, _, campaign_owner, completed, contact_id, _ = row
+    body = shapes.with_owner(dict(body), ctx.owner_for(campaign_owner))
+    crm_id = await post_one(ctx, "tasks", body, task_id, contact_id, crm_ids)
+    if completed and crm_id is not None:
+        completions.tried.add(task_id)
+        completions.done.extend(await complete_chunk(ctx, [(task_id, crm_id)], single=True))
 
 
 async def read_back_tasks(ctx: RunContext) -> None:
@@ -69,6 +104,8 @@ async def read_back_tasks(ctx: RunContext) -> None:
         found = tc.plan_read_back(asked, answer.tasks, check)
         for f in found.findings:
             ctx.finding(f, ex)
+        if check == "POST /tasks/batch" and found.unknown:
+            await confirm_unknown(ctx, found, ex, by_crm)
         stats.received += len(found.completed) + len(found.open)
         rb.open += len(found.open)
         rb.completedOnCrm += len(found.completed)
@@ -95,29 +132,74 @@ async def read_back_tasks(ctx: RunContext) -> None:
         )
 
 
-async def complete_tasks(ctx: RunContext) -> None:
+async def confirm_unknown(
+    ctx: RunContext, found: tc.ReadBackPlan, batch: Exchange, by_crm: dict[str, int]
+) -> None:
+    """Ask GET /tasks/:taskId for each id the batch answer left out: 404 confirms it unknown;
+    a task answered means the batch omitted a task the CRM holds (a violation), read as
+    answered; no usable answer fails that task's read-back this run (asked again next run)."""
+    unknown, found.unknown = found.unknown, []
+    for crm_id in unknown:
+        ex = await ctx.call(tc.READ_ONE, "GET", f"/tasks/{crm_id}")
+        if tc.task_gone(tc.READ_ONE, ex.status):
+            found.unknown.append(crm_id)
+            continue
+        body, reason = ctx.answer(ex, tc.READ_ONE)
+        one = tc.plan_read_back([crm_id], [body], tc.READ_ONE) if reason is None else None
+        if one is None or one.unknown:
+            why = reason or f"GET /tasks/{crm_id} answered no task"
+            ctx.fail("tasks", "task read-back", str(by_crm[crm_id]), why)
+            continue
+        for f in one.findings:
+            ctx.finding(f, ex)
+        ctx.finding(
+            Finding(
+                "violation",
+                "POST /tasks/batch",
+                "left out a task it holds (GET /tasks/:taskId answers it)",
+                f"task {by_crm[crm_id]} (CRM task {crm_id})",
+            ),
+            batch,
+        )
+        found.completed.update(one.completed)
+        found.open |= one.open
+
+
+async def complete_tasks(ctx: RunContext, skip: set[int]) -> None:
+    """Complete on the CRM every task completed on the platform (but those of `skip`, asked
+    already in this run): PATCH /tasks/batch by 100, PATCH /tasks/:taskId for one."""
     stats = ctx.report.phases["tasks"]
     todo: list[tuple[int, str]] = await ctx.store.read(rec.read_tasks_to_complete)
+    todo = [t for t in todo if t[0] not in skip]
     done: list[int] = []
-    single = len(todo) == 1
     for chunk in p.chunks(todo, 100):
-        if single:
-            check = tc.COMPLETE_ONE
-            ex = await ctx.call(check, "PATCH", f"/tasks/{chunk[0][1]}", {"completed": True})
-        else:
-            check = "PATCH /tasks/batch"
-            ex = await ctx.call(
-                check, "PATCH", "/tasks/batch", {"ids": [c for _, c in chunk], "completed": True}
-            )
-        body, reason = ctx.answer(ex, check)
-        plan = tc.plan_completion(check, [c for _, c in chunk], body) if reason is None else None
-        for f in plan.findings if plan is not None else []:
-            ctx.finding(f, ex)
-        for task_id, crm_id in chunk:
-            why = reason if plan is None else plan.failed.get(crm_id)
-            if why is None:
-                done.append(task_id)
-            else:
-                ctx.fail("tasks", "task completion", str(task_id), why)
+        done.extend(await complete_chunk(ctx, chunk, single=len(todo) == 1))
     stats.updated += len(done)
-    await ctx.write(lambda conn: platform_tasks.mark_crm_completed(conn, done))
+    await ctx.write(partial(platform_tasks.mark_crm_completed, ids=done))
+
+
+async def complete_chunk(
+    ctx: RunContext, chunk: Sequence[tuple[int, str]], *, single: bool
+) -> list[int]:
+    """One PATCH for (task id, CRM task id) pairs; answers the task ids the CRM completed
+    (each other one is failed with its reason)."""
+    if single:
+        check = tc.COMPLETE_ONE
+        ex = await ctx.call(check, "PATCH", f"/tasks/{chunk[0][1]}", {"completed": True})
+    else:
+        check = "PATCH /tasks/batch"
+        ex = await ctx.call(
+            check, "PATCH", "/tasks/batch", {"ids": [c for _, c in chunk], "completed": True}
+        )
+    body, reason = ctx.answer(ex, check)
+    plan = tc.plan_completion(check, [c for _, c in chunk], body) if reason is None else None
+    for f in plan.findings if plan is not None else []:
+        ctx.finding(f, ex)
+    done: list[int] = []
+    for task_id, crm_id in chunk:
+        why = reason if plan is None else plan.failed.get(crm_id)
+        if why is None:
+            done.append(task_id)
+        else:
+            ctx.fail("tasks", "task completion", str(task_id), why)
+    return done
