@@ -713,8 +713,9 @@ class Generator:
     ) -> tuple[list[m.Task], list[m.CrmTask]]:
         """Tasks in every state a rehearsal must meet, on the first members of campaigns with a
         TASK step: completed on the CRM (2), open on both sides (1), completed on the platform
-        and open on the CRM (2), completed on the platform before it was sent (1), deleted on
-        the CRM (1). No random draw: the other files stay as they were."""
+        and open on the CRM (1: PATCH /tasks/:taskId), deleted on the CRM (1: GET
+        /tasks/:taskId confirms it), and completed on the platform before they were sent (2:
+        created, then PATCH /tasks/batch). No random draw: the other files stay as they were."""
         company_names = {co.id: co.name for co in companies}
         first_task = {
             c.id: (c, i)
@@ -722,34 +723,29 @@ class Generator:
             for i, step in reversed(list(enumerate(c.sequence)))
             if step.type == "TASK"
         }
-        members = [
+        in_crm = [
             (ct, first_task[cid])
             for ct in contacts
             for cid in ct.campaignIds
             if cid in first_task and ct.contactCRMId
         ]
-        unsent = next(
-            (
-                (ct, first_task[cid])
-                for ct in contacts
-                for cid in ct.campaignIds
-                if cid in first_task and not ct.contactCRMId
-            ),
-            None,
-        )
-        # (completed on the platform, CRM task: None unsent, else completed on the CRM or
-        # "deleted"); CRM task ids 1-3 and 5-7 are held, 4 was deleted there.
+        not_in_crm = [
+            (ct, first_task[cid])
+            for ct in contacts
+            for cid in ct.campaignIds
+            if cid in first_task and not ct.contactCRMId
+        ]
+        # (completed on the platform, its CRM task id or None when unsent, the CRM task:
+        # completed there, open, or "deleted"); the CRM holds task ids 1-3 and 5, not 4.
         states: list[tuple[bool, str | None, bool | str]] = [
             (False, "crm-task-000001", True),
             (False, "crm-task-000002", True),
             (False, "crm-task-000003", False),
             (True, "crm-task-000005", False),
-            (True, "crm-task-000006", False),
             (False, "crm-task-000004", "deleted"),
         ]
-        picked = list(zip(members, states, strict=False))
-        if unsent is not None:
-            picked.append((unsent, (True, None, False)))
+        picked = list(zip(in_crm, states, strict=False))
+        picked += [(member, (True, None, False)) for member in not_in_crm[:2]]
         platform: list[m.Task] = []
         crm: list[m.CrmTask] = []
         for n, ((ct, (campaign, index)), (done, crm_id, crm_state)) in enumerate(picked, 1):

@@ -1,15 +1,16 @@
 """The tasks phase: the tasks of the campaigns' TASK steps created, read back, completed.
 
-A task completed on the platform before it reached the CRM is created (the CRM opens it) and
-completed at once with PATCH /tasks/:taskId; tasks created earlier and completed since go
-together in PATCH /tasks/batch (PATCH /tasks/:taskId when there is one). An id a
-POST /tasks/batch answer leaves out is asked once more with GET /tasks/:taskId before it is
-taken as unknown to the CRM (never asked again)."""
+Completions go in two groups, each by PATCH /tasks/batch (100 a call), or PATCH /tasks/:taskId
+when the group holds one task: first the tasks this run created that were completed on the
+platform before (the CRM opens every task it creates, so they need no read-back), then, after
+the read-back, the tasks created by earlier runs and completed on the platform since (a read-back
+that finds one completed or deleted on the CRM side saves its PATCH). An id a POST /tasks/batch
+answer leaves out is asked once more with GET /tasks/:taskId before it is taken as unknown to
+the CRM (never asked again)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from functools import partial
 from operator import itemgetter
 
@@ -42,35 +43,26 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
             lambda row: (row[0], row[2], row[1].get("companyId")),
         )
         crm_ids = crm_id_writer(ctx, "tasks", platform_tasks.set_crm_ids)
-        completions = Completions()
-        await send_all(ctx, rows, partial(create_task, ctx, crm_ids, completions), crm_ids)
-        if completions.done:
-            ctx.report.phases["tasks"].updated += len(completions.done)
-            await ctx.write(partial(platform_tasks.mark_crm_completed, ids=completions.done))
+        created_completed: set[int] = set()
+        create = partial(create_task, ctx, crm_ids, created_completed)
+        await send_all(ctx, rows, create, crm_ids)
+        if created_completed:
+            await complete_tasks(ctx, lambda task_id: task_id in created_completed)
         # Read back first: a task completed or lost on the CRM side needs no PATCH.
         await read_back_tasks(ctx)
-        await complete_tasks(ctx, completions.tried)
-
-
-@dataclass
-class Completions:
-    """Tasks completed right after their creation in this run: those asked, those done."""
-
-    tried: set[int] = field(default_factory=set)
-    done: list[int] = field(default_factory=list)
+        await complete_tasks(ctx, lambda task_id: task_id not in created_completed)
 
 
 async def create_task(
-    ctx: RunContext, crm_ids: Coalescer, completions: Completions, row: rec.TaskRow
+    ctx: RunContext, crm_ids: Coalescer, created_completed: set[int], row: rec.TaskRow
 ) -> None:
-    """POST /tasks for one platform task; one completed on the platform is then completed on
-    the CRM too (the CRM creates every task open)."""
+    """POST /tasks for one platform task; one completed on the platform is noted, to be
+    completed on the CRM once the creations are done."""
     task_id, body, _, campaign_owner, completed, contact_id, _ = row
     body = shapes.with_owner(dict(body), ctx.owner_for(campaign_owner))
     crm_id = await post_one(ctx, "tasks", body, task_id, contact_id, crm_ids)
     if completed and crm_id is not None:
-        completions.tried.add(task_id)
-        completions.done.extend(await complete_chunk(ctx, [(task_id, crm_id)], single=True))
+        created_completed.add(task_id)
 
 
 async def read_back_tasks(ctx: RunContext) -> None:
@@ -165,12 +157,12 @@ async def confirm_unknown(
         found.open |= one.open
 
 
-async def complete_tasks(ctx: RunContext, skip: set[int]) -> None:
-    """Complete on the CRM every task completed on the platform (but those of `skip`, asked
-    already in this run): PATCH /tasks/batch by 100, PATCH /tasks/:taskId for one."""
+async def complete_tasks(ctx: RunContext, group: Callable[[int], bool]) -> None:
+    """Complete on the CRM the tasks of a group (`group(task id)`) completed on the platform
+    and not yet on the CRM: PATCH /tasks/batch by 100, PATCH /tasks/:taskId for one."""
     stats = ctx.report.phases["tasks"]
-    todo: list[tuple[int, str]] = await ctx.store.read(rec.read_tasks_to_complete)
-    todo = [t for t in todo if t[0] not in skip]
+    due: list[tuple[int, str]] = await ctx.store.read(rec.read_tasks_to_complete)
+    todo = [t for t in due if group(t[0])]
     done: list[int] = []
     for chunk in p.chunks(todo, 100):
         done.extend(await complete_chunk(ctx, chunk, single=len(todo) == 1))
