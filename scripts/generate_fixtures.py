@@ -744,8 +744,11 @@ class Generator:
             (True, "crm-task-000005", False),
             (False, "crm-task-000004", "deleted"),
         ]
-        picked = list(zip(in_crm, states, strict=False))
-        picked += [(member, (True, None, False)) for member in not_in_crm[:2]]
+        # Tasks sent earlier go to members in the CRM first; two members not in it keep
+        # the unsent ones (a small set may need every member it has).
+        unsent, rest = not_in_crm[:2], not_in_crm[2:]
+        picked = list(zip(in_crm + rest, states, strict=False))
+        picked += [(member, (True, None, False)) for member in unsent]
         platform: list[m.Task] = []
         crm: list[m.CrmTask] = []
         for n, ((ct, (campaign, index)), (done, crm_id, crm_state)) in enumerate(picked, 1):
