@@ -544,3 +544,18 @@ async def test_bad_json_is_400(client: httpx.AsyncClient, content: bytes) -> Non
 async def test_unknown_crm_route_answers_in_the_crm_error_shape(client: httpx.AsyncClient) -> None:
     r = await client.get("/crm/nothing", headers=CRM_KEY)
     assert r.status_code == 404 and set(r.json()) == {"error", "message"}
+
+
+async def test_the_fixtures_tasks_are_held_and_new_ids_come_after_them(
+    client: httpx.AsyncClient,
+) -> None:
+    """crm.json `tasks`: held as given (completed ones with their completedAt); the CRM's
+    task ids go on past the seeded ones, never reusing one (crm-task-000004 was deleted)."""
+    done = (await client.get("/crm/tasks/crm-task-000001", headers=CRM_KEY)).json()
+    assert done["completed"] is True and done["completedAt"] == "2026-11-01T11:30:00.000Z"
+    still_open = (await client.get("/crm/tasks/crm-task-000003", headers=CRM_KEY)).json()
+    assert still_open["completed"] is False and still_open["completedAt"] is None
+    gone = await client.get("/crm/tasks/crm-task-000004", headers=CRM_KEY)
+    assert gone.status_code == 404
+    r = await post(client, "/tasks", {"subject": "New"})
+    assert r.json()["id"] == "crm-task-000006"
