@@ -744,9 +744,10 @@ class Generator:
             (True, "crm-task-000005", False),
             (False, "crm-task-000004", "deleted"),
         ]
-        # Tasks sent earlier go to members in the CRM first; two members not in it keep
-        # the unsent ones (a small set may need every member it has).
-        unsent, rest = not_in_crm[:2], not_in_crm[2:]
+        # Tasks sent earlier go to members in the CRM first; the last two members not in it
+        # keep the unsent ones (a small set may need every member it has). The first
+        # contacts stay without a task: walkthroughs add one to contact 1.
+        unsent, rest = not_in_crm[-2:], not_in_crm[:-2]
         picked = list(zip(in_crm + rest, states, strict=False))
         picked += [(member, (True, None, False)) for member in unsent]
         platform: list[m.Task] = []
