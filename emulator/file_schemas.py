@@ -52,6 +52,7 @@ _FILE_NOTES = {
     "conversations": "Conversations of a contact in a campaign, with their messages.",
     "webhooks": "Webhook subscriptions.",
     "actions_runs": "Runs of the actions API.",
+    "tasks": "Platform tasks of campaigns' TASK steps (completed on the platform, or already in the CRM).",
     "connection": "The exporter's CRM connection.",
     "crm": "The reference CRM's settings, users and the records it already holds.",
     "clock": "The virtual clock's start (without this file: the wall time at start-up).",

@@ -20,3 +20,30 @@ ENDPOINTS = (
     "PATCH /tasks/batch",
     "GET /users",
 )
+
+# The syncable property names the spec gives as common per record kind ("Sync result item"):
+# under the null-clearing rule, one absent from a sync result's `properties` is cleared.
+SYNC_PROPERTIES: dict[str, tuple[str, ...]] = {
+    "companies": (
+        "domain",
+        "phone",
+        "accountTier",
+        "totalDeals",
+        "lifetimeValue",
+        "accountOwner",
+        "industry",
+        "tags",
+        "lastActivityDate",
+    ),
+    "contacts": (
+        "email",
+        "phone",
+        "mobilePhone",
+        "leadScore",
+        "lifecycleStage",
+        "lastActivityDate",
+        "owner",
+        "dealValue",
+        "tags",
+    ),
+}

@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fixture_words as w
 
 from emulator.fixtures import models as m
+from emulator.platform.sequence_text import task_subject
 from emulator.simulation.action_types import ACTION_TYPES as DOCUMENTED_ACTION_TYPES
 from emulator.wire import now_iso
 
@@ -707,6 +708,81 @@ class Generator:
         ]
         return m.CrmSeed(users=users, contacts=crm_contacts, companies=crm_companies)
 
+    def tasks(
+        self, contacts: list[m.Contact], companies: list[m.Company], campaigns: list[m.Campaign]
+    ) -> tuple[list[m.Task], list[m.CrmTask]]:
+        """Tasks in every state a rehearsal must meet, on the first members of campaigns with a
+        TASK step: completed on the CRM (2), open on both sides (1), completed on the platform
+        and open on the CRM (1: PATCH /tasks/:taskId), deleted on the CRM (1: GET
+        /tasks/:taskId confirms it), and completed on the platform before they were sent (2:
+        created, then PATCH /tasks/batch). No random draw: the other files stay as they were."""
+        company_names = {co.id: co.name for co in companies}
+        first_task = {
+            c.id: (c, i)
+            for c in campaigns
+            for i, step in reversed(list(enumerate(c.sequence)))
+            if step.type == "TASK"
+        }
+        in_crm = [
+            (ct, first_task[cid])
+            for ct in contacts
+            for cid in ct.campaignIds
+            if cid in first_task and ct.contactCRMId
+        ]
+        not_in_crm = [
+            (ct, first_task[cid])
+            for ct in contacts
+            for cid in ct.campaignIds
+            if cid in first_task and not ct.contactCRMId
+        ]
+        # (completed on the platform, its CRM task id or None when unsent, the CRM task:
+        # completed there, open, or "deleted"); the CRM holds task ids 1-3 and 5, not 4.
+        states: list[tuple[bool, str | None, bool | str]] = [
+            (False, "crm-task-000001", True),
+            (False, "crm-task-000002", True),
+            (False, "crm-task-000003", False),
+            (True, "crm-task-000005", False),
+            (False, "crm-task-000004", "deleted"),
+        ]
+        # Tasks sent earlier go to members in the CRM first; the last two members not in it
+        # keep the unsent ones (a small set may need every member it has). The first
+        # contacts stay without a task: walkthroughs add one to contact 1.
+        unsent, rest = not_in_crm[-2:], not_in_crm[:-2]
+        picked = list(zip(in_crm + rest, states, strict=False))
+        picked += [(member, (True, None, False)) for member in unsent]
+        platform: list[m.Task] = []
+        crm: list[m.CrmTask] = []
+        for n, ((ct, (campaign, index)), (done, crm_id, crm_state)) in enumerate(picked, 1):
+            step = campaign.sequence[index]
+            company = company_names.get(ct.companyId or 0)
+            subject = task_subject(
+                step.taskSubject, step.taskType, campaign.name, ct.firstName, company
+            )
+            platform.append(
+                m.Task(
+                    id=n,
+                    contactId=ct.id,
+                    campaignId=campaign.id,
+                    stepIndex=index,
+                    subject=subject,
+                    type=step.taskType,
+                    completedAt="2026-11-01T16:00:00.000Z" if done else None,
+                    crmTaskId=crm_id,
+                )
+            )
+            if crm_id is not None and crm_state != "deleted":
+                crm.append(
+                    m.CrmTask(
+                        id=crm_id,
+                        subject=subject,
+                        type=step.taskType,
+                        contactId=ct.contactCRMId,
+                        completedAt="2026-11-01T11:30:00.000Z" if crm_state is True else None,
+                    )
+                )
+        crm.sort(key=lambda t: t.id)
+        return platform, crm
+
     def connection(self) -> m.CrmConnection:
         fields = ENGAGEMENT
         return m.CrmConnection(
@@ -726,7 +802,7 @@ class Generator:
         campaigns = self.campaigns()
         companies = self.companies()
         contacts = self.contacts(companies, campaigns)
-        return {
+        files = {
             "api_keys.json": self.api_keys(),
             "users.json": self.users(),
             "identities.json": self.identities(),
@@ -742,6 +818,9 @@ class Generator:
             "crm.json": self.crm(contacts, companies),
             "clock.json": m.ClockFile(start=CLOCK_START),
         }
+        # last: it draws nothing from the random source the files above share
+        files["tasks.json"], files["crm.json"].tasks = self.tasks(contacts, companies, campaigns)
+        return files
 
 
 def street(country: str, pick: int) -> str:
@@ -788,6 +867,7 @@ def main(argv: list[str] | None = None) -> int:
         f"wrote {args.out}: {args.contacts} contacts, {args.companies} companies, "
         f"{args.campaigns} campaigns, {len(conversations)} conversations, "
         f"{sum(len(c.messages) for c in conversations)} messages, "
+        f"{len(files['tasks.json'])} tasks, "
         f"{len(files['crm.json'].contacts)}+{len(files['crm.json'].companies)} CRM records "
         f"in {time.perf_counter() - began:.2f}s"
     )

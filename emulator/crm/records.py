@@ -15,6 +15,7 @@ from msgspec import UNSET, UnsetType
 
 from emulator.fixtures.models import SyncBackMode
 from emulator.normalise import domain_key, email_key, name_key, phone_key, url_key
+from emulator.part_a import SYNC_PROPERTIES
 from emulator.wire import decode, encode
 
 Record = dict[str, Any]
@@ -120,8 +121,17 @@ CONTACTS = Kind(
 KINDS = {k.name: k for k in (COMPANIES, CONTACTS)}
 
 
-def sync_properties(mode: SyncBackMode, kind: Kind, record: Record) -> Record | UnsetType:
-    """The `properties` of a sync result under the CRM's sync-back mode (UNSET: no key)."""
+def sync_properties(
+    mode: SyncBackMode, kind: Kind, record: Record, item: Record | None = None
+) -> Record | UnsetType:
+    """The `properties` of a sync result under the CRM's sync-back mode (UNSET: no key).
+
+    `record` is what the CRM stores for the match, `item` the sync request's item (the
+    platform's values now). Under the platform's null rule every syncable name absent from
+    `properties` is cleared, so "complete" answers all of them: the CRM's own fields from
+    `record`, every other one as the platform just sent it; "owned" answers its own fields
+    only, which clears the rest.
+    """
     if mode == "none":
         return UNSET
     if mode == "all":
@@ -130,7 +140,26 @@ def sync_properties(mode: SyncBackMode, kind: Kind, record: Record) -> Record | 
         # Every other owned field comes back null: the platform must clear those.
         return {f: None if i % 2 else record.get(f) for i, f in enumerate(kind.owned)}
     owned = {f: record[f] for f in kind.owned if record.get(f) is not None}
+    if mode == "complete":
+        return platform_values(kind, item or {}) | owned
     return owned or UNSET
+
+
+def platform_values(kind: Kind, item: Record) -> Record:
+    """The syncable names the CRM does not own, with the values a sync item carries for them
+    (at its top level, else in its `customFields`, where the platform keeps the others)."""
+    custom = item.get("customFields")
+    custom = custom if isinstance(custom, dict) else {}
+    values: Record = {}
+    for name in SYNC_PROPERTIES[kind.name]:
+        if name in kind.owned:
+            continue
+        value = item.get(name)
+        if value is None:
+            value = custom.get(name)
+        if value is not None:
+            values[name] = value
+    return values
 
 
 def dumps(value: Any) -> str:

@@ -6,6 +6,8 @@ import re
 import sqlite3
 from typing import Any
 
+import msgspec
+
 from emulator.crm.records import (
     COMPANIES,
     CONTACTS,
@@ -16,7 +18,8 @@ from emulator.crm.records import (
     record_row,
     user_ids,
 )
-from emulator.fixtures.models import FixtureSet
+from emulator.crm.tasks import STATE_FIELDS
+from emulator.fixtures.models import CrmTask, FixtureSet
 from emulator.wire import now_iso
 
 
@@ -44,8 +47,27 @@ def _records(
     return {row[0] for row in rows}
 
 
+def _tasks(conn: sqlite3.Connection, tasks: list[CrmTask], now: str) -> None:
+    """The tasks the CRM holds at start; generated ids start past seeded ones of their form."""
+    form = re.compile(r"crm-task-(\d+)$")
+    numbers = [int(m.group(1)) for t in tasks if (m := form.match(t.id))]
+    if numbers:
+        conn.execute(
+            "INSERT OR REPLACE INTO crm_counters(kind, next) VALUES (?, ?)",
+            ("crm-task-", max(numbers) + 1),
+        )
+    rows = []
+    for task in tasks:
+        fields = msgspec.structs.asdict(task)
+        record = {k: v for k, v in fields.items() if v is not None and k not in STATE_FIELDS}
+        done = task.completedAt
+        rows.append((task.id, dumps(record), int(done is not None), done, now, now))
+    conn.executemany("INSERT INTO crm_tasks VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+
 def seed(conn: sqlite3.Connection, fx: FixtureSet) -> None:
-    """Settings, users, companies, contacts, and the contact-company links `companyCrmId` names."""
+    """Settings, users, companies, contacts, the contact-company links `companyCrmId` names,
+    and tasks."""
     crm = fx.crm
     now = fx.clockStart or now_iso()  # the emulator sets clockStart: the clock's start
     conn.execute(
@@ -64,3 +86,4 @@ def seed(conn: sqlite3.Connection, fx: FixtureSet) -> None:
         if isinstance(c.get("crmId"), str) and c.get("companyCrmId") in companies
     ]
     conn.executemany("INSERT OR IGNORE INTO crm_associations VALUES (?, ?, ?)", links)
+    _tasks(conn, crm.tasks, now)

@@ -133,7 +133,9 @@ async def sync(db: Store, kind: Kind, items: list[Record], settings: CrmSettings
         if external_id in failing:
             errors.append(SyncError(externalId=external_id, error=f"Sync failed for {external_id}"))
         elif crm_id is not None:
-            properties = UNSET if mode == "none" else sync_properties(mode, kind, records[crm_id])
+            properties = (
+                UNSET if mode == "none" else sync_properties(mode, kind, records[crm_id], item)
+            )
             results.append(SyncResult(externalId=external_id, crmId=crm_id, properties=properties))
     return SyncOut(results=results, errors=errors) if errors else SyncOut(results=results)
 

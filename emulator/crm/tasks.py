@@ -40,12 +40,12 @@ def _fields(body: Record) -> Record:
 
 
 async def create_task(db: Store, body: Record, now: str) -> dict[str, Any]:
-    completed = body.get("completed") is True
+    """A new task, open whatever the body says (the spec: created with `completed` false)."""
     record = _fields(body)
 
     def write(conn: sqlite3.Connection) -> tuple[Any, ...]:
         (task_id,) = next_ids(conn, "crm-task-", 1)
-        row = (task_id, dumps(record), int(completed), now if completed else None)
+        row = (task_id, dumps(record), 0, None)
         conn.execute("INSERT INTO crm_tasks VALUES (?, ?, ?, ?, ?, ?)", (*row, now, now))
         return row
 

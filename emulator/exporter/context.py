@@ -16,6 +16,7 @@ import httpx
 
 from emulator.exporter import plan as p
 from emulator.exporter.client import CrmClient, Exchange, MalformedBody, RetryPolicy, StopExport
+from emulator.exporter.endpoints import count_call, count_unreadable
 from emulator.exporter.idset import IdSet
 from emulator.exporter.journal import JOURNAL_BUFFER, JOURNAL_BYTES, Journal
 from emulator.exporter.plan import Finding, Kind
@@ -133,7 +134,12 @@ class RunContext:
             self.on_progress(self.report.progress)
 
     async def call(self, check: str, method: str, path: str, body: Any = None) -> Exchange:
-        ex = await self.client.call(method, path, body)
+        try:
+            ex = await self.client.call(method, path, body)
+        except StopExport:  # the key was rejected (401): a call answered all the same
+            count_call(self.report.endpoints, check, 401, None, 1)
+            raise
+        count_call(self.report.endpoints, check, ex.status, ex.error, ex.attempts)
         if ex.status == 0 and self.stop_when_unreachable:
             raise StopExport(f"CRM unreachable at {self.conn.crmUrl}: {ex.error}")
         self.report.phases[self._phase].requests += 1
@@ -156,6 +162,7 @@ class RunContext:
         try:
             return ex.json(), None
         except MalformedBody as exc:
+            count_unreadable(self.report.endpoints, check)
             self.finding(
                 Finding("violation", check, "answered a body that is not JSON", str(exc)), ex
             )

@@ -11,35 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from emulator.exporter.terms import Kind
+from emulator.part_a import SYNC_PROPERTIES
 
 # Syncable property names given as common in interfaces.md ("Sync result item").
 COMMON_PROPERTIES: dict[str, frozenset[str]] = {
-    "companies": frozenset(
-        {
-            "domain",
-            "phone",
-            "accountTier",
-            "totalDeals",
-            "lifetimeValue",
-            "accountOwner",
-            "industry",
-            "tags",
-            "lastActivityDate",
-        }
-    ),
-    "contacts": frozenset(
-        {
-            "email",
-            "phone",
-            "mobilePhone",
-            "leadScore",
-            "lifecycleStage",
-            "lastActivityDate",
-            "owner",
-            "dealValue",
-            "tags",
-        }
-    ),
+    kind: frozenset(names) for kind, names in SYNC_PROPERTIES.items()
 }
 # Sync-back names that land on a platform column; every other name lives in customFields.
 CORE_COLUMNS: dict[str, dict[str, str]] = {

@@ -156,19 +156,19 @@ def read_messages(
     return out
 
 
-TaskRow = tuple[int, dict[str, Any], str | None, str | None, int, int | None]
+TaskRow = tuple[int, dict[str, Any], str | None, str | None, bool, int, int | None]
 
 
 def read_tasks_to_create(
     conn: sqlite3.Connection, after: int, limit: int, contacts: Sequence[int] | None = None
 ) -> list[TaskRow]:
     """Unsent tasks (of `contacts` when given): (task id, task body without owner,
-    contact CRM id, campaign owner, contact id, company id)."""
+    contact CRM id, campaign owner, completed on the platform, contact id, company id)."""
     extra, params = only("t.contactId", contacts)
     rows = conn.execute(
         "SELECT t.id, t.subject, t.type, t.dueDate, c.contactCRMId, co.companyCRMId,"
         " ca.crmOwnerId, ca.name, t.contactId, c.companyId, t.stepIndex, ca.sequence,"
-        " c.firstName, co.name FROM platform_tasks t"
+        " c.firstName, co.name, t.completed FROM platform_tasks t"
         " LEFT JOIN contacts c ON c.id = t.contactId"
         " LEFT JOIN companies co ON co.id = c.companyId"
         " LEFT JOIN campaigns ca ON ca.id = t.campaignId"
@@ -192,6 +192,7 @@ def read_tasks_to_create(
         sequence,
         first,
         company_name,
+        completed,
     ) in rows:
         if sequence is not None and sequence not in steps:
             steps[sequence] = _steps(sequence)
@@ -208,7 +209,7 @@ def read_tasks_to_create(
         ):
             if value is not None:
                 body[key] = value
-        out.append((tid, body, contact, owner, contact_id, company_id))
+        out.append((tid, body, contact, owner, bool(completed), contact_id, company_id))
     return out
 
 

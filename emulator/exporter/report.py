@@ -7,6 +7,7 @@ from xml.etree import ElementTree as ET
 
 import msgspec
 
+from emulator.exporter import endpoints as ep
 from emulator.exporter.client import Exchange
 from emulator.exporter.plan import Finding
 from emulator.wire import Wire
@@ -186,6 +187,8 @@ class Report(Wire):
     clearedByCause: dict[str, int] = msgspec.field(default_factory=dict)  # absent, null, echo
     possiblyDuplicated: list[PossibleDuplicate] = msgspec.field(default_factory=list)
     taskReadBack: TaskReadBack = msgspec.field(default_factory=TaskReadBack)
+    # Per Part A endpoint (the spec's order): calls, answers and status (endpoints.py).
+    endpoints: dict[str, ep.EndpointCalls] = msgspec.field(default_factory=dict)
     progress: Progress | None = None
 
 
@@ -199,6 +202,7 @@ def new_report(
         virtualStartedAt=virtual_started_at,
         phases={name: PhaseStats() for name in PHASES},
         checks={name: CheckResult(name=name) for name in CHECKS},
+        endpoints=ep.new_endpoints(),
     )
 
 
@@ -251,6 +255,14 @@ def hold_back(record: FailedRecord, dependent: str) -> None:
     record.heldBackTotal += 1
     if len(record.heldBack) < HELD_BACK_CAP:
         record.heldBack.append(dependent)
+
+
+def settle_endpoints(report: Report, *, name_unexercised: bool) -> None:
+    """Every endpoint's status, its findings added (a failing one fails the run), and the
+    findings of its checks counted on it."""
+    for finding in ep.settle(report.endpoints, name_unexercised=name_unexercised):
+        add_finding(report, finding, None)
+    ep.tally_findings(report.endpoints, report.checks)
 
 
 def exit_code(report: Report) -> int:
@@ -345,7 +357,7 @@ def junit_xml(report: Report) -> bytes:
                 _group_text(g) for g in report.warnings if g.check == check.name
             )
         elif not check.calls:
-            ET.SubElement(case, "skipped", message="not called in this run")
+            ET.SubElement(case, "skipped", message="not exercised: no call in this run")
         warned = [g for g in report.warnings if g.check == check.name]
         if warned:
             out = ET.SubElement(case, "system-out")
@@ -364,6 +376,7 @@ def junit_xml(report: Report) -> bytes:
             ET.SubElement(case, "skipped", message="nothing to do in this run")
         cases.append(case)
     cases.append(_junit_cleared(report))
+    cases.extend(ep.junit_cases(report.endpoints))
     run = ET.Element("testcase", classname="export-run", name="export run")
     if report.status in ("aborted", "cancelled"):
         ET.SubElement(run, "failure", message=report.message or "the export stopped")
@@ -472,6 +485,7 @@ def summary(report: Report) -> str:
             example = next((e.about for e in g.examples if e.about), None)
             tail = f", e.g. {example}" if example else ""
             lines.append(f"  {severity} [{g.check}] {g.message} ({g.count}x{tail})")
+    lines.extend(ep.summary_lines(report.endpoints))
     by_phase: dict[str, list[FailedRecord]] = {}
     for f in report.failed:
         by_phase.setdefault(f.phase, []).append(f)

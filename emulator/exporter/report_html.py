@@ -68,6 +68,18 @@ Owner selection: {{ "on" if r.ownerSelection else "off" }}.{% if r.strict %} Str
 {% endfor %}
 </table>
 
+<h2>Endpoints</h2>
+<table>
+<tr><th>endpoint</th><th>status</th><th>calls</th><th>attempts</th><th>answers</th><th>violations</th><th>warnings</th></tr>
+{% for name, e in r.endpoints.items() %}
+<tr><td>{{ name }}</td><td class="{{ endpoint_class[e.status] }}">{{ e.status }}</td>
+<td class="n">{{ e.calls }}</td><td class="n">{{ e.attempts }}</td>
+<td>{% for k, n in e.outcomes|dictsort %}{{ n }} {{ k }}{% if not loop.last %}, {% endif %}{% else %}-{% endfor %}</td>
+<td class="n{% if e.violations %} violation{% endif %}">{{ e.violations }}</td>
+<td class="n{% if e.warnings %} warning{% endif %}">{{ e.warnings }}</td></tr>
+{% endfor %}
+</table>
+
 {% for title, severity, groups in (("Violations", "violation", r.violations), ("Warnings", "warning", r.warnings)) %}
 <h2>{{ title }} ({{ groups|sum(attribute="count") }} in {{ groups|length }} kind(s))</h2>
 {% for g in groups %}
@@ -122,6 +134,8 @@ Owner selection: {{ "on" if r.ownerSelection else "off" }}.{% if r.strict %} Str
 
 _env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 _page = _env.from_string(_TEMPLATE)
+# How an endpoint's status is shown: a failing one in red, one never called as a warning.
+ENDPOINT_CLASS = {"exercised": "ok", "not exercised": "warning", "failing": "failed"}
 COUNTS = (
     "sent",
     "received",
@@ -148,6 +162,7 @@ def html_report(report: Report) -> str:
         per_phase=HTML_FAILED_PER_PHASE,
         cleared_cap=HTML_CLEARED,
         **_counts_parts(report),
+        endpoint_class=ENDPOINT_CLASS,
     )
 
 

@@ -18,11 +18,19 @@ from emulator.exporter.phases import (
     record_batches,
     tasks,
 )
-from emulator.exporter.report import FailedRecord, Report, RunStatus, exit_code
+from emulator.exporter.report import (
+    FailedRecord,
+    Report,
+    RunStatus,
+    exit_code,
+    settle_endpoints,
+)
 
 
 class Exporter(RunContext):
     """One export run against one CRM: its phases in sequence; `run()` answers the finished report."""
+
+    full_run = False  # run(): every endpoint had its chance (an unexercised one is a finding)
 
     async def run(self) -> Report:
         """The whole export sequence of decisions.md §3."""
@@ -40,6 +48,7 @@ class Exporter(RunContext):
             await tasks.run(self)
             await engagement.run(self)
 
+        self.full_run = True
         return await self._session(sequence)
 
     async def push_events(
@@ -139,6 +148,8 @@ class Exporter(RunContext):
             report.finishedAt = wall_now()
             report.virtualFinishedAt = self.now()
             report.seconds = round(time.perf_counter() - t0, 4)
+        # A full run that went to its end names every endpoint it never called.
+        settle_endpoints(report, name_unexercised=self.full_run and status == "ok")
         # Status and exit code change together, after the last await: a reader polling the
         # report never sees it finished without its exit code.
         report.status = status

@@ -140,25 +140,52 @@ async def test_sync_with_no_match_answers_empty_results(client: httpx.AsyncClien
     assert r.json() == {"results": []}
 
 
-async def test_sync_properties_are_the_stored_owned_fields_by_default(
+async def test_sync_properties_by_default_are_every_syncable_name_so_nothing_is_cleared(
     client: httpx.AsyncClient, company: dict[str, Any], contact: dict[str, Any]
 ) -> None:
-    r = await post(
-        client,
-        "/companies/sync",
-        {"companies": [{"externalId": "a", "domain": company["fields"]["domain"]}]},
-    )
+    """The spec's syncable names per kind, written out: the CRM's own fields come from its
+    record, every other one as the sync item sent it (top level or customFields)."""
+    sent = {
+        "externalId": "a",
+        "domain": company["fields"]["domain"],
+        "phone": "+1 555 0199",
+        "industry": "Shipping",
+        "name": "ignored: not a syncable name",
+        "customFields": {"tags": ["vip"], "favourite": "teal"},
+    }
+    r = await post(client, "/companies/sync", {"companies": [sent]})
+    props = r.json()["results"][0]["properties"]
+    owned = ("accountTier", "totalDeals", "lifetimeValue", "accountOwner")
+    assert props == {
+        **{f: company["fields"][f] for f in owned},
+        "domain": company["fields"]["domain"],
+        "phone": "+1 555 0199",
+        "industry": "Shipping",
+        "tags": ["vip"],
+    }
+    sent = {"externalId": "c", "email": contact["fields"]["email"], "mobilePhone": "+44 1"}
+    r = await post(client, "/contacts/sync", {"contacts": [sent]})
+    props = r.json()["results"][0]["properties"]
+    owned = ("leadScore", "lifecycleStage", "owner", "dealValue")
+    assert props == {
+        **{f: contact["fields"][f] for f in owned},
+        "email": contact["fields"]["email"],
+        "mobilePhone": "+44 1",
+    }
+
+
+async def test_sync_back_owned_answers_the_crm_fields_only(
+    client: httpx.AsyncClient, company: dict[str, Any]
+) -> None:
+    """The named wiping setting: only the CRM's own fields, so the null rule clears the rest."""
+    settings = (await client.get("/_emulator/crm/settings")).json()
+    r = await client.put("/_emulator/crm/settings", json={**settings, "syncBack": "owned"})
+    assert r.status_code == 200, r.text
+    sent = {"externalId": "a", "domain": company["fields"]["domain"], "phone": "+1 555 0199"}
+    r = await post(client, "/companies/sync", {"companies": [sent]})
     props = r.json()["results"][0]["properties"]
     owned = ("accountTier", "totalDeals", "lifetimeValue", "accountOwner")
     assert props == {f: company["fields"][f] for f in owned}
-    r = await post(
-        client,
-        "/contacts/sync",
-        {"contacts": [{"externalId": "c", "email": contact["fields"]["email"]}]},
-    )
-    props = r.json()["results"][0]["properties"]
-    owned = ("leadScore", "lifecycleStage", "owner", "dealValue")
-    assert props == {f: contact["fields"][f] for f in owned}
 
 
 # --- create and update ------------------------------------------------------------------
@@ -193,7 +220,8 @@ async def test_create_companies_answers_201_with_a_crm_id_each(client: httpx.Asy
     )
     (hit,) = r.json()["results"]
     assert hit["crmId"] == results[1]["crmId"]
-    assert set(hit["properties"]) == {"accountTier", "totalDeals", "lifetimeValue", "accountOwner"}
+    owned = {"accountTier", "totalDeals", "lifetimeValue", "accountOwner"}
+    assert set(hit["properties"]) == owned | {"domain"}
 
 
 async def test_create_contacts_stores_owner_and_keys(client: httpx.AsyncClient) -> None:
@@ -365,6 +393,19 @@ async def test_users_are_a_bare_array(client: httpx.AsyncClient) -> None:
 # --- tasks ------------------------------------------------------------------------------
 
 
+async def test_post_tasks_creates_an_open_task_whatever_the_body_says(
+    client: httpx.AsyncClient,
+) -> None:
+    """The spec: POST /tasks creates the task with `completed` false."""
+    body = {"subject": "Call Ada", "completed": True, "completedAt": "2026-01-01T00:00:00Z"}
+    r = await post(client, "/tasks", body)
+    assert r.status_code == 201
+    task = r.json()
+    assert task["completed"] is False and task["completedAt"] is None
+    read = (await client.get(f"/crm/tasks/{task['id']}", headers=CRM_KEY)).json()
+    assert read["completed"] is False and read["completedAt"] is None
+
+
 async def test_task_lifecycle(client: httpx.AsyncClient) -> None:
     r = await post(
         client,
@@ -503,3 +544,18 @@ async def test_bad_json_is_400(client: httpx.AsyncClient, content: bytes) -> Non
 async def test_unknown_crm_route_answers_in_the_crm_error_shape(client: httpx.AsyncClient) -> None:
     r = await client.get("/crm/nothing", headers=CRM_KEY)
     assert r.status_code == 404 and set(r.json()) == {"error", "message"}
+
+
+async def test_the_fixtures_tasks_are_held_and_new_ids_come_after_them(
+    client: httpx.AsyncClient,
+) -> None:
+    """crm.json `tasks`: held as given (completed ones with their completedAt); the CRM's
+    task ids go on past the seeded ones, never reusing one (crm-task-000004 was deleted)."""
+    done = (await client.get("/crm/tasks/crm-task-000001", headers=CRM_KEY)).json()
+    assert done["completed"] is True and done["completedAt"] == "2026-11-01T11:30:00.000Z"
+    still_open = (await client.get("/crm/tasks/crm-task-000003", headers=CRM_KEY)).json()
+    assert still_open["completed"] is False and still_open["completedAt"] is None
+    gone = await client.get("/crm/tasks/crm-task-000004", headers=CRM_KEY)
+    assert gone.status_code == 404
+    r = await post(client, "/tasks", {"subject": "New"})
+    assert r.json()["id"] == "crm-task-000006"

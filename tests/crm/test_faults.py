@@ -257,6 +257,8 @@ async def test_malformed_body_is_200_and_not_json(client: httpx.AsyncClient) -> 
 
 async def test_reset_clears_what_the_crm_was_sent(client: httpx.AsyncClient) -> None:
     before = (await client.get("/_emulator/crm/contacts")).json()["meta"]["total"]
+    tasks_before = (await client.get("/_emulator/crm/tasks")).json()["meta"]["total"]
+    assert tasks_before == 4  # the default fixtures' crm.json tasks
     await client.post("/crm/contacts", headers=CRM_KEY, json={"contacts": [{"externalId": "r1"}]})
     await client.post("/crm/tasks", headers=CRM_KEY, json={"subject": "s"})
     await client.post("/crm/activities", headers=CRM_KEY, json={"type": "EMAIL"})
@@ -264,9 +266,9 @@ async def test_reset_clears_what_the_crm_was_sent(client: httpx.AsyncClient) -> 
     assert (await client.get("/_emulator/crm/contacts")).json()["meta"]["total"] == before + 1
     await client.post("/_emulator/reset")
     assert (await client.get("/_emulator/crm/contacts")).json()["meta"]["total"] == before
-    for kind in ("tasks", "activities"):
-        assert (await client.get(f"/_emulator/crm/{kind}")).json()["meta"]["total"] == 0
-    assert (await client.get("/_emulator/crm/settings")).json()["syncBack"] == "owned"
+    for kind, seeded in (("tasks", tasks_before), ("activities", 0)):
+        assert (await client.get(f"/_emulator/crm/{kind}")).json()["meta"]["total"] == seeded
+    assert (await client.get("/_emulator/crm/settings")).json()["syncBack"] == "complete"
     # Ids count from the start again, and the fixtures' records are back as they were.
     r = await client.post(
         "/crm/contacts", headers=CRM_KEY, json={"contacts": [{"externalId": "r2"}]}

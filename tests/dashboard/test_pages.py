@@ -115,9 +115,12 @@ def test_an_export_from_the_page_shows_its_report(page: Watched) -> None:
     assert page.run_from_runs_page("export") == "ok"
     if page.page.locator("#report-frame").count():  # the HTML report of `emulator export --html`
         frame = page.page.frame_locator("#report-frame")
-        assert frame.locator("body").inner_text()
+        text = frame.locator("body").inner_text()
+        assert "Endpoints" in text and "PATCH /tasks/batch" in text and "not exercised" not in text
     else:  # a build without it: the JSON report rendered
         assert "Exit code 0" in page.page.inner_text("#report")
+        statuses = page.page.locator("#export-endpoints [data-endpoint-status]").all_inner_texts()
+        assert statuses == ["exercised"] * 15
     page.page.click("text=its exchanges in the journal")
     assert page.page.locator("table.journal tbody tr").count() > 1
     page.page.locator("table.journal summary").first.click()
@@ -176,6 +179,8 @@ def test_a_bundled_scenario_passes_and_a_wrong_one_shows_the_difference(page: Wa
 def test_crm_settings_are_editable_and_a_bad_one_is_refused(page: Watched, server: str) -> None:
     page.goto("/crm-ui")
     settings = json.loads(page.page.input_value("textarea[name=json]"))
+    assert settings["syncBack"] == "complete"
+    assert "clears nothing" in page.page.inner_text("[data-sync-back]")
     faulty = {
         **settings,
         "faults": [{"endpoint": "POST /contacts/sync", "status": 503, "times": 2}],

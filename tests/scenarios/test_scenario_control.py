@@ -73,7 +73,11 @@ async def test_run_by_path_and_bad_bodies(client: httpx.AsyncClient, tmp_path: P
 
 async def test_tasks_list_create_complete(client: httpx.AsyncClient) -> None:
     listing = (await client.get("/_emulator/tasks")).json()
-    assert listing["meta"]["total"] == 0 and listing["data"] == []
+    # the default fixtures' tasks.json: 7 tasks, 3 completed on the platform (4, 6, 7); 1 and
+    # 2 are completed on the CRM only (the platform learns it at the next read-back)
+    assert listing["meta"]["total"] == 7
+    fixture_open = [t["id"] for t in listing["data"] if not t["completed"]]
+    assert fixture_open == [1, 2, 3, 5]
     made = await client.post("/_emulator/tasks", json={"contactId": 1, "campaignId": 1})
     assert made.status_code == 201, made.text
     task = made.json()
@@ -89,11 +93,12 @@ async def test_tasks_list_create_complete(client: httpx.AsyncClient) -> None:
     done = (await client.post("/_emulator/tasks/complete", json={"ids": [task["id"], 777]})).json()
     assert done == {"completed": [task["id"]], "unknown": [777]}
     open_tasks = (await client.get("/_emulator/tasks?completed=false")).json()
-    assert [t["id"] for t in open_tasks["data"]] == [second["id"]]
-    closed = (await client.get("/_emulator/tasks?completed=true")).json()["data"][0]
-    assert closed["completed"] is True and closed["completedAt"]
+    assert [t["id"] for t in open_tasks["data"]] == [*fixture_open, second["id"]]
+    closed = (await client.get("/_emulator/tasks?completed=true&pageSize=100")).json()["data"]
+    mine = next(t for t in closed if t["id"] == task["id"])
+    assert mine["completed"] is True and mine["completedAt"]
     everything = (await client.post("/_emulator/tasks/complete", json={"all": True})).json()
-    assert everything["completed"] == [second["id"]]
+    assert everything["completed"] == [*fixture_open, second["id"]]
     for body in ({}, {"ids": [1], "all": True}, {"ids": "x"}):
         assert (await client.post("/_emulator/tasks/complete", json=body)).status_code == 400
     assert (await client.get("/_emulator/tasks?completed=maybe")).status_code == 400

@@ -4,6 +4,7 @@ carries an engagement status and sequence status its own activity list agrees wi
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -83,3 +84,22 @@ async def test_exported_engagement_agrees_with_activity(tmp_path: Path, seed: in
         assert any(c["fields"].get("platform_activities") for c in checked)
         problems = {c["externalId"]: contradictions(c) for c in checked}
         assert not {k: v for k, v in problems.items() if v}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+async def test_generated_tasks_make_one_export_call_every_endpoint(
+    tmp_path: Path, seed: int
+) -> None:
+    """Generated sets hold tasks completed on the platform (sent and not yet sent) and tasks
+    completed on the CRM, so one export calls all 15 Part A endpoints."""
+    directory = generate(tmp_path / f"seed-{seed}", seed)
+    tasks = json.loads((directory / "tasks.json").read_text())
+    crm_tasks = json.loads((directory / "crm.json").read_text())["tasks"]
+    done_on_platform = [t for t in tasks if t["completedAt"]]
+    assert {t["crmTaskId"] is None for t in done_on_platform} == {True, False}
+    assert any(t["completedAt"] for t in crm_tasks)
+    app = create_app(make_settings(fixtures=str(directory)))
+    async for _ in open_client(app):
+        report = await export_in_process(app)
+        idle = [n for n, e in report.endpoints.items() if e.status != "exercised"]
+        assert idle == [] and report.exitCode == 0

@@ -28,8 +28,9 @@ DUMPS = {
 
 
 def small_fixtures(out: Path, contacts: int = 24, campaigns: int = 3, seed: int = 5) -> Path:
-    """A generated set whose campaigns are all ACTIVE and carry no fixture conversations
-    (so every member is simulated from the clock start), without webhooks or actions runs."""
+    """A generated set whose campaigns are all ACTIVE and carry no fixture conversations nor
+    tasks (so every member is simulated from the clock start), without webhooks or actions
+    runs."""
     subprocess.run(
         [
             sys.executable,
@@ -53,9 +54,13 @@ def small_fixtures(out: Path, contacts: int = 24, campaigns: int = 3, seed: int 
     for row in rows:
         row["status"] = "ACTIVE"
     (out / "campaigns.json").write_text(json.dumps(rows))
-    # no webhook subscriptions nor actions runs: the listeners have nothing to deliver
-    for name in ("conversations.json", "webhooks.json", "actions_runs.json"):
+    # no webhook subscriptions nor actions runs: the listeners have nothing to deliver; no
+    # task at start either (on either side): every task is one a simulated TASK step made
+    for name in ("conversations.json", "webhooks.json", "actions_runs.json", "tasks.json"):
         (out / name).write_text("[]")
+    crm = json.loads((out / "crm.json").read_text())
+    crm["tasks"] = []
+    (out / "crm.json").write_text(json.dumps(crm))
     return out
 
 

@@ -108,12 +108,6 @@ async def activity(ctx: RunContext, crm_ids: SendLog, row: rec.MessageRow) -> No
     await post_one(ctx, "activities", body, view.id, contact_id, crm_ids)
 
 
-async def task(ctx: RunContext, crm_ids: SendLog, row: rec.TaskRow) -> None:
-    task_id, body, _, campaign_owner, contact_id, _ = row
-    body = shapes.with_owner(dict(body), ctx.owner_for(campaign_owner))
-    await post_one(ctx, "tasks", body, task_id, contact_id, crm_ids)
-
-
 async def post_one(
     ctx: RunContext,
     phase: str,
@@ -121,8 +115,9 @@ async def post_one(
     record_id: int,
     contact_id: int,
     crm_ids: SendLog,
-) -> None:
-    """POST /activities or /tasks for one platform row; a failure leaves its contact unfinished.
+) -> str | None:
+    """POST /activities or /tasks for one platform row: the CRM id it answered (None: the row
+    failed, and its contact is left unfinished).
 
     The intent to send is committed first and the answer's CRM id stored after (with the
     next intents, or when the phase ends): once stored, the row is never sent again; after a
@@ -143,6 +138,7 @@ async def post_one(
     crm_ids.after(record_id, crm_id)
     if crm_id is None:
         ctx.unfinished["contacts"].add(contact_id)
+    return crm_id
 
 
 def note_possible_duplicate(ctx: RunContext, check: str, dup: PossibleDuplicate) -> None:
