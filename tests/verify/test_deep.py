@@ -48,7 +48,7 @@ async def test_the_reference_crm_passes_deep(
     if sync_back is not None:  # whole records, or nulls, as sync properties: no false fail
         await switch(crm, syncBack=sync_back)
     options = DeepOptions(examples=12, seed=seed)
-    report = await verify_app(crm, "http://emulator/crm", REFERENCE_KEY, deep=options)
+    report = await verify_app(crm, "http://emulator.localhost/crm", REFERENCE_KEY, deep=options)
     assert report.deep is not None and report.deep.outcome == "pass", summary(report)
     assert report.exitCode == 0 and report.deep.calls > 100 and report.deep.sequence == []
 
