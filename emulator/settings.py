@@ -47,7 +47,7 @@ class Settings(Wire):
     journalLimit: int = 100_000  # rows kept in export_journal; the oldest go first
     journalBytes: int = 256 * 1024 * 1024  # and bytes of its rows' text; the oldest go first
     requestsLimit: int = 10_000  # incoming /v1 and /crm calls kept in memory; the oldest go first
-    requestsBytes: int = 32 * 1024 * 1024  # ... and the bytes they may hold together
+    requestsBytes: int = 8 * 1024 * 1024  # ... and the bytes they may hold together
     clockSpeed: float | None = None  # None: frozen; else virtual seconds per wall second
     seedCache: str | None = None  # directory of seeded images (fixtures/image_cache.py); None: off
     controlToken: str | None = None  # set: every /_emulator route but health needs it (Bearer)

@@ -19,7 +19,7 @@ from emulator.wire import Wire, now_iso
 
 BODY_CAP = 16 * 1024  # bytes of each request and response body kept per call
 DEFAULT_ROWS = 10_000
-DEFAULT_BYTES = 32 * 1024 * 1024
+DEFAULT_BYTES = 8 * 1024 * 1024  # at most this much memory grows under a load of big answers
 ROW_OVERHEAD = 256  # what a call costs beside its bodies, path and query (an estimate)
 MAX_PAGE_SIZE = 1000
 REDACTED = "***"

@@ -109,7 +109,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=_positive,
         default=Settings().requestsBytes,
         metavar="BYTES",
-        help="bytes those calls may hold together, bodies capped at 16 KiB each (default 32 MiB)",
+        help="bytes those calls may hold together, bodies capped at 16 KiB each (default 8 MiB)",
     )
     serve.add_argument(
         "--seed-cache",
