@@ -34,6 +34,10 @@ class Run:
     report: Report | None = None
     message: str | None = None
     task: asyncio.Task[None] | None = field(default=None, repr=False)
+    started_at: str = field(default_factory=now_iso)
+    scratch: bool = (
+        False  # a scratch copy of the reference CRM (emulator/control/verify_scratch.py)
+    )
 
 
 class VerifyRuns:
@@ -46,6 +50,10 @@ class VerifyRuns:
 
     def get(self, run_id: str) -> Run | None:
         return self._runs.get(run_id)
+
+    def recent(self) -> list[Run]:
+        """The runs kept, newest first."""
+        return list(reversed(self._runs.values()))
 
     def start(self, prober: Prober) -> Run:
         """Start verifying the prober's CRM in the background; the run's id is its marker id."""
