@@ -36,7 +36,7 @@ class VerifyRun(WireOmit):
     status: RunStatus
     crmUrl: str
     startedAt: str
-    scratch: bool = False
+    scratch: bool  # a scratch copy of the reference CRM was verified
     message: str | None = None
     report: Report | None = None
 
