@@ -106,7 +106,8 @@ class VerifyRuns:
         for run in running:
             if run.task is not None:
                 run.task.cancel()
-        tasks = [r.task for r in running if r.task is not None]
+        # and the runs that ended but are still closing their clients (a scratch CRM's server)
+        tasks = {r.task for r in running if r.task is not None} | set(self._tasks)
         if tasks:
             await asyncio.wait(tasks, timeout=CANCEL_WAIT)
         return [r.id for r in running]
