@@ -149,6 +149,13 @@ def test_every_page_at_1280_and_375_px_wide_and_none_overflows_a_phone(
             assert page.goto(path).status == 200, path
             settled(page, path)
             page.page.screenshot(path=SHOTS / f"{name}-{width}.png", full_page=True)
+            if width == 1280:  # no value written in Python's spelling (a company may be
+                # called "True Byte": whole cells are compared)
+                python = page.page.evaluate(
+                    "[...document.querySelectorAll('main td')].map((t) => t.textContent.trim())"
+                    ".filter((t) => ['True', 'False', 'None'].includes(t))"
+                )
+                assert python == [], f"{path} shows {python}"
             scroll = page.page.evaluate("document.documentElement.scrollWidth")
             if width == 375 and scroll > 375:
                 overflowing[path] = scroll
@@ -193,10 +200,8 @@ def test_booleans_and_nulls_are_written_as_the_api_writes_them(
         "/webhooks",
     ):
         page.goto(path)
-        text = page.page.inner_text("main")
-        assert not re.search(r"\b(True|False)\b", text), f"{path} shows a Python boolean"
-        cells = page.page.locator("main td").all_inner_texts()
-        assert "None" not in [c.strip() for c in cells], f"{path} shows Python's None"
+        cells = [c.strip() for c in page.page.locator("main td").all_inner_texts()]
+        assert not {"True", "False", "None"} & set(cells), f"{path} shows Python's spelling"
     page.goto("/contacts/1")
     contact = httpx.get(f"{server}/v1/contact/1", headers=V1).json()["data"]
     rows = dict(
