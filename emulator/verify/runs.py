@@ -35,9 +35,8 @@ class Run:
     message: str | None = None
     task: asyncio.Task[None] | None = field(default=None, repr=False)
     started_at: str = field(default_factory=now_iso)
-    scratch: bool = (
-        False  # a scratch copy of the reference CRM (emulator/control/verify_scratch.py)
-    )
+    # a scratch copy of the reference CRM was verified (emulator/control/verify_scratch.py)
+    scratch: bool = False
 
 
 class VerifyRuns:
