@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from emulator.control.verify_scratch import scratch_prober
 from emulator.crm.routes import crm_context
 from emulator.errors import BadRequest, Conflict, NotFound, refuse_control_target
 from emulator.http import decode_body, json_response
@@ -39,14 +40,25 @@ class VerifyIn(WireOmit):
     examples: Annotated[int, msgspec.Meta(ge=1, le=MAX_EXAMPLES)] | None = None
     seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] | None = None
     deepTime: Annotated[float, msgspec.Meta(gt=0, le=86400)] | None = None  # seconds
+    # the reference CRM only: verify a scratch copy of it (same fixtures and settings), so
+    # no probe record is left in the one in use
+    scratch: bool = False
 
 
 class VerifyRun(WireOmit):
     id: str
     status: RunStatus
     crmUrl: str
+    startedAt: str
+    scratch: bool  # a scratch copy of the reference CRM was verified
     message: str | None = None
     report: Report | None = None
+
+
+class VerifyRunList(WireOmit):
+    """The runs kept (the last 20, running ones always), newest first, without reports."""
+
+    data: list[VerifyRun]
 
 
 def _registry(request: Request) -> VerifyRuns:
@@ -60,9 +72,15 @@ def _run(request: Request) -> Run:
     return run
 
 
-def _view(run: Run) -> VerifyRun:
+def _view(run: Run, with_report: bool = True) -> VerifyRun:
     return VerifyRun(
-        id=run.id, status=run.status, crmUrl=run.crm_url, message=run.message, report=run.report
+        id=run.id,
+        status=run.status,
+        crmUrl=run.crm_url,
+        startedAt=run.started_at,
+        scratch=run.scratch,
+        message=run.message,
+        report=run.report if with_report else None,
     )
 
 
@@ -72,6 +90,12 @@ async def _prober(request: Request, body: VerifyIn) -> Prober:
     deadline = request.app.state.services.emulator.settings.outgoingDeadline
     url = body.crmUrl or "/crm"
     refuse_control_target("crmUrl", url)  # probes POST .../tasks: never the control API's
+    if body.scratch:
+        if url.rstrip("/") != "/crm":
+            raise BadRequest.field(
+                "scratch", "applies only to this emulator's reference CRM (/crm)"
+            )
+        return await scratch_prober(request, body.apiKey, body.apiKeyHeader)
     if url.startswith("/"):
         settings = await crm_context(request).settings()
         crm = platform_connection.resolve(
@@ -125,7 +149,19 @@ async def start_verify(request: Request) -> Response:
     except TooManyRuns as exc:
         await prober.aclose()
         raise Conflict(str(exc)) from None
+    run.scratch = body.scratch
     return json_response(_view(run), 202, {"Location": f"/_emulator/verify/{run.id}"})
+
+
+@operation(
+    "The verify runs kept (the last 20 finished ones and every running one), newest first, "
+    "with their status but not their reports",
+    VerifyRunList,
+    security=None,
+)
+async def list_verify(request: Request) -> Response:
+    runs = [_view(r, with_report=False) for r in _registry(request).recent()]
+    return json_response(VerifyRunList(data=runs))
 
 
 @operation(
@@ -169,6 +205,7 @@ async def verify_html(request: Request) -> Response:
 
 routes: list[BaseRoute] = [
     Route("/verify", start_verify, methods=["POST"]),
+    Route("/verify", list_verify, methods=["GET"]),
     Route("/verify/{verifyId}", get_verify, methods=["GET"]),
     Route("/verify/{verifyId}", cancel_verify, methods=["DELETE"]),
     Route("/verify/{verifyId}/report.html", verify_html, methods=["GET"]),

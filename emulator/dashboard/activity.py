@@ -16,10 +16,12 @@ from emulator.dashboard.render import (
     page_number,
     problem,
 )
+from emulator.dashboard.webhook_attempts import sent_by_attempt
 from emulator.errors import ApiError
 from emulator.public_api.webhooks import get_webhook, list_webhooks, webhook_logs
 from emulator.simulation.delivery_status import DeliveryCounts, delivery_counts, queued_attempts
 from emulator.simulation.event_log import event_types, read_events
+from emulator.simulation.webhook_delivery import load_subscription
 
 JOURNAL_FILTERS = ("exportId", "method", "path", "status")
 
@@ -92,7 +94,10 @@ async def webhook(request: Request) -> Response:
         total, attempts = await webhook_logs(ctx, int(text), number, PAGE_SIZE)
     except ApiError as exc:
         return api_problem(request, exc)
-    queued = await queued_attempts(emulator_of(request).db, subscription.id, PAGE_SIZE)
+    store = emulator_of(request).db
+    queued = await queued_attempts(store, subscription.id, PAGE_SIZE)
+    stored = await load_subscription(store, subscription.id)
+    sent = {} if stored is None else await sent_by_attempt(store, stored, [a.id for a in attempts])
     return page(
         request,
         "webhook.html",
@@ -101,4 +106,5 @@ async def webhook(request: Request) -> Response:
         total=total,
         number=number,
         queued=queued,
+        sent=sent,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from urllib.parse import parse_qs, urlencode
 
 import msgspec
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import BaseRoute, Match, Mount
@@ -53,6 +55,31 @@ def pretty(value: Any) -> str:
     return json.dumps(msgspec.to_builtins(value), indent=2, ensure_ascii=False)
 
 
+# an ISO 8601 date or date-time as the API writes them (2024-05-01, 2024-05-01T09:30:00.000Z)
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?")
+
+
+def when(value: Any) -> Markup:
+    """A date or time in a <time> element, which the style sheet never breaks across lines."""
+    if value is None or value == "":
+        return Markup("")
+    return Markup('<time datetime="{0}">{0}</time>').format(value)
+
+
+def scalar(value: Any) -> Markup:
+    """A value as the API writes it: true, false and null (not Python's True and None),
+    numbers and text as they are, dates kept on one line, lists and objects as JSON."""
+    if value is None:
+        return Markup('<span class="null">null</span>')
+    if isinstance(value, bool):
+        return Markup("true" if value else "false")
+    if isinstance(value, str):
+        return when(value) if _ISO_DATE.fullmatch(value) else escape(value)
+    if isinstance(value, int | float):
+        return escape(json.dumps(value))
+    return escape(pretty(value))
+
+
 def with_query(request: Request, **changes: Any) -> str:
     """This page's URL with some query parameters changed (None removes one)."""
     params = dict(request.query_params)
@@ -72,6 +99,8 @@ _env = Environment(
 )
 _env.filters["pretty"] = pretty
 _env.filters["builtins"] = msgspec.to_builtins
+_env.filters["when"] = when
+_env.filters["scalar"] = scalar
 _env.globals.update(nav=NAV, version=__version__, page_size=PAGE_SIZE)
 
 

@@ -32,6 +32,7 @@ async def runs(request: Request) -> Response:
         "runs.html",
         reports=newest_first,
         verify_available=serves(request, "POST", "/_emulator/verify"),
+        verify_runs=request.app.state.services.verify_runs.recent(),
     )
 
 
@@ -59,6 +60,7 @@ async def verify_run(request: Request) -> Response:
         "verify.html",
         verify_id=verify_id,
         html_report=html_report if serves(request, "GET", html_report) else None,
+        run=request.app.state.services.verify_runs.get(verify_id),
         cancel=serves(request, "DELETE", f"/_emulator/verify/{verify_id}"),
     )
 

@@ -35,6 +35,9 @@ class Run:
     report: Report | None = None
     message: str | None = None
     task: asyncio.Task[None] | None = field(default=None, repr=False)
+    started_at: str = field(default_factory=now_iso)
+    # a scratch copy of the reference CRM was verified (emulator/control/verify_scratch.py)
+    scratch: bool = False
 
 
 class VerifyRuns:
@@ -47,6 +50,10 @@ class VerifyRuns:
 
     def get(self, run_id: str) -> Run | None:
         return self._runs.get(run_id)
+
+    def recent(self) -> list[Run]:
+        """The runs kept, newest first."""
+        return list(reversed(self._runs.values()))
 
     def start(self, prober: Prober, deep: DeepOptions | None = None) -> Run:
         """Start verifying the prober's CRM in the background; the run's id is its marker id."""
@@ -99,7 +106,8 @@ class VerifyRuns:
         for run in running:
             if run.task is not None:
                 run.task.cancel()
-        tasks = [r.task for r in running if r.task is not None]
+        # and the runs that ended but are still closing their clients (a scratch CRM's server)
+        tasks = {r.task for r in running if r.task is not None} | set(self._tasks)
         if tasks:
             await asyncio.wait(tasks, timeout=CANCEL_WAIT)
         return [r.id for r in running]

@@ -58,7 +58,7 @@ def test_the_export_page_cancels_a_running_export(page: Watched, server: str, cr
         page.page.wait_for_function(
             "document.getElementById('export-status')?.textContent === 'cancelled'"
         )
-        assert "cancelled" in page.page.locator("#flash").inner_text()
+        assert "cancelled" in page.page.locator("#export-result").inner_text()
         report = api.get(f"/_emulator/exports/{export_id}").json()
         assert (report["status"], report["exitCode"]) == ("cancelled", 2)
         assert page.page.locator("#cancel-export").count() == 0  # not offered once it ended

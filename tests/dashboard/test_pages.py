@@ -97,17 +97,20 @@ def test_advance_a_day_moves_the_clock_and_the_counts_and_webhooks_redeliver(
     after = page.page.inner_text("#clock-now")
     assert datetime.fromisoformat(after) - datetime.fromisoformat(before) == timedelta(days=1)
     assert int(page.page.inner_text("[data-count=events]")) > events
-    assert "advanced:" in page.page.inner_text("#flash")
+    assert "advanced +1 day:" in page.page.inner_text("#clock-result")
     # the day's events went to the fixture subscriptions (127.0.0.1:9: failures, retried)
     page.goto("/webhooks/1")
     assert page.page.locator("#queued tbody tr").count() > 0  # retries wait for their due time
-    attempts = page.page.locator("#attempts tbody tr")
+    attempts = page.page.locator("#attempts tbody tr.attempt")
     before = attempts.count()
     assert before > 0 and "no answer" in attempts.first.inner_text()
-    attempts.first.locator("button").click()
-    page.page.wait_for_selector("#flash.ok")
-    assert "redelivered: attempt" in page.page.inner_text("#flash")
-    assert page.page.locator("#attempts tbody tr").count() == min(before + 1, 50)
+    form = attempts.first.locator("form")
+    form_id = form.get_attribute("id")
+    form.locator("button").click()
+    # the confirmation is next to the button that was clicked, once the page is back
+    page.page.wait_for_selector(f"#{form_id} .result.ok")
+    assert "redelivered attempt" in page.page.inner_text(f"#{form_id} .result")
+    assert page.page.locator("#attempts tbody tr.attempt").count() == min(before + 1, 50)
     httpx.post(f"{server}/_emulator/reset").raise_for_status()
 
 
@@ -188,13 +191,14 @@ def test_crm_settings_are_editable_and_a_bad_one_is_refused(page: Watched, serve
     page.page.fill("textarea[name=json]", json.dumps(faulty))
     page.page.click("#crm-settings button")
     # The saved page reloads with its flash; the textarea already held the text before that.
-    page.page.wait_for_selector("#flash.ok")
-    assert "settings saved" in page.page.inner_text("#flash")
+    page.page.wait_for_selector("#crm-settings-result.ok")
+    assert "settings saved" in page.page.inner_text("#crm-settings-result")
     assert "POST /contacts/sync" in page.page.input_value("textarea[name=json]")
     page.page.fill("textarea[name=json]", json.dumps({**settings, "syncBack": "sometimes"}))
     page.page.click("#crm-settings button")
-    page.page.wait_for_selector("#flash.error")
-    assert "400" in page.page.inner_text("#flash") and "syncBack" in page.page.inner_text("#flash")
+    page.page.wait_for_selector("#crm-settings-result.error")
+    refused = page.page.inner_text("#crm-settings-result")
+    assert "400" in refused and "syncBack" in refused
     page.errors.clear()  # the refused PUT is logged by Chromium as a failed load
     httpx.put(f"{server}/_emulator/crm/settings", json=settings).raise_for_status()
 

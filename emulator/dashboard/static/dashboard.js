@@ -1,16 +1,59 @@
 // The dashboard's few actions: forms marked data-api send JSON to the emulator's own API.
+// Every answer, busy note, error or confirmation is shown next to the control that caused it:
+// in the element named by the form's data-result, else in a status line at the form's end.
 "use strict";
 
-function showFlash(text, isError) {
-  const flash = document.getElementById("flash");
-  if (!flash) return;
-  flash.textContent = text;
-  flash.className = isError ? "error" : "ok";
-  flash.hidden = false;
+// The status line of a form (made on first use), or of the element its data-result names.
+function resultBox(form) {
+  const named = form.dataset.result && document.getElementById(form.dataset.result);
+  if (named) return named;
+  let box = form.querySelector(":scope > .result");
+  if (!box) {
+    box = document.createElement("span");
+    box.className = "result";
+    box.setAttribute("role", "status");
+    box.setAttribute("aria-live", "polite");
+    form.append(box);
+  }
+  return box;
 }
 
+function show(box, text, kind) {
+  box.textContent = text;
+  box.classList.remove("ok", "error", "busy");
+  box.classList.add("result", kind);
+  box.hidden = false;
+}
+
+// A confirmation kept over the reload that follows a successful action: shown next to the
+// control with that id once the page is back (or at the top if the page no longer has it).
+function keepForReload(form, text) {
+  const target = form.dataset.result || form.id || "";
+  sessionStorage.setItem("flash", JSON.stringify({ target, text }));
+}
+
+function showKept() {
+  const kept = sessionStorage.getItem("flash");
+  if (!kept) return;
+  sessionStorage.removeItem("flash");
+  let item;
+  try { item = JSON.parse(kept); } catch (_) { item = { target: "", text: kept }; }
+  const target = item.target && document.getElementById(item.target);
+  if (target) {
+    show(target.tagName === "FORM" ? resultBox(target) : target, item.text, "ok");
+  } else {
+    const flash = document.getElementById("flash");
+    if (flash) show(flash, item.text, "ok");
+  }
+}
+
+// "{events} events", "{last.status}": fields of an answer, dotted for nested ones.
 function fill(template, data) {
-  return template.replace(/\{(\w+)\}/g, (_, key) => (data && key in data ? data[key] : ""));
+  return template.replace(/\{([\w.]+)\}/g, (_, path) => {
+    let value = data;
+    for (const key of path.split(".")) value = value && typeof value === "object" ? value[key] : undefined;
+    return value === undefined ? "" : value === null ? "null" : String(value);
+  });
 }
 
 function formBody(form) {
@@ -24,14 +67,20 @@ function formBody(form) {
       fields[input.name] = input.type === "number" ? Number(input.value) : input.value.trim();
     }
   }
+  // fields added when another is left empty (verify's scratch copy when no CRM URL is given)
+  if (form.dataset.extra && !fields[form.dataset.whenEmpty]) Object.assign(fields, JSON.parse(form.dataset.extra));
   return Object.keys(fields).length || form.querySelector("input[name]") ? JSON.stringify(fields) : null;
 }
 
+// One line from an error answer: its message, then each field error the message does not
+// already contain ("field: message", or the message alone for an error of the whole body).
 function problemText(status, data) {
   if (data && typeof data === "object") {
-    const details = (data.errors || []).map((e) => `${e.field}: ${e.message}`).join("; ");
     const message = data.message || data.error || JSON.stringify(data);
-    return `${status}: ${message}${details && !message.includes(details) ? ` (${details})` : ""}`;
+    const details = (data.errors || [])
+      .map((e) => (e.field ? `${e.field}: ${e.message}` : e.message))
+      .filter((d) => d && !message.includes(d) && !message.includes(d.replace(/^[^:]*: /, "")));
+    return `${status}: ${message}${details.length ? ` (${details.join("; ")})` : ""}`;
   }
   return `${status}: ${data}`;
 }
@@ -40,10 +89,21 @@ let sending = false; // an action is on its way: the page does not reload under 
 
 async function send(form) {
   if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) return;
+  const box = resultBox(form);
+  let body = formBody(form);
+  if (form.elements.json) {
+    try {
+      JSON.parse(body);
+    } catch (error) {
+      show(box, `not valid JSON: ${error.message}`, "error");
+      return;
+    }
+  }
   sending = true;
-  const body = formBody(form);
   const buttons = form.querySelectorAll("button");
   buttons.forEach((b) => (b.disabled = true));
+  form.setAttribute("aria-busy", "true");
+  show(box, form.dataset.busy || "Working…", "busy");
   try {
     const response = await fetch(form.dataset.api, {
       method: form.dataset.method || "POST",
@@ -54,21 +114,22 @@ async function send(form) {
     let data = text;
     try { data = JSON.parse(text); } catch (_) { /* not JSON: keep the text */ }
     if (response.status === 404 && form.dataset.missing) {
-      showFlash(form.dataset.missing, true);
+      show(box, form.dataset.missing, "error");
     } else if (!response.ok) {
-      showFlash(problemText(response.status, data), true);
+      show(box, problemText(response.status, data), "error");
     } else if (form.dataset.then) {
       window.location.href = fill(form.dataset.then, data);
       return;
     } else {
-      if (form.dataset.flash) sessionStorage.setItem("flash", fill(form.dataset.flash, data));
+      keepForReload(form, form.dataset.flash ? fill(form.dataset.flash, data) : "done");
       window.location.reload();
       return;
     }
   } catch (error) {
-    showFlash(`the emulator did not answer: ${error}`, true);
+    show(box, `the emulator did not answer: ${error}`, "error");
   }
   buttons.forEach((b) => (b.disabled = false));
+  form.removeAttribute("aria-busy");
   sending = false;
 }
 
@@ -80,9 +141,13 @@ if (reloading) {
 
 document.addEventListener("submit", (event) => {
   const form = event.target;
-  if (form.dataset && form.dataset.busy) {
-    // an ordinary form that takes a while (scenario runs): say so until the answer arrives
-    showFlash(form.dataset.busy, false);
+  if (form.dataset && form.dataset.busy && !form.dataset.api) {
+    // an ordinary form that takes a while (scenario runs, the health check): say so next to
+    // its button, which stays disabled until the answer (a new page) arrives
+    if (form.getAttribute("aria-busy")) { event.preventDefault(); return; }
+    form.setAttribute("aria-busy", "true");
+    show(resultBox(form), form.dataset.busy, "busy");
+    setTimeout(() => form.querySelectorAll("button").forEach((b) => (b.disabled = true)));
     return;
   }
   if (!form.dataset || !form.dataset.api) return;
@@ -90,17 +155,13 @@ document.addEventListener("submit", (event) => {
   send(form);
 });
 
-const pending = sessionStorage.getItem("flash");
-if (pending) {
-  sessionStorage.removeItem("flash");
-  showFlash(pending, false);
-}
+showKept();
 
-// A verify run's page: follow GET /_emulator/verify/{id} until it ends, then show its report.
-async function followVerify(box) {
+// A verify run's page: follow its data-api URL until the run ends, then show its report.
+async function followVerify(box, startedAt) {
   const status = document.getElementById("verify-status");
   const progress = document.getElementById("verify-progress");
-  const response = await fetch(`/_emulator/verify/${encodeURIComponent(box.dataset.id)}`);
+  const response = await fetch(box.dataset.api);
   const run = await response.json().catch(() => null);
   if (!response.ok || !run) {
     status.textContent = "unknown";
@@ -112,11 +173,14 @@ async function followVerify(box) {
   const cancel = document.getElementById("cancel-verify");
   if (cancel) cancel.hidden = run.status !== "running";
   if (run.status === "running") {
-    progress.textContent = "Running… (this page follows the run)";
-    setTimeout(() => followVerify(box), 1000);
+    const seconds = Math.round((Date.now() - startedAt) / 1000);
+    progress.textContent = `Running… ${seconds} s (this page follows the run)`;
+    progress.className = "result busy";
+    setTimeout(() => followVerify(box, startedAt), 1000);
     return;
   }
-  progress.textContent = `Finished: ${run.status}`;
+  progress.textContent = `Finished: ${run.status}${run.message ? ` (${run.message})` : ""}`;
+  progress.className = `result ${run.status === "pass" ? "ok" : "error"}`;
   if (box.dataset.reportHtml) {
     const frame = document.getElementById("report-frame");
     frame.src = box.dataset.reportHtml;
@@ -129,4 +193,4 @@ async function followVerify(box) {
 }
 
 const verifyBox = document.getElementById("verify-run");
-if (verifyBox) followVerify(verifyBox);
+if (verifyBox) followVerify(verifyBox, Date.now());
