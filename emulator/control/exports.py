@@ -26,6 +26,7 @@ from emulator.state import Emulator
 from emulator.store.db import Store
 from emulator.store.export_lock import ExportLock, ExportLocked
 from emulator.wire import Wire, encode, split_validation_error
+from emulator.workspaces.scope import workspace
 
 log = logging.getLogger(__name__)
 REDACTED = "***"
@@ -68,12 +69,12 @@ def redacted(c: CrmConnection) -> CrmConnection:
 
 
 def _emulator(request: Request) -> Emulator:
-    return request.app.state.services.emulator  # type: ignore[no-any-return]
+    return workspace(request).emulator
 
 
 def _runs(request: Request) -> ExportRuns:
     """Export runs of this app, kept in memory (the reports are small)."""
-    return request.app.state.services.exports  # type: ignore[no-any-return]
+    return workspace(request).exports
 
 
 @operation(
@@ -119,7 +120,7 @@ async def start_export(request: Request) -> Response:
     conn = msgspec.structs.replace(
         conn, crmUrl=platform_connection.resolve(conn.crmUrl, base).base_url
     )
-    request.app.state.services.secrets.add(conn.apiKey)  # before the run logs anything
+    workspace(request).secrets.add(conn.apiKey)  # before the run logs anything
     exporter = Exporter(
         emulator.db,
         conn,

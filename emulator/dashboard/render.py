@@ -19,6 +19,7 @@ from emulator.asgi_guards import token_matches
 from emulator.errors import ApiError
 from emulator.public_api.context import ApiContext
 from emulator.state import Emulator
+from emulator.workspaces.scope import workspace
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -77,7 +78,7 @@ _env.globals.update(nav=NAV, version=__version__, page_size=PAGE_SIZE)
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     """Render one page; `request` gives the navigation its current entry and links their query."""
-    token = request.app.state.services.emulator.settings.controlToken
+    token = workspace(request).emulator.settings.controlToken
     html = _env.get_template(template).render(
         request=request,
         with_query=lambda **c: with_query(request, **c),
@@ -97,11 +98,11 @@ def api_problem(request: Request, exc: ApiError) -> HTMLResponse:
 
 
 def emulator_of(request: Request) -> Emulator:
-    return request.app.state.services.emulator  # type: ignore[no-any-return]
+    return workspace(request).emulator
 
 
 def api(request: Request) -> ApiContext:
-    return request.app.state.services.public_api  # type: ignore[no-any-return]
+    return workspace(request).public_api
 
 
 def int_param(request: Request, name: str, default: int | None = None) -> int | None:

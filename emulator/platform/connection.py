@@ -16,6 +16,7 @@ from emulator.fixtures.models import CONNECTION_RULES, CrmConnection
 from emulator.platform.engagement import ENGAGEMENT_FIELDS
 from emulator.self_target import control_api_target
 from emulator.wire import decode, encode
+from emulator.workspaces.scope import workspace
 
 
 def read(conn: sqlite3.Connection) -> CrmConnection | None:
@@ -112,7 +113,7 @@ def served_base(scope: Mapping[str, Any], bound: tuple[str, int]) -> str:
 
 def own_base(request: Request) -> str:
     """`served_base` of a request to this app: what a relative crmUrl is joined to."""
-    settings = request.app.state.services.emulator.settings
+    settings = workspace(request).emulator.settings
     return served_base(request.scope, (settings.host, settings.port))
 
 

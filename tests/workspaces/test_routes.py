@@ -1,0 +1,150 @@
+"""/_emulator/workspaces and /w/{id}/: each workspace's own state, the cap, removal, expiry."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+
+from emulator.app import create_app
+from tests.conftest import ALL, CRM_KEY, make_settings, open_client
+
+pytestmark = pytest.mark.anyio
+
+
+async def new_workspace(client: httpx.AsyncClient, **body: object) -> dict:
+    r = await client.post("/_emulator/workspaces", json=body or None)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+async def test_a_workspace_serves_every_surface_with_its_own_state(
+    client: httpx.AsyncClient,
+) -> None:
+    ws = await new_workspace(client, name="mine")
+    prefix = f"/w/{ws['id']}"
+    assert ws["baseUrl"].endswith(prefix)
+    assert {"name": "Demo: every scope", "key": "demo-all"} in [
+        {"name": k["name"], "key": k["key"]} for k in ws["apiKeys"]
+    ]
+    before = (await client.get("/v1/contacts", headers=ALL)).json()["meta"]
+    r = await client.post(
+        f"{prefix}/v1/contact", headers=ALL, json={"firstName": "Ada", "email": "a@example.com"}
+    )
+    assert r.status_code == 201, r.text
+    inside = (await client.get(f"{prefix}/v1/contacts", headers=ALL)).json()["meta"]
+    outside = (await client.get("/v1/contacts", headers=ALL)).json()["meta"]
+    assert inside["total"] == before["total"] + 1
+    assert outside["total"] == before["total"]  # the default workspace did not change
+    # its own journal of calls: the workspace's path, without the prefix
+    calls = (await client.get(f"{prefix}/_emulator/requests")).json()["data"]
+    assert [c["path"] for c in calls][:2] == ["/v1/contacts", "/v1/contact"]
+    root_calls = (await client.get("/_emulator/requests")).json()["data"]
+    assert all(c["path"] != "/v1/contact" for c in root_calls)
+    # its own CRM and dashboard
+    assert (await client.get(f"{prefix}/crm/health", headers=CRM_KEY)).status_code in (200, 404)
+    page = await client.get(f"{prefix}/contacts")
+    assert page.status_code == 200
+    assert f'href="{prefix}/contacts/' in page.text
+    assert 'href="/contacts/' not in page.text
+
+
+async def test_clock_reset_and_faults_stay_in_their_workspace(client: httpx.AsyncClient) -> None:
+    a, b = await new_workspace(client), await new_workspace(client)
+    pa, pb = f"/w/{a['id']}", f"/w/{b['id']}"
+    now = (await client.get(f"{pb}/_emulator/health")).json()["now"]
+    r = await client.post(f"{pa}/_emulator/clock/advance", json={"seconds": 3600})
+    assert r.status_code == 200, r.text
+    assert (await client.get(f"{pb}/_emulator/health")).json()["now"] == now
+    assert (await client.get(f"{pa}/_emulator/health")).json()["now"] != now
+    fault = {"method": "GET", "route": "/v1/contacts", "status": 500}
+    assert (await client.post(f"{pa}/_emulator/v1-faults", json=fault)).status_code == 201
+    assert (await client.get(f"{pa}/v1/contacts", headers=ALL)).status_code == 500
+    assert (await client.get(f"{pb}/v1/contacts", headers=ALL)).status_code == 200
+    assert (await client.get("/v1/contacts", headers=ALL)).status_code == 200
+
+
+async def test_operations_in_two_workspaces_never_answer_409(client: httpx.AsyncClient) -> None:
+    spaces = [await new_workspace(client) for _ in range(3)]
+
+    async def busy_work(ws: dict) -> list[int]:
+        p = f"/w/{ws['id']}/_emulator"
+        codes = []
+        for _ in range(3):
+            codes.append((await client.post(f"{p}/reset")).status_code)
+            codes.append(
+                (await client.post(f"{p}/clock/advance", json={"seconds": 600})).status_code
+            )
+        return codes
+
+    results = await asyncio.gather(*(busy_work(ws) for ws in spaces))
+    assert {code for codes in results for code in codes} == {200}
+
+
+async def test_listing_showing_and_removing(client: httpx.AsyncClient) -> None:
+    ws = await new_workspace(client, name="listed")
+    listed = (await client.get("/_emulator/workspaces")).json()
+    assert [w["id"] for w in listed["data"]] == [ws["id"]]
+    assert listed["data"][0]["name"] == "listed"
+    assert listed["meta"] == {"max": 100, "idleSeconds": 1800.0}
+    assert (await client.get(f"/_emulator/workspaces/{ws['id']}")).status_code == 200
+    r = await client.delete(f"/_emulator/workspaces/{ws['id']}")
+    assert r.status_code == 200 and r.json() == {"id": ws["id"], "cancelledExports": []}
+    gone = await client.get(f"/w/{ws['id']}/v1/contacts", headers=ALL)
+    assert gone.status_code == 404
+    assert gone.json()["status"] == "error"
+    gone_crm = await client.get(f"/w/{ws['id']}/crm/contacts", headers=CRM_KEY)
+    assert gone_crm.status_code == 404 and gone_crm.json()["error"] == "not_found"
+    again = await client.delete(f"/_emulator/workspaces/{ws['id']}")
+    assert again.status_code == 404 and again.json()["status"] == "error"
+
+
+async def test_the_cap_answers_409_in_the_control_error_shape() -> None:
+    app = create_app(make_settings(maxWorkspaces=2))
+    async for client in open_client(app):
+        await new_workspace(client)
+        await new_workspace(client)
+        r = await client.post("/_emulator/workspaces")
+        assert r.status_code == 409
+        assert r.json()["status"] == "error" and "--max-workspaces" in r.json()["message"]
+
+
+async def test_idle_workspaces_expire(app: Starlette) -> None:
+    app = create_app(make_settings(workspaceIdle=0.2))
+    async for client in open_client(app):
+        kept, dropped = await new_workspace(client), await new_workspace(client)
+        deadline = time.monotonic() + 0.6
+        while time.monotonic() < deadline:
+            await client.get(f"/w/{kept['id']}/_emulator/health")
+            await asyncio.sleep(0.05)
+        await app.state.workspaces.expire()
+        ids = [w["id"] for w in (await client.get("/_emulator/workspaces")).json()["data"]]
+        assert ids == [kept["id"]]
+        assert (await client.get(f"/w/{dropped['id']}/_emulator/health")).status_code == 404
+
+
+async def test_bad_fixtures_are_a_400(client: httpx.AsyncClient) -> None:
+    r = await client.post("/_emulator/workspaces", json={"fixtures": "/etc"})
+    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "fixtures"
+    r = await client.post("/_emulator/workspaces", json={"fixture": "default"})
+    assert r.status_code == 400
+    ok = await new_workspace(client, fixtures="default")
+    assert ok["fixtures"].endswith("fixtures/default")
+
+
+async def test_removing_a_workspace_cancels_its_export(client: httpx.AsyncClient) -> None:
+    ws = await new_workspace(client)
+    p = f"/w/{ws['id']}"
+    rule = {"match": {"path": "/crm/contacts/batch"}, "latencyMs": 30000}
+    settings = (await client.get(f"{p}/_emulator/crm/settings")).json()
+    settings["faults"] = [rule]
+    r = await client.put(f"{p}/_emulator/crm/settings", json=settings)
+    assert r.status_code == 200, r.text
+    started = await client.post(f"{p}/_emulator/exports")
+    assert started.status_code in (200, 201, 202), started.text
+    r = await client.delete(f"/_emulator/workspaces/{ws['id']}")
+    assert r.status_code == 200
+    assert r.json()["cancelledExports"] == [started.json()["id"]]
