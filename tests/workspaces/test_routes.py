@@ -138,7 +138,7 @@ async def test_bad_fixtures_are_a_400(client: httpx.AsyncClient) -> None:
 async def test_removing_a_workspace_cancels_its_export(client: httpx.AsyncClient) -> None:
     ws = await new_workspace(client)
     p = f"/w/{ws['id']}"
-    rule = {"match": {"path": "/crm/contacts/batch"}, "latencyMs": 30000}
+    rule = {"endpoint": "*", "latencyMs": 30000}
     settings = (await client.get(f"{p}/_emulator/crm/settings")).json()
     settings["faults"] = [rule]
     r = await client.put(f"{p}/_emulator/crm/settings", json=settings)
