@@ -29,6 +29,9 @@ class ApiContext:
         self._bodies: EncodedPages | None = None
         self._links = LinkTemplates()
         self._links_version = -1
+        # What a root-relative link template ("/crm-ui/contacts/{{crmId}}") is joined to: the
+        # configured --link-base, else where requests reach this workspace (note_base).
+        self.link_base: str | None = emulator.settings.linkBase
         emulator.on_reset.append(self.limiter.reset)
 
     @property
@@ -50,6 +53,14 @@ class ApiContext:
     def now(self) -> str:
         return self.emulator.clock.now_iso()
 
+    def note_base(self, base: str) -> None:
+        """The origin (and `/w/{id}`) a /v1 request came in on: relative link templates point
+        there, unless a base URL is configured. Cached pages built for another base go."""
+        if self.emulator.settings.linkBase is None and base != self.link_base:
+            self.link_base = base
+            self._links_version = -1
+            self._bodies = None
+
     async def links(self) -> LinkTemplates:
         """The connection's link templates, re-read only after a write to the connection."""
         if self.store.changed("crm_connection") > self._links_version:
@@ -59,11 +70,20 @@ class ApiContext:
                 LinkTemplates()
                 if conn is None
                 else LinkTemplates(
-                    contact=conn.contactLinkTemplate, company=conn.companyLinkTemplate
+                    contact=absolute(conn.contactLinkTemplate, self.link_base),
+                    company=absolute(conn.companyLinkTemplate, self.link_base),
                 )
             )
             self._links_version = version
         return self._links
+
+
+def absolute(template: str | None, base: str | None) -> str | None:
+    """A root-relative template joined to `base` (kept as it is without one); an absolute
+    one as it is."""
+    if template is None or base is None or not template.startswith("/"):
+        return template
+    return base.rstrip("/") + template
 
 
 def link(template: str | None, crm_id: str | None) -> str | None:

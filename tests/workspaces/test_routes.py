@@ -148,3 +148,28 @@ async def test_removing_a_workspace_cancels_its_export(client: httpx.AsyncClient
     r = await client.delete(f"/_emulator/workspaces/{ws['id']}")
     assert r.status_code == 200
     assert r.json()["cancelledExports"] == [started.json()["id"]]
+
+
+async def test_record_links_open_on_the_port_and_workspace_of_the_request(
+    client: httpx.AsyncClient,
+) -> None:
+    ws = await new_workspace(client)
+    found = []
+    for prefix in ("", f"/w/{ws['id']}"):
+        contacts = (await client.get(f"{prefix}/v1/contacts", headers=ALL)).json()["data"]
+        found.append(next(c["contactCRMUrl"] for c in contacts if c["contactCRMUrl"]))
+    root, inside = found
+    # the ASGI transport's server address (no socket): joined as the request came in
+    assert root.startswith("http://127.0.0.1:8400/crm-ui/contacts/") or "/crm-ui/contacts/" in root
+    assert f"/w/{ws['id']}/crm-ui/contacts/" in inside
+    crm_id = inside.rsplit("/", 1)[1]
+    page = await client.get(f"/w/{ws['id']}/crm-ui/contacts/{crm_id}")
+    assert page.status_code == 200
+
+
+async def test_a_configured_link_base_wins() -> None:
+    app = create_app(make_settings(linkBase="https://emulator.example.test/"))
+    async for client in open_client(app):
+        contacts = (await client.get("/v1/contacts", headers=ALL)).json()["data"]
+        url = next(c["contactCRMUrl"] for c in contacts if c["contactCRMUrl"])
+        assert url.startswith("https://emulator.example.test/crm-ui/contacts/")
