@@ -96,7 +96,8 @@ if (pending) {
 async function followVerify(box) {
   const status = document.getElementById("verify-status");
   const progress = document.getElementById("verify-progress");
-  const response = await fetch(`/_emulator/verify/${encodeURIComponent(box.dataset.id)}`);
+  const base = document.documentElement.dataset.base || ""; // /w/{id} in a workspace
+  const response = await fetch(`${base}/_emulator/verify/${encodeURIComponent(box.dataset.id)}`);
   const run = await response.json().catch(() => null);
   if (!response.ok || !run) {
     status.textContent = "unknown";
