@@ -19,6 +19,7 @@ from emulator.asgi_guards import token_matches
 from emulator.errors import ApiError
 from emulator.public_api.context import ApiContext
 from emulator.state import Emulator
+from emulator.platform.connection import own_base
 from emulator.workspaces.scope import workspace
 
 HERE = Path(__file__).parent
@@ -102,7 +103,9 @@ def emulator_of(request: Request) -> Emulator:
 
 
 def api(request: Request) -> ApiContext:
-    return workspace(request).public_api
+    ctx = workspace(request).public_api
+    ctx.note_base(own_base(request))  # record links as /v1 shows them to this origin
+    return ctx
 
 
 def int_param(request: Request, name: str, default: int | None = None) -> int | None:
