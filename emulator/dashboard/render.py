@@ -17,9 +17,9 @@ from starlette.routing import BaseRoute, Match, Mount
 from emulator import __version__
 from emulator.asgi_guards import token_matches
 from emulator.errors import ApiError
+from emulator.platform.connection import own_base
 from emulator.public_api.context import ApiContext
 from emulator.state import Emulator
-from emulator.platform.connection import own_base
 from emulator.workspaces.scope import workspace
 
 HERE = Path(__file__).parent
