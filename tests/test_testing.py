@@ -17,11 +17,11 @@ pytest_plugins = ["pytester"]
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
 
 
-def readme_example() -> str:
-    """The Python example of the pytest plugin's page (docs/pytest-plugin.md)."""
-    text = (ROOT / "docs" / "pytest-plugin.md").read_text()
+def readme_example(page: str = "pytest-plugin.md") -> str:
+    """The Python example of a docs page (the pytest plugin's by default)."""
+    text = (ROOT / "docs" / page).read_text()
     match = re.search(r"```python\n(.*?)```", text, re.DOTALL)
-    assert match is not None, "docs/pytest-plugin.md lost its example"
+    assert match is not None, f"docs/{page} lost its example"
     return match.group(1)
 
 
@@ -138,7 +138,11 @@ def test_the_docs_suite_runs_under_xdist_with_a_workspace_per_test(
 ) -> None:
     """`pytest -n 4`: four workers share one server; each test has its own workspace, so
     resets, advances and faults never collide (no 409) nor leak into another test."""
-    pytester.makepyfile(test_outreach=readme_example(), test_parallel=PARALLEL_SUITE)
+    pytester.makepyfile(
+        test_outreach=readme_example(),
+        test_client_copes=readme_example("test-double.md"),  # a 500, a 2 s latency, asserts
+        test_parallel=PARALLEL_SUITE,
+    )
     pytester.makepyfile(
         test_one_server="""
         import os
@@ -150,5 +154,5 @@ def test_the_docs_suite_runs_under_xdist_with_a_workspace_per_test(
         """
     )
     result = pytester.runpytest_subprocess(*QUIET, "-n", "4", "-p", "xdist")
-    result.assert_outcomes(passed=12 + 4 + 1)
+    result.assert_outcomes(passed=12 + 4 + 3 + 1)
     assert not any(" 409" in line for line in result.outlines)
