@@ -41,11 +41,11 @@ from emulator.operations import Busy
 from emulator.public_api.routes import routes as public_routes
 from emulator.redaction import Redactor
 from emulator.settings import Settings
+from emulator.workspace_scope import services_of
 from emulator.workspaces.bundle import build_services
 from emulator.workspaces.dispatch import WorkspaceDispatch
 from emulator.workspaces.registry import Workspaces
 from emulator.workspaces.routes import routes as workspace_routes
-from emulator.workspaces.scope import services_of
 
 log = logging.getLogger(__name__)
 

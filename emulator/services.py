@@ -28,7 +28,7 @@ DEFAULT_ID = ""  # the root paths' workspace
 @dataclass
 class Services:
     """Every long-lived object of one workspace (the root paths' one, or a `/w/{id}/` one);
-    handlers reach them through `emulator.workspaces.scope.services(request)`."""
+    handlers reach them through `emulator.workspace_scope.services(request)`."""
 
     emulator: Emulator  # the store, the fixtures and the clock: the resettable state
     simulation: Simulation

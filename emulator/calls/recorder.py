@@ -23,7 +23,7 @@ from emulator.calls.journal import BODY_CAP, Call, CallFault
 from emulator.calls.v1_routes import route_for
 from emulator.crm.routes import DroppedConnection
 from emulator.wire import encode
-from emulator.workspaces.scope import services_of
+from emulator.workspace_scope import services_of
 
 DROP_HEADER = (b"x-drop", b"\n")  # the invalid header DroppedConnection sends (see there)
 

@@ -15,7 +15,7 @@ from emulator.openapi import BUSY, operation
 from emulator.platform import connection as platform_connection
 from emulator.simulation.autosync import AutoSync, AutoSyncState
 from emulator.wire import Wire
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 
 class AutoSyncSwitch(Wire):

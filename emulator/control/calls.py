@@ -21,7 +21,7 @@ from emulator.errors import BadRequest, FieldError, NotFound
 from emulator.http import decode_body, json_response
 from emulator.openapi import Param, operation, query
 from emulator.wire import Wire
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 FAULT_ID = Param(name="faultId", where="path", required=True)
 CALL_FILTERS = (

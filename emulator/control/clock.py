@@ -20,7 +20,7 @@ from emulator.simulation.injection import Injected, InjectedOut
 from emulator.simulation.scheduling import SimulationError
 from emulator.state import Emulator
 from emulator.wire import Wire, WireOmit, now_iso, parse_iso
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 MAX_SECONDS = 10 * 365 * 86400  # ten years: beyond that a typo is likelier than a test
 

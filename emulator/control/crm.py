@@ -20,7 +20,7 @@ from emulator.openapi import PAGE, Param, operation, query
 from emulator.public_api.envelopes import meta_list
 from emulator.public_api.params import page_params
 from emulator.wire import Wire
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 KIND = Param(
     name="kind",

@@ -14,7 +14,7 @@ from emulator.simulation.webhook_delivery import DeliveryAttempt
 from emulator.simulation.webhooks import redeliver as send_again
 from emulator.state import Emulator
 from emulator.wire import Wire
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 
 class RunDelivery(Wire):

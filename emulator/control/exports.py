@@ -26,7 +26,7 @@ from emulator.state import Emulator
 from emulator.store.db import Store
 from emulator.store.export_lock import ExportLock, ExportLocked
 from emulator.wire import Wire, encode, split_validation_error
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 log = logging.getLogger(__name__)
 REDACTED = "***"

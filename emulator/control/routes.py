@@ -36,7 +36,7 @@ from emulator.openapi import BUSY, operation
 from emulator.path_roots import PathRefused, PathRoots
 from emulator.state import Emulator
 from emulator.wire import Wire
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 
 class FixturesIn(Wire):

@@ -24,7 +24,7 @@ from emulator.scenarios.fixtures import build_fixtures, fixture_directory, scena
 from emulator.scenarios.runner import load_or_error, run_loaded, run_scenario, summarise
 from emulator.settings import Settings
 from emulator.wire import decode
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 
 @operation(

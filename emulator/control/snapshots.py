@@ -24,7 +24,7 @@ from emulator.http import decode_body, json_response
 from emulator.openapi import BUSY, Param, operation
 from emulator.state import Emulator, StateImage
 from emulator.wire import Wire
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 MAX_SNAPSHOTS = 20
 MAX_BYTES = 1 << 30

@@ -22,7 +22,7 @@ from emulator.public_api.envelopes import MetaList, meta_list
 from emulator.public_api.params import page_params
 from emulator.state import Emulator
 from emulator.wire import Int64, Wire
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 
 class PlatformTask(Wire):

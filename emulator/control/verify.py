@@ -17,7 +17,7 @@ from emulator.verify.report import Report
 from emulator.verify.runner import Prober
 from emulator.verify.runs import Run, RunStatus, TooManyRuns, VerifyRuns
 from emulator.wire import WireOmit
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 
 class VerifyIn(WireOmit):

@@ -29,7 +29,7 @@ from emulator.fixtures.models import CrmSettings, CrmUser, FaultRule
 from emulator.http import decode_body, json_response
 from emulator.openapi import Error, Security, operation
 from emulator.wire import decode, parse_iso
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 T = TypeVar("T")
 Handler = Callable[[Request, CrmContext, CrmSettings], Awaitable[Response]]

@@ -16,7 +16,7 @@ from emulator.public_api import custom_crm
 from emulator.public_api.campaigns import list_campaigns
 from emulator.simulation.event_log import count_events
 from emulator.wire import now_iso
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 # the advance buttons: (label, seconds)
 ADVANCES = (("+1 hour", 3600), ("+1 day", 86400), ("+1 week", 604800))

@@ -20,7 +20,7 @@ from emulator.errors import ApiError
 from emulator.platform.connection import own_base
 from emulator.public_api.context import ApiContext
 from emulator.state import Emulator
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"

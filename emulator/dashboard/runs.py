@@ -14,7 +14,7 @@ from emulator.fixtures.loader import DEFAULT_FIXTURES
 from emulator.path_roots import PathRefused
 from emulator.scenarios import models as sm
 from emulator.scenarios.runner import run_loaded
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 BUNDLED_SCENARIOS = DEFAULT_FIXTURES.parent / "scenarios"
 

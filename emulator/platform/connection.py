@@ -16,7 +16,7 @@ from emulator.fixtures.models import CONNECTION_RULES, CrmConnection
 from emulator.platform.engagement import ENGAGEMENT_FIELDS
 from emulator.self_target import control_api_target
 from emulator.wire import decode, encode
-from emulator.workspaces.scope import prefix_of, workspace
+from emulator.workspace_scope import prefix_of, workspace
 
 
 def read(conn: sqlite3.Connection) -> CrmConnection | None:

@@ -12,7 +12,7 @@ from emulator.errors import ApiError, Forbidden, Unauthorized
 from emulator.platform.connection import own_base
 from emulator.store.db import Store
 from emulator.wire import decode
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 Handler = Callable[[Request], Awaitable[Response]]
 

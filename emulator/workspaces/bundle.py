@@ -24,7 +24,7 @@ from emulator.simulation.engine import Simulation
 from emulator.simulation.seed import seed as seed_simulation
 from emulator.state import Emulator, Seeding
 from emulator.verify.runs import VerifyRuns
-from emulator.workspaces.scope import PREFIX, WORKSPACE
+from emulator.workspace_scope import PREFIX, WORKSPACE
 
 
 class Pinned:

@@ -14,8 +14,8 @@ import re
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from emulator.errors import NotFound, surface_response
+from emulator.workspace_scope import PREFIX, WORKSPACE
 from emulator.workspaces.registry import Workspaces
-from emulator.workspaces.scope import PREFIX, WORKSPACE
 
 ROOT = "/w/"
 # An attribute holding a root-relative URL: href="/x", action="/x", src="/x", data-api="/x"...

@@ -17,8 +17,8 @@ from emulator.path_roots import PathRefused
 from emulator.platform.connection import served_base
 from emulator.services import Services
 from emulator.wire import Wire, decode, now_iso
+from emulator.workspace_scope import registry
 from emulator.workspaces.registry import TooManyWorkspaces, fixture_dir_named
-from emulator.workspaces.scope import registry
 
 WORKSPACE_ID = Param(name="workspaceId", where="path", required=True)
 

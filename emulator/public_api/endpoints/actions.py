@@ -15,7 +15,7 @@ from emulator.public_api.context import ApiContext
 from emulator.public_api.envelopes import Success, success
 from emulator.public_api.params import path_id
 from emulator.public_api.schemas import ActionsIn, ActionsRunCreated, ActionsRunStatus
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 
 @operation("Start an actions run", Success[ActionsRunCreated], body=ActionsIn)

@@ -14,7 +14,7 @@ from emulator.public_api.context import ApiContext
 from emulator.public_api.envelopes import PaginatedList, paginated
 from emulator.public_api.params import enum_param, optional_int, page_params, search_term
 from emulator.public_api.schemas import Campaign, Identity
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 
 @operation(

@@ -25,7 +25,7 @@ from emulator.public_api.params import (
     search_term,
 )
 from emulator.public_api.schemas import Company, CompanyCreated, CompanyIn, CompanySearchIn
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 
 @operation(

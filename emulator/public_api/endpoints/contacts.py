@@ -29,7 +29,7 @@ from emulator.public_api.params import (
 )
 from emulator.public_api.schemas import Contact, ContactCreated, ContactIn
 from emulator.wire import Wire
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 JSON = "application/json"
 

@@ -14,7 +14,7 @@ from emulator.public_api.context import ApiContext
 from emulator.public_api.envelopes import Success, success
 from emulator.public_api.params import path_id
 from emulator.public_api.schemas import Conversation
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 
 @operation("Messages of a conversation", Success[Conversation], errors=(400, 404))

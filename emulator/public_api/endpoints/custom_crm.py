@@ -16,7 +16,7 @@ from emulator.public_api.context import ApiContext
 from emulator.public_api.envelopes import Success, success
 from emulator.public_api.schemas import CustomCrmHealth, CustomCrmIn, CustomCrmStatus
 from emulator.simulation.crm_health import UsersProbe
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 
 async def _checked(request: Request) -> tuple[CustomCrmIn, CustomCrmHealth, UsersProbe]:

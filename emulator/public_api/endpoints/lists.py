@@ -15,7 +15,7 @@ from emulator.public_api.context import ApiContext
 from emulator.public_api.envelopes import MetaList, Success, meta_list, success
 from emulator.public_api.params import enum_param, page_params, search_term
 from emulator.public_api.schemas import ContactList, ListIn, SavedView
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 
 @operation(

@@ -22,7 +22,7 @@ from emulator.public_api.schemas import (
     WebhookLog,
     WebhookPatch,
 )
-from emulator.workspaces.scope import workspace
+from emulator.workspace_scope import workspace
 
 
 def _webhook_id(request: Request) -> int:
