@@ -7,7 +7,6 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import cast
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -15,7 +14,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
-from starlette.types import ASGIApp, Scope
+from starlette.types import Scope
 
 from emulator import __version__
 from emulator.asgi_guards import BodyLimit, ControlToken
@@ -90,9 +89,7 @@ async def undecodable(request: Request, exc: Exception) -> Response:
 def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = None) -> Starlette:
     """The whole emulator; `fixtures` skips re-reading a directory the caller already loaded."""
     settings = settings or Settings()
-    workspaces = Workspaces(
-        cast(ASGIApp, None), create_app, settings.maxWorkspaces, settings.workspaceIdle
-    )
+    workspaces = Workspaces(create_app, settings.maxWorkspaces, settings.workspaceIdle)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -163,7 +160,7 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
         ],
         lifespan=lifespan,
     )
-    workspaces.app = app
     app.state.workspaces = workspaces
-    app.state.services = workspaces.default = build_services(app, settings, fixtures, create_app)
+    app.state.services = build_services(app, settings, fixtures, create_app)
+    workspaces.attach(app, app.state.services)
     return app

@@ -47,18 +47,23 @@ class Workspaces:
 
     def __init__(
         self,
-        app: ASGIApp,
         factory: AppFactory,
         max_count: int = DEFAULT_MAX,
         idle_seconds: float = DEFAULT_IDLE,
     ) -> None:
-        self.app, self.factory = app, factory
+        self.factory = factory
         self.max_count, self.idle_seconds = max_count, idle_seconds
+        # Set by `attach` once the app exists (the default workspace is built over it).
+        self.app: ASGIApp | None = None
         self.default: Services | None = None
         self._spaces: dict[str, Services] = {}
         self._starting = 0  # creations under way: they count against the cap
         self._images: OrderedDict[str, bytes] = OrderedDict()  # fixture dir -> seeded image
         self._seeding: dict[str, asyncio.Lock] = {}  # one seeding per directory at a time
+
+    def attach(self, app: ASGIApp, default: Services) -> None:
+        """The app every workspace is served by, and the root paths' workspace."""
+        self.app, self.default = app, default
 
     def get(self, workspace_id: str) -> Services | None:
         return self._spaces.get(workspace_id)
@@ -74,7 +79,7 @@ class Workspaces:
     async def create(self, fixtures_dir: str | None = None, name: str | None = None) -> Services:
         """A new workspace on `fixtures_dir` (a checked directory; None: the default
         workspace's), started; raises TooManyWorkspaces at the cap."""
-        assert self.default is not None
+        assert self.default is not None and self.app is not None
         await self.expire()
         if len(self._spaces) + self._starting >= self.max_count:
             raise TooManyWorkspaces(
