@@ -57,8 +57,11 @@ def test_an_export_in_a_workspace_reaches_its_own_crm_and_blocks_no_other(
     assert served.get(f"{pa}/_emulator/exports/{slow.json()['id']}").json()["status"] == "running"
     report = finished(served, f"{pa}/_emulator/exports/{slow.json()['id']}")
     assert report["exitCode"] == 0, report.get("message")
-    assert crm_contacts(served, pa) > default_crm  # A's export created contacts in A's CRM
-    assert crm_contacts(served, "") == default_crm  # the default CRM got nothing
+    # A's CRM received A's export (its journal of incoming calls), the default CRM nothing
+    received = served.get(f"{pa}/_emulator/requests", params={"path": "/crm/health"}).json()
+    assert received["meta"]["total"] >= 1
+    assert served.get("/_emulator/requests", params={"path": "/crm/health"}).json()["data"] == []
+    assert crm_contacts(served, "") == default_crm
     exported = served.get(f"{pa}/_emulator/journal.jsonl").text.splitlines()
     assert exported and not served.get("/_emulator/journal.jsonl").text.strip()
     for ws in (a, b):
