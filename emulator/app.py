@@ -40,7 +40,7 @@ from emulator.operations import Busy
 from emulator.public_api.routes import routes as public_routes
 from emulator.redaction import Redactor
 from emulator.settings import Settings
-from emulator.workspace_scope import services_of
+from emulator.workspace_scope import prefix_of, services_of
 from emulator.workspaces.bundle import build_services
 from emulator.workspaces.dispatch import WorkspaceDispatch
 from emulator.workspaces.registry import Workspaces
@@ -118,6 +118,9 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
                     control_token=settings.controlToken is not None,
                 )
             )
+        prefix = prefix_of(request.scope)
+        if prefix:  # in a workspace, "try it" calls go to its own paths
+            return json_response({**document, "servers": [{"url": prefix}]})
         return json_response(document)
 
     async def redactor(scope: Scope) -> Redactor:

@@ -175,3 +175,13 @@ async def test_a_configured_link_base_wins() -> None:
         contacts = (await client.get("/v1/contacts", headers=ALL)).json()["data"]
         url = next(c["contactCRMUrl"] for c in contacts if c["contactCRMUrl"])
         assert url.startswith("https://emulator.example.test/crm-ui/contacts/")
+
+
+async def test_the_openapi_document_of_a_workspace_names_its_prefix(
+    client: httpx.AsyncClient,
+) -> None:
+    ws = await new_workspace(client)
+    inside = (await client.get(f"/w/{ws['id']}/openapi.json")).json()
+    assert inside["servers"] == [{"url": f"/w/{ws['id']}"}]
+    assert "servers" not in (await client.get("/openapi.json")).json()
+    assert "/_emulator/workspaces" in inside["paths"]
