@@ -48,9 +48,12 @@ def build_services(
     factory: AppFactory,
     workspace_id: str = DEFAULT_ID,
     name: str | None = None,
+    secrets: SecretBook | None = None,
 ) -> Services:
     """Every long-lived object of one workspace over `app` (the whole emulator), its store
-    not open yet (`emulator.start()` or `start_from_image` opens it)."""
+    not open yet (`emulator.start()` or `start_from_image` opens it). `secrets`: the book
+    it shares (a workspace shares the default one's, which the log lines are redacted with,
+    so a secret any workspace knows is hidden everywhere)."""
     histories = MemberHistories()
     emulator = Emulator(
         settings,
@@ -74,7 +77,7 @@ def build_services(
         verify_runs=VerifyRuns(),
         open_server=server_opener(factory),
         calls=IncomingCalls(settings.requestsLimit, settings.requestsBytes),
-        secrets=SecretBook([settings.controlToken]),
+        secrets=secrets or SecretBook([settings.controlToken]),
         id=workspace_id,
         name=name,
     )

@@ -95,7 +95,9 @@ class Workspaces:
             workspace_id = secrets.token_hex(6)
             while workspace_id in self._spaces:
                 workspace_id = secrets.token_hex(6)
-            services = build_services(self.app, settings, None, self.factory, workspace_id, name)
+            services = build_services(
+                self.app, settings, None, self.factory, workspace_id, name, self.default.secrets
+            )
             await self._open(services)
             await services.start()
         finally:

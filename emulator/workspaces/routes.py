@@ -9,12 +9,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from emulator.asgi_guards import token_matches
 from emulator.errors import BadRequest, Conflict, NotFound
 from emulator.fixtures.loader import FixtureError
 from emulator.http import decode_body, json_response
 from emulator.openapi import Param, operation
 from emulator.path_roots import PathRefused
 from emulator.platform.connection import served_base
+from emulator.redaction import REDACTED
 from emulator.services import Services
 from emulator.wire import Wire, decode, now_iso
 from emulator.workspace_scope import registry
@@ -117,13 +119,15 @@ async def create(request: Request) -> Response:
     except FixtureError as exc:
         raise BadRequest.field("fixtures", str(exc)) from None
     crm = await services.crm.settings()
+    token = services.emulator.settings.controlToken
+    shown_key = crm.apiKey if token_matches(request.headers.raw, token) else REDACTED
     created = WorkspaceCreated(
         id=services.id,
         name=services.name,
         baseUrl=base_url(request, services),
         fixtures=services.emulator.fixtures_dir,
         apiKeys=await api_keys(services),
-        crmApiKey=crm.apiKey,
+        crmApiKey=shown_key,
     )
     return json_response(created, 201)
 

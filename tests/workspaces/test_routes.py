@@ -185,3 +185,19 @@ async def test_the_openapi_document_of_a_workspace_names_its_prefix(
     assert inside["servers"] == [{"url": f"/w/{ws['id']}"}]
     assert "servers" not in (await client.get("/openapi.json")).json()
     assert "/_emulator/workspaces" in inside["paths"]
+
+
+async def test_the_crm_key_is_shown_to_a_holder_of_the_control_token_only(
+    client: httpx.AsyncClient,
+) -> None:
+    assert (await new_workspace(client))["crmApiKey"] == "***"  # no token: nobody holds it
+    app = create_app(make_settings(controlToken="a-long-control-token"))
+    async for tokened in open_client(app):
+        bearer = {"Authorization": "Bearer a-long-control-token"}
+        r = await tokened.post("/_emulator/workspaces", headers=bearer)
+        assert r.status_code == 201 and r.json()["crmApiKey"] == "crm-demo-key"
+        assert (await tokened.post("/_emulator/workspaces")).status_code == 401
+        ws = r.json()["id"]
+        assert (await tokened.get(f"/w/{ws}/_emulator/health")).status_code == 200  # open
+        assert (await tokened.post(f"/w/{ws}/_emulator/reset")).status_code == 401
+        assert (await tokened.post(f"/w/{ws}/_emulator/reset", headers=bearer)).status_code == 200
