@@ -17,7 +17,6 @@ from starlette.routing import BaseRoute, Match, Mount
 from emulator import __version__
 from emulator.asgi_guards import token_matches
 from emulator.errors import ApiError
-from emulator.platform.connection import own_base
 from emulator.public_api.context import ApiContext
 from emulator.state import Emulator
 from emulator.workspace_scope import workspace
@@ -104,7 +103,7 @@ def emulator_of(request: Request) -> Emulator:
 
 def api(request: Request) -> ApiContext:
     ctx = workspace(request).public_api
-    ctx.note_base(own_base(request))  # record links as /v1 shows them to this origin
+    ctx.note_request(request)  # record links as /v1 shows them to this origin
     return ctx
 
 

@@ -9,7 +9,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from emulator.errors import ApiError, Forbidden, Unauthorized
-from emulator.platform.connection import own_base
 from emulator.store.db import Store
 from emulator.wire import decode
 from emulator.workspace_scope import workspace
@@ -61,7 +60,7 @@ def guarded(scope: str, documented_limit: bool = False) -> Callable[[Handler], H
         @wraps(handler)
         async def inner(request: Request) -> Response:
             api = workspace(request).public_api
-            api.note_base(own_base(request))  # where its relative record links point
+            api.note_request(request)  # where its relative record links point
             key = request.headers.get("x-api-key")
             if not key:
                 raise Unauthorized("Missing API key: send it in the x-api-key header")

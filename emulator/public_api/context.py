@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from starlette.requests import Request
+
 from emulator.platform import connection as platform_connection
 from emulator.public_api.auth import KeyRing
 from emulator.public_api.rate_limit import RateLimiter
@@ -32,6 +34,7 @@ class ApiContext:
         # What a root-relative link template ("/crm-ui/contacts/{{crmId}}") is joined to: the
         # configured --link-base, else where requests reach this workspace (note_base).
         self.link_base: str | None = emulator.settings.linkBase
+        self._server_seen: object = None  # the ASGI `server` of the last noted request
         emulator.on_reset.append(self.limiter.reset)
 
     @property
@@ -52,6 +55,14 @@ class ApiContext:
 
     def now(self) -> str:
         return self.emulator.clock.now_iso()
+
+    def note_request(self, request: Request) -> None:
+        """`note_base` of the address `request` came in on, worked out again only when it
+        came in on another socket address than the last one (most /v1 calls cost a compare)."""
+        server = request.scope.get("server")
+        if server != self._server_seen or self.link_base is None:
+            self._server_seen = server
+            self.note_base(platform_connection.own_base(request))
 
     def note_base(self, base: str) -> None:
         """The origin (and `/w/{id}`) a /v1 request came in on: relative link templates point
