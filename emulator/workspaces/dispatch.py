@@ -39,9 +39,10 @@ def prefixed_html(body: bytes, prefix: str) -> bytes:
     return body.replace(b"<html", b'<html data-base="' + encoded + b'"', 1)
 
 
-def prefixing(send: Send, prefix: str) -> Send:
-    """The `send` of a workspace's answer: a redirect's Location and an HTML page's links
-    get the prefix (the page is held until its last chunk: pages are small)."""
+def prefixing(send: Send, prefix: str, head: bool = False) -> Send:
+    """The `send` of a workspace's answer: a redirect's Location and an HTML page's links get
+    the prefix (the page is held until its last chunk: pages are small). A HEAD has no body
+    to rewrite: its page's Content-Length, the unprefixed page's, is left out."""
     start: Message | None = None
     parts: list[bytes] = []
 
@@ -55,8 +56,10 @@ def prefixing(send: Send, prefix: str) -> Send:
             html = any(
                 k.lower() == b"content-type" and v.startswith(b"text/html") for k, v in headers
             )
+            if html and head:
+                headers = [(k, v) for k, v in headers if k.lower() != b"content-length"]
             message = {**message, "headers": headers}
-            if not html:
+            if not html or head:
                 await send(message)
                 return
             start = message
@@ -106,4 +109,5 @@ class WorkspaceDispatch:
             WORKSPACE: services,
             PREFIX: prefix,
         }
-        await self.app(inner, receive, prefixing(send, prefix))
+        out = prefixing(send, prefix, head=scope["method"] == "HEAD")
+        await self.app(inner, receive, out)

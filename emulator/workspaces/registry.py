@@ -131,7 +131,7 @@ class Workspaces:
         if directory in self._images:
             self._images.move_to_end(directory)
             return self._images[directory]
-        for other in (self.default, *self._spaces.values()):
+        for other in [self.default, *self._spaces.values()]:  # a copy: it awaits
             if other is not None and other.emulator.fixtures_dir == directory:
                 image = await other.emulator.pristine_image()
                 if image is not None:

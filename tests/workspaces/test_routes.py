@@ -201,3 +201,21 @@ async def test_the_crm_key_is_shown_to_a_holder_of_the_control_token_only(
         assert (await tokened.get(f"/w/{ws}/_emulator/health")).status_code == 200  # open
         assert (await tokened.post(f"/w/{ws}/_emulator/reset")).status_code == 401
         assert (await tokened.post(f"/w/{ws}/_emulator/reset", headers=bearer)).status_code == 200
+
+
+async def test_creations_at_once_respect_the_cap() -> None:
+    app = create_app(make_settings(maxWorkspaces=3))
+    async for client in open_client(app):
+        answers = await asyncio.gather(*(client.post("/_emulator/workspaces") for _ in range(5)))
+        assert sorted(r.status_code for r in answers) == [201, 201, 201, 409, 409]
+        ids = {r.json()["id"] for r in answers if r.status_code == 201}
+        assert len(ids) == 3
+
+
+async def test_a_workspace_pages_length_is_never_wrong(client: httpx.AsyncClient) -> None:
+    ws = await new_workspace(client)
+    got = await client.get(f"/w/{ws['id']}/contacts")
+    assert got.headers["content-length"] == str(len(got.content))
+    head = await client.head(f"/w/{ws['id']}/contacts")
+    assert head.status_code == 200 and head.content == b""
+    assert "content-length" not in head.headers  # the unprefixed page's would be wrong
