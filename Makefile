@@ -53,6 +53,7 @@ bench: $(STAMP) ## run the benchmarks (not part of make test)
 	$(BIN)/python scripts/bench_api.py
 	$(BIN)/python scripts/bench_export.py
 	$(BIN)/python scripts/bench_simulation.py
+	$(BIN)/python scripts/bench_workspaces.py
 
 fixtures-large: $(STAMP) ## generate 100,000 contacts / 10,000 companies into build/large-fixtures
 	$(BIN)/python scripts/generate_fixtures.py --contacts 100000 --companies 10000 --seed 1 --out build/large-fixtures

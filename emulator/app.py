@@ -1,4 +1,5 @@
-"""create_app(settings): one Starlette app mounting /v1, /crm and /_emulator over one store."""
+"""create_app(settings): one Starlette app mounting /v1, /crm and /_emulator over the default
+workspace's store at the root paths, and every workspace's under /w/{id}/."""
 
 from __future__ import annotations
 
@@ -13,17 +14,15 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
+from starlette.types import Scope
 
 from emulator import __version__
 from emulator.asgi_guards import BodyLimit, ControlToken
-from emulator.asgi_redaction import RedactAnswers, SecretsInForce
+from emulator.asgi_redaction import RedactAnswers
 from emulator.browser_guards import BrowserGuard, HostRule
 from emulator.calls.recorder import CallRecorder
-from emulator.calls.state import IncomingCalls
 from emulator.control.routes import routes as control_routes
-from emulator.crm.context import CrmContext
 from emulator.crm.routes import routes as crm_routes
-from emulator.crm.seed import seed as seed_crm
 from emulator.dashboard.routes import routes as dashboard_routes
 from emulator.errors import (
     ApiError,
@@ -34,26 +33,18 @@ from emulator.errors import (
     crm_error_handler,
     surface_response,
 )
-from emulator.exporter.runs import ExportRuns
 from emulator.fixtures.models import FixtureSet
 from emulator.http import json_response
 from emulator.openapi import build_document
 from emulator.operations import Busy
-from emulator.platform.seed import MemberHistories, seed_contacts, seed_records
-from emulator.public_api.context import ApiContext
 from emulator.public_api.routes import routes as public_routes
-from emulator.redaction import SecretBook
-from emulator.server import server_opener
-from emulator.services import Services
+from emulator.redaction import Redactor
 from emulator.settings import Settings
-from emulator.simulation.actions_export import ActionsExports
-from emulator.simulation.autosync import AutoSync, InProcessTransport
-from emulator.simulation.crm_health import HealthChecker
-from emulator.simulation.dispatch import DeliveryListener
-from emulator.simulation.engine import Simulation
-from emulator.simulation.seed import seed as seed_simulation
-from emulator.state import Emulator, Seeding
-from emulator.verify.runs import VerifyRuns
+from emulator.workspace_scope import prefix_of, services_of
+from emulator.workspaces.bundle import build_services
+from emulator.workspaces.dispatch import WorkspaceDispatch
+from emulator.workspaces.registry import Workspaces
+from emulator.workspaces.routes import routes as workspace_routes
 
 log = logging.getLogger(__name__)
 
@@ -97,38 +88,23 @@ async def undecodable(request: Request, exc: Exception) -> Response:
 
 def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = None) -> Starlette:
     """The whole emulator; `fixtures` skips re-reading a directory the caller already loaded."""
-    histories = MemberHistories()
-    emulator = Emulator(
-        settings or Settings(),
-        seeders=Seeding(
-            before=[seed_records, histories.prepare, seed_crm],
-            after=[seed_contacts, histories.write, seed_simulation],
-        ),
-        fixtures=fixtures,
-    )
-
-    simulation = Simulation(emulator)
-    secrets = SecretBook([emulator.settings.controlToken])
-    redactor = SecretsInForce(secrets, lambda: emulator.db)
+    settings = settings or Settings()
+    workspaces = Workspaces(create_app, settings.maxWorkspaces, settings.workspaceIdle)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await emulator.start()
-        await redactor()  # the stored secrets known before any answer or log line
-        ticker = None
-        if emulator.settings.clockSpeed is not None:  # --clock realtime[:SPEED]
-            ticker = asyncio.create_task(simulation.run_realtime())
+        default = app.state.services
+        await default.emulator.start()
+        await default.start()
+        sweeper = asyncio.create_task(workspaces.sweep_forever())
         try:
             yield
         finally:
             # Stopping must not wait for a long export: cancel it (its report says so).
-            await app.state.services.exports.cancel_all("the server stopped")
-            await app.state.services.verify_runs.cancel_all()
-            running = [t for t in (ticker, *app.state.services.exports.tasks) if t]
-            for task in running:
-                task.cancel()
-            await asyncio.gather(*running, return_exceptions=True)
-            await emulator.close()
+            sweeper.cancel()
+            await asyncio.gather(sweeper, return_exceptions=True)
+            await workspaces.close_all()
+            await default.stop("the server stopped")
 
     document: dict[str, object] = {}
 
@@ -139,16 +115,25 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
                     app.routes,
                     "Outreach platform emulator",
                     __version__,
-                    control_token=emulator.settings.controlToken is not None,
+                    control_token=settings.controlToken is not None,
                 )
             )
+        prefix = prefix_of(request.scope)
+        if prefix:  # in a workspace, "try it" calls go to its own paths
+            return json_response({**document, "servers": [{"url": prefix}]})
         return json_response(document)
+
+    async def redactor(scope: Scope) -> Redactor:
+        """The secrets in force in the workspace the answer comes from."""
+        in_force = services_of(scope).redactor
+        assert in_force is not None
+        return await in_force(scope)
 
     app = Starlette(
         routes=[
             Mount("/v1", routes=public_routes),
             Mount("/crm", routes=crm_routes),
-            Mount("/_emulator", routes=control_routes),
+            Mount("/_emulator", routes=[*control_routes, *workspace_routes]),
             Route("/openapi.json", openapi, methods=["GET"]),
             *dashboard_routes,  # /, the record pages and /docs
         ],
@@ -163,35 +148,22 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
             Exception: internal_error,
         },
         middleware=[
-            # outermost: the guards' own answers are redacted too
-            Middleware(RedactAnswers, redactor=redactor, token=emulator.settings.controlToken),
+            # outermost: /w/{id}/... is served as /... in workspace {id} by every layer inside
+            Middleware(WorkspaceDispatch, workspaces=workspaces),
+            # the guards' own answers are redacted too
+            Middleware(RedactAnswers, redactor=redactor, token=settings.controlToken),
             Middleware(
                 BrowserGuard,
-                hosts=HostRule.of(emulator.settings.host, emulator.settings.allowedHosts),
+                hosts=HostRule.of(settings.host, settings.allowedHosts),
             ),
-            Middleware(ControlToken, token=emulator.settings.controlToken),
+            Middleware(ControlToken, token=settings.controlToken),
             # outside BodyLimit: a 413 is a call the journal shows too
-            Middleware(CallRecorder, max_body=emulator.settings.maxBody),
-            Middleware(BodyLimit, max_body=emulator.settings.maxBody),
+            Middleware(CallRecorder, max_body=settings.maxBody),
+            Middleware(BodyLimit, max_body=settings.maxBody),
         ],
         lifespan=lifespan,
     )
-    crm_transport = InProcessTransport(app)  # a relative crmUrl ("/crm") is this app
-    services = Services(
-        emulator=emulator,
-        simulation=simulation,
-        public_api=ApiContext(emulator),
-        crm=CrmContext(emulator),
-        autosync=AutoSync(emulator, crm_transport),
-        deliveries=DeliveryListener(emulator, ActionsExports(emulator, crm_transport)),
-        exports=ExportRuns(),
-        verify_runs=VerifyRuns(),
-        open_server=server_opener(create_app),
-        calls=IncomingCalls(emulator.settings.requestsLimit, emulator.settings.requestsBytes),
-        secrets=secrets,
-    )
-    app.state.services = services
-    simulation.listeners.append(services.autosync)  # CRM auto-sync after each advance
-    simulation.listeners.append(services.deliveries)  # webhooks and actions runs
-    simulation.listeners.append(HealthChecker(emulator, crm_transport))  # the CRM's health
+    app.state.workspaces = workspaces
+    app.state.services = build_services(app, settings, fixtures, create_app)
+    workspaces.attach(app, app.state.services)
     return app

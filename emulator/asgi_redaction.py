@@ -30,8 +30,9 @@ log = logging.getLogger(__name__)
 # part of the code, not a secret of this run).
 UNTOUCHED = ("/v1/", "/crm/", "/docs/assets/", "/dashboard-assets/", "/_emulator/schemas/")
 # The reference CRM's own key is shown to a holder of the control token (control/crm.py
-# `shown`): its settings route and the dashboard's CRM page, which edits them.
-KEY_TO_TOKEN_HOLDER = frozenset({"/_emulator/crm/settings", "/crm-ui"})
+# `shown`): its settings route, the dashboard's CRM page, which edits them, and a new
+# workspace's answer (its `crmApiKey`).
+KEY_TO_TOKEN_HOLDER = frozenset({"/_emulator/crm/settings", "/crm-ui", "/_emulator/workspaces"})
 
 STORED_SECRETS = (
     "SELECT json_extract(settings, '$.apiKey') FROM crm_connection"

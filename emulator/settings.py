@@ -60,3 +60,6 @@ class Settings(Wire):
     allowedHosts: list[str] = []  # Host names answered besides loopback and the bound address
     headTimeout: float = 5.0  # seconds a connection has to send a whole request head
     maxConnections: int = 512  # open connections at most; beyond, new ones are closed at once
+    linkBase: str | None = None  # what relative CRM link templates join; None: the request's
+    maxWorkspaces: int = 100  # live /w/{id}/ workspaces at most (docs/workspaces.md)
+    workspaceIdle: float = 1800.0  # seconds without a request before a workspace is removed

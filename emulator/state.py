@@ -118,6 +118,9 @@ class Emulator:
         self._prepared: tuple[str, Path] | None = None
         # Reset, fixtures, restore, snapshot, advance and export runs never interleave.
         self.operations = Operations()
+        # The store's version right after a start that seeded it: unchanged since, the
+        # store is still the pristine image (a workspace copies it without seeding).
+        self._seeded_version: int | None = None
 
     @property
     def db(self) -> Store:
@@ -143,11 +146,39 @@ class Emulator:
                 if digest is not None:
                     await self.store.read(lambda conn: self._save_image(conn, digest))
             self._image = self._prepared = None  # the first reset hashes the directory again
+            self._seeded_version = self.store.version
         else:
             log.info("kept the state stored in %s", self.settings.db)
         await self.load_clock()
         # The decoded records are in the store now; holding them would double the memory.
         self.fixtures = None
+
+    async def start_from_image(self, image: bytes) -> None:
+        """Open an in-memory store holding `image`, the seeded image of this emulator's
+        fixture directory (a workspace: one copy, no seeding); resets copy it back. The bytes
+        are shared, never changed, by every emulator started from them."""
+        self.store = await Store.open(None)
+        try:
+            await self.store.restore(image)
+            await self.load_clock()
+        except BaseException:
+            await self.close()
+            raise
+        self._pristine = image
+        self.fixtures = None
+
+    async def pristine_image(self) -> bytes | None:
+        """The seeded image of the loaded fixtures, when it is at hand without seeding: kept
+        by a reset, in the seed cache, or the store itself while nothing changed it since
+        the start seeded it. None: only seeding again would give it."""
+        if self._pristine is not None:
+            return self._pristine
+        if self._image is not None and self._image.is_file():
+            return await asyncio.to_thread(self._image.read_bytes)
+        if self.store is not None and self.store.version == self._seeded_version:
+            self._pristine = await self.store.serialize()
+            return self._pristine
+        return None
 
     async def close(self) -> None:
         if self.store is not None:

@@ -5,9 +5,16 @@
         assert r.status_code == 200
 
 `emulator_server` (session scope) starts `emulator serve` once, as a process on a free
-loopback port, and stops it at the end; `emulator` (function scope) resets it before the test
-and hands out its URL, an httpx client and helpers. Nothing is autouse: a suite that never
-asks for these fixtures never starts a server.
+loopback port, and stops it at the end; `emulator` (function scope) gives the test a
+workspace of its own on it (`--emulator-isolation=workspace`, the default: tests may run in
+parallel, `pytest -n 4`) or resets the whole emulator before the test (`reset`), and hands out
+its URL, an httpx client and helpers. Nothing is autouse: a suite that never asks for these
+fixtures never starts a server.
+
+Under pytest-xdist every worker is a session of its own: the first worker to need the server
+starts it and notes its URL in the run's shared temp directory (under a file lock); the
+others use it, and the last one to finish stops it. One server for the whole run: one
+start-up (about a second) instead of one per worker, and workspaces keep the tests apart.
 
 Options: `--emulator-fixtures DIR` (or ini `emulator_fixtures`), `--emulator-url URL` (or env
 EMULATOR_URL: use an emulator that is already running, e.g. a CI background step) and
@@ -18,9 +25,11 @@ requires it, and every control call of the plugin sends it as `Authorization: Be
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -64,6 +73,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="TOKEN",
         help="control token of the emulator (default: $EMULATOR_CONTROL_TOKEN if set)",
+    )
+    group.addoption(
+        "--emulator-isolation",
+        default="workspace",
+        choices=("workspace", "reset"),
+        help="workspace (default): each test gets a workspace of its own on the shared server, "
+        "so tests may run in parallel; reset: each test resets the whole emulator first",
     )
     parser.addini(
         "emulator_fixtures", "fixture directory the emulator serves (relative: to rootdir)"
@@ -148,12 +164,16 @@ def _checked(response: httpx.Response) -> httpx.Response:
 
 
 class Emulator:
-    """What a test gets: the URL, an httpx client on it, and helpers for the control API."""
+    """What a test gets: the URL of its workspace (or of the whole emulator), an httpx client
+    on it, and helpers for the control API; every helper works on that workspace."""
 
-    def __init__(self, server: EmulatorServer, client: httpx.Client) -> None:
+    def __init__(
+        self, server: EmulatorServer, client: httpx.Client, url: str | None = None
+    ) -> None:
         self.server = server
-        self.url = server.url
+        self.url = (url or server.url).rstrip("/")
         self.client = client
+        self.workspace_id: str | None = None  # set when the test has a workspace of its own
         self._v1: dict[str, httpx.Client] = {}
 
     def _ok(self, response: httpx.Response) -> Any:
@@ -298,9 +318,57 @@ def _reachable_or_exit(url: str) -> None:
         pytest.exit(f"no emulator answers at {url} (--emulator-url / EMULATOR_URL): {exc}", 3)
 
 
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` between the processes of one run (xdist workers)."""
+    import fcntl
+
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def _shared_server(shared: Path, args: list[str], token: str | None) -> Iterator[EmulatorServer]:
+    """The run's one server, shared by its xdist workers through `shared` (their common temp
+    directory): the first starts it, the last one out stops it."""
+    state, lock = shared / "emulator-server.json", shared / "emulator-server.lock"
+    with _locked(lock):
+        if state.is_file():
+            known = json.loads(state.read_text())
+            known["users"] += 1
+            server = EmulatorServer(known["url"], token=token)
+        else:
+            server = EmulatorServer.start(args, token=token)
+            assert server.process is not None
+            known = {"url": server.url, "pid": server.process.pid, "users": 1}
+        state.write_text(json.dumps(known))
+    try:
+        yield server
+    finally:
+        with _locked(lock):
+            known = json.loads(state.read_text())
+            known["users"] -= 1
+            if known["users"] > 0:
+                state.write_text(json.dumps(known))
+            else:
+                state.unlink()
+                if server.process is not None:
+                    server.stop()
+                else:  # started by a worker that finished first
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(known["pid"], signal.SIGTERM)
+
+
 @pytest.fixture(scope="session")
-def emulator_server(pytestconfig: pytest.Config) -> Iterator[EmulatorServer]:
-    """A running emulator for the whole session: started here unless --emulator-url is given."""
+def emulator_server(
+    pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[EmulatorServer]:
+    """A running emulator for the whole session: started here unless --emulator-url is given
+    (under pytest-xdist: one for the whole run, see the module's docstring)."""
     url = pytestconfig.getoption("emulator_url") or os.environ.get("EMULATOR_URL")
     token = (
         pytestconfig.getoption("emulator_control_token")
@@ -315,6 +383,11 @@ def emulator_server(pytestconfig: pytest.Config) -> Iterator[EmulatorServer]:
     fixtures = _fixtures(pytestconfig)
     if fixtures:
         args = ["--fixtures", fixtures, *args]
+    if os.environ.get("PYTEST_XDIST_WORKER") and sys.platform != "win32":
+        shared = tmp_path_factory.getbasetemp().parent  # the same for every worker of the run
+        with _shared_server(shared, args, token) as server:
+            yield server
+        return
     server = EmulatorServer.start(args, token=token)
     try:
         yield server
@@ -323,16 +396,33 @@ def emulator_server(pytestconfig: pytest.Config) -> Iterator[EmulatorServer]:
 
 
 @pytest.fixture
-def emulator(emulator_server: EmulatorServer) -> Iterator[Emulator]:
-    """The session's emulator, reset to its fixtures before this test."""
+def emulator(emulator_server: EmulatorServer, pytestconfig: pytest.Config) -> Iterator[Emulator]:
+    """The test's own workspace on the session's emulator (removed after the test), or with
+    --emulator-isolation=reset the whole emulator, reset to its fixtures before the test."""
     import httpx  # deferred, as above
 
+    isolation = pytestconfig.getoption("emulator_isolation")
     with httpx.Client(
         base_url=emulator_server.url, timeout=30, headers=emulator_server.headers
-    ) as client:
-        handle = Emulator(emulator_server, client)
+    ) as control:
+        if isolation == "reset":
+            handle = Emulator(emulator_server, control)
+            try:
+                handle.reset()
+                yield handle
+            finally:
+                handle.close()
+            return
+        created = _checked(control.post("/_emulator/workspaces")).json()
         try:
-            handle.reset()
-            yield handle
+            with httpx.Client(
+                base_url=created["baseUrl"], timeout=30, headers=emulator_server.headers
+            ) as client:
+                handle = Emulator(emulator_server, client, created["baseUrl"])
+                handle.workspace_id = created["id"]
+                try:
+                    yield handle
+                finally:
+                    handle.close()
         finally:
-            handle.close()
+            control.delete(f"/_emulator/workspaces/{created['id']}")

@@ -13,7 +13,9 @@ ROOT = Path(emulator.__file__).parent
 # Lower layers never import higher ones; a package may import its own layer only where it
 # is acyclic (checked below). Top-level modules not named here sit in the bottom layer.
 LAYERS: dict[str, int] = {
-    **dict.fromkeys(["app", "services", "cli", "control", "dashboard", "testing", "__main__"], 2),
+    **dict.fromkeys(
+        ["app", "services", "workspaces", "cli", "control", "dashboard", "testing", "__main__"], 2
+    ),
     **dict.fromkeys(
         [
             "simulation",

@@ -17,11 +17,11 @@ pytest_plugins = ["pytester"]
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
 
 
-def readme_example() -> str:
-    """The Python example of the pytest plugin's page (docs/pytest-plugin.md)."""
-    text = (ROOT / "docs" / "pytest-plugin.md").read_text()
+def readme_example(page: str = "pytest-plugin.md") -> str:
+    """The Python example of a docs page (the pytest plugin's by default)."""
+    text = (ROOT / "docs" / page).read_text()
     match = re.search(r"```python\n(.*?)```", text, re.DOTALL)
-    assert match is not None, "docs/pytest-plugin.md lost its example"
+    assert match is not None, f"docs/{page} lost its example"
     return match.group(1)
 
 
@@ -35,7 +35,9 @@ def test_the_readme_example_passes_against_a_real_server(pytester: pytest.Pytest
     pytester.makepyfile(
         test_more="""
         def test_same_server(emulator, emulator_server):
-            assert emulator.url == emulator_server.url and emulator_server.process is not None
+            # its own workspace on the session's one server
+            assert emulator.url == f"{emulator_server.url}/w/{emulator.workspace_id}"
+            assert emulator_server.process is not None
             assert emulator.client.get("/_emulator/health").json()["status"] == "ok"
     """
     )
@@ -103,3 +105,54 @@ def test_an_unreachable_emulator_url_stops_the_session_once(pytester: pytest.Pyt
     said = [line for line in result.outlines if f"no emulator answers at {nobody}" in line]
     assert len(said) == 1, result.outlines
     assert not any("ConnectError" in line and "Traceback" in line for line in result.outlines)
+
+
+PARALLEL_SUITE = """
+import time
+
+import pytest
+
+
+@pytest.mark.parametrize("n", range(12))
+def test_no_cross_talk(emulator, n):
+    v1 = emulator.v1()
+    before = v1.get("/contacts").json()["meta"]["total"]
+    emulator.fault("GET", "/v1/contact/{contactId}", status=500, times=1)
+    name = f"Parallel{n}"
+    assert v1.post("/contact", json={"firstName": name}).status_code == 201
+    moved = emulator.advance(600 * (n + 1))
+    time.sleep(0.05)  # let the other workers' tests run meanwhile
+    assert v1.get("/contact/1").status_code == 500  # its own fault, armed once
+    assert v1.get("/contact/1").status_code == 200
+    assert v1.get("/contacts").json()["meta"]["total"] == before + 1
+    emulator.assert_called("POST", "/v1/contact", times=1, json={"firstName": name})
+    emulator.assert_called("GET", "/v1/contact/{contactId}", times=2)
+    assert moved["now"] == emulator.now()
+    emulator.reset()
+    assert v1.get("/contacts").json()["meta"]["total"] == before
+"""
+
+
+def test_the_docs_suite_runs_under_xdist_with_a_workspace_per_test(
+    pytester: pytest.Pytester,
+) -> None:
+    """`pytest -n 4`: four workers share one server; each test has its own workspace, so
+    resets, advances and faults never collide (no 409) nor leak into another test."""
+    pytester.makepyfile(
+        test_outreach=readme_example(),
+        test_client_copes=readme_example("test-double.md"),  # a 500, a 2 s latency, asserts
+        test_parallel=PARALLEL_SUITE,
+    )
+    pytester.makepyfile(
+        test_one_server="""
+        import os
+
+        def test_one_server_for_the_run(emulator, emulator_server):
+            # the worker that did not start it reaches the same one
+            assert os.environ["PYTEST_XDIST_WORKER"].startswith("gw")
+            assert emulator.client.get("/_emulator/health").status_code == 200
+        """
+    )
+    result = pytester.runpytest_subprocess(*QUIET, "-n", "4", "-p", "xdist")
+    result.assert_outcomes(passed=12 + 4 + 3 + 1)
+    assert not any(" 409" in line for line in result.outlines)

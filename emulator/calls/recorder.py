@@ -23,6 +23,7 @@ from emulator.calls.journal import BODY_CAP, Call, CallFault
 from emulator.calls.v1_routes import route_for
 from emulator.crm.routes import DroppedConnection
 from emulator.wire import encode
+from emulator.workspace_scope import services_of
 
 DROP_HEADER = (b"x-drop", b"\n")  # the invalid header DroppedConnection sends (see there)
 
@@ -139,7 +140,7 @@ class CallRecorder:
         if surface is None:
             await self.app(scope, receive, send)
             return
-        services = scope["app"].state.services
+        services = services_of(scope)
         calls = services.calls
         journal = calls.journal
         started = time.perf_counter()

@@ -18,7 +18,7 @@ import msgspec
 
 import emulator.cli.outputs as outputs
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
-from emulator.fixtures.models import FixtureSet
+from emulator.fixtures.models import CrmConnection, FixtureSet
 from emulator.platform import connection as platform_connection
 from emulator.redaction import SecretBook, redact_logs
 from emulator.server import (
@@ -101,7 +101,7 @@ async def _export(
 ) -> Report:
     """The run's report; `book` learns the key in use (the outputs are redacted with it)."""
     # deferred: the exporter loads only when `export` runs (not for --help, wait, ...)
-    from emulator.exporter.run import Exporter
+    from emulator.exporter.start import prepare_export
 
     settings = Settings(fixtures=args.fixtures or str(DEFAULT_FIXTURES), db=args.db)
     stored_absolute = False
@@ -114,26 +114,29 @@ async def _export(
 
         opener = server_opener(create_app)
     async with opener(settings, fixtures) as platform:
-        stored = await platform.store.read(platform_connection.read)
-        if embedded and stored is None and args.api_key is None and fixtures is not None:
-            args.api_key = fixtures.crm.settings.apiKey
-        connection = connection_for(args, stored, platform.server_base)
-        book.add(connection.apiKey)
+
+        def with_flags(stored: CrmConnection | None) -> CrmConnection:
+            if embedded and stored is None and args.api_key is None and fixtures is not None:
+                args.api_key = fixtures.crm.settings.apiKey
+            return connection_for(args, stored, platform.server_base)
+
         bar = ProgressBar()
         notes = run_notes(args.db)
+        exporter = await prepare_export(
+            platform.store,
+            platform.emulator.clock.now_iso,
+            settings,
+            book,
+            platform.server_base,
+            changes=with_flags,
+            on_progress=bar,
+            strict=args.strict,
+            notes=notes,
+        )
         for note in notes:
             print(f"emulator export: note: {note}", file=sys.stderr)
         try:
-            return await Exporter(
-                platform.store,
-                connection,
-                now=platform.emulator.clock.now_iso,
-                on_progress=bar,
-                journal_limit=settings.journalLimit,
-                journal_bytes=settings.journalBytes,
-                strict=args.strict,
-                notes=notes,
-            ).run()
+            return await exporter.run()
         finally:
             bar.close()
 

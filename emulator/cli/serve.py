@@ -181,6 +181,27 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "exchanges are dropped (default 268435456, 256 MiB)",
     )
     serve.add_argument(
+        "--max-workspaces",
+        type=_positive,
+        default=Settings().maxWorkspaces,
+        metavar="N",
+        help="live workspaces (/w/{id}/) at most; creating one more answers 409 (default 100)",
+    )
+    serve.add_argument(
+        "--workspace-idle",
+        type=_seconds,
+        default=Settings().workspaceIdle,
+        metavar="SECONDS",
+        help="a workspace without a request for SECONDS is removed (default 1800)",
+    )
+    serve.add_argument(
+        "--link-base",
+        default=None,
+        metavar="URL",
+        help="what relative CRM link templates (/crm-ui/...) are joined to in /v1 answers "
+        "(default: the address the request came in on, with /w/{id} in a workspace)",
+    )
+    serve.add_argument(
         "--allow-path",
         action="append",
         default=[],
@@ -270,6 +291,9 @@ def _serve_with(
         headTimeout=args.head_timeout,
         maxConnections=args.max_connections,
         journalBytes=args.journal_bytes,
+        maxWorkspaces=args.max_workspaces,
+        workspaceIdle=args.workspace_idle,
+        linkBase=args.link_base,
     )
     app = create_app(settings)
     redact_logs(app.state.services.secrets)  # and the stored ones the answers refresh it with

@@ -15,6 +15,7 @@ from emulator.openapi import BUSY, operation
 from emulator.platform import connection as platform_connection
 from emulator.simulation.autosync import AutoSync, AutoSyncState
 from emulator.wire import Wire
+from emulator.workspace_scope import workspace
 
 
 class AutoSyncSwitch(Wire):
@@ -22,7 +23,7 @@ class AutoSyncSwitch(Wire):
 
 
 def _autosync(request: Request) -> AutoSync:
-    return request.app.state.services.autosync  # type: ignore[no-any-return]
+    return workspace(request).autosync
 
 
 @operation(

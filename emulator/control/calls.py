@@ -21,6 +21,7 @@ from emulator.errors import BadRequest, FieldError, NotFound
 from emulator.http import decode_body, json_response
 from emulator.openapi import Param, operation, query
 from emulator.wire import Wire
+from emulator.workspace_scope import workspace
 
 FAULT_ID = Param(name="faultId", where="path", required=True)
 CALL_FILTERS = (
@@ -41,7 +42,7 @@ class V1FaultList(Wire):
 
 
 def calls_of(request: Request) -> IncomingCalls:
-    return request.app.state.services.calls  # type: ignore[no-any-return]
+    return workspace(request).calls
 
 
 def bounded(q: QueryParams, name: str, default: int, low: int, high: int) -> int:

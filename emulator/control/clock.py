@@ -20,6 +20,7 @@ from emulator.simulation.injection import Injected, InjectedOut
 from emulator.simulation.scheduling import SimulationError
 from emulator.state import Emulator
 from emulator.wire import Wire, WireOmit, now_iso, parse_iso
+from emulator.workspace_scope import workspace
 
 MAX_SECONDS = 10 * 365 * 86400  # ten years: beyond that a typo is likelier than a test
 
@@ -50,7 +51,7 @@ class EventPage(Wire):
 
 
 def _simulation(request: Request) -> Simulation:
-    return request.app.state.services.simulation  # type: ignore[no-any-return]
+    return workspace(request).simulation
 
 
 def _error(exc: SimulationError) -> ApiError:
@@ -63,7 +64,7 @@ def _error(exc: SimulationError) -> ApiError:
 
 @operation("The virtual clock", ClockOut, errors=(), security=None)
 async def get_clock(request: Request) -> Response:
-    clock = request.app.state.services.emulator.clock
+    clock = workspace(request).emulator.clock
     return json_response(
         ClockOut(
             now=clock.now_iso(), mode=clock.mode, speed=clock.speed, start=now_iso(clock.start)
@@ -80,7 +81,7 @@ async def get_clock(request: Request) -> Response:
 )
 async def advance(request: Request) -> Response:
     body = await decode_body(request, AdvanceIn, BadRequest.field)
-    emulator: Emulator = request.app.state.services.emulator
+    emulator: Emulator = workspace(request).emulator
     now = emulator.clock.now()
     has_seconds, has_until = body.seconds is not msgspec.UNSET, body.until is not msgspec.UNSET
     if has_seconds == has_until:
@@ -181,7 +182,7 @@ def _int_query(request: Request, name: str, default: int | None, low: int, high:
     security=None,
 )
 async def list_events(request: Request) -> Response:
-    emulator: Emulator = request.app.state.services.emulator
+    emulator: Emulator = workspace(request).emulator
     after = _int_query(request, "afterId", 0, 0, 2**63 - 1)
     limit = _int_query(request, "limit", 100, 1, 1000)
     assert after is not None and limit is not None

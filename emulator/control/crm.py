@@ -20,6 +20,7 @@ from emulator.openapi import PAGE, Param, operation, query
 from emulator.public_api.envelopes import meta_list
 from emulator.public_api.params import page_params
 from emulator.wire import Wire
+from emulator.workspace_scope import workspace
 
 KIND = Param(
     name="kind",
@@ -44,9 +45,7 @@ async def get_settings(request: Request) -> Response:
 
 def shown(request: Request, settings: CrmSettings) -> CrmSettings:
     """The settings as this request may see them: the key only to a holder of the token."""
-    if token_matches(
-        request.headers.raw, request.app.state.services.emulator.settings.controlToken
-    ):
+    if token_matches(request.headers.raw, workspace(request).emulator.settings.controlToken):
         return settings
     return msgspec.structs.replace(settings, apiKey=REDACTED)
 

@@ -14,6 +14,7 @@ from emulator.simulation.webhook_delivery import DeliveryAttempt
 from emulator.simulation.webhooks import redeliver as send_again
 from emulator.state import Emulator
 from emulator.wire import Wire
+from emulator.workspace_scope import workspace
 
 
 class RunDelivery(Wire):
@@ -43,7 +44,7 @@ class RunDeliveries(Wire):
     security=None,
 )
 async def redeliver(request: Request) -> Response:
-    emulator: Emulator = request.app.state.services.emulator
+    emulator: Emulator = workspace(request).emulator
     delivery_id = path_id(request.path_params["deliveryId"], "deliveryId")
     attempt = await send_again(
         emulator.db,
@@ -62,7 +63,7 @@ async def redeliver(request: Request) -> Response:
     security=None,
 )
 async def run_deliveries(request: Request) -> Response:
-    emulator: Emulator = request.app.state.services.emulator
+    emulator: Emulator = workspace(request).emulator
     run_id = path_id(request.path_params["actionsId"], "actionsId")
     if await emulator.db.fetchone("SELECT 1 FROM actions_runs WHERE id = ?", (run_id,)) is None:
         raise NotFound(f"Actions run {run_id} not found")

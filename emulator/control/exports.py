@@ -15,8 +15,8 @@ from starlette.routing import BaseRoute, Route
 
 from emulator.errors import BadRequest, Conflict, FieldError, NotFound
 from emulator.exporter.report import Report
-from emulator.exporter.run import Exporter
 from emulator.exporter.runs import ExportRuns
+from emulator.exporter.start import NoConnection, prepare_export
 from emulator.fixtures.models import CrmConnection
 from emulator.http import decode_body, json_response
 from emulator.openapi import Param, operation, query
@@ -26,6 +26,7 @@ from emulator.state import Emulator
 from emulator.store.db import Store
 from emulator.store.export_lock import ExportLock, ExportLocked
 from emulator.wire import Wire, encode, split_validation_error
+from emulator.workspace_scope import workspace
 
 log = logging.getLogger(__name__)
 REDACTED = "***"
@@ -68,12 +69,12 @@ def redacted(c: CrmConnection) -> CrmConnection:
 
 
 def _emulator(request: Request) -> Emulator:
-    return request.app.state.services.emulator  # type: ignore[no-any-return]
+    return workspace(request).emulator
 
 
 def _runs(request: Request) -> ExportRuns:
     """Export runs of this app, kept in memory (the reports are small)."""
-    return request.app.state.services.exports  # type: ignore[no-any-return]
+    return workspace(request).exports
 
 
 @operation(
@@ -109,24 +110,26 @@ async def put_connection(request: Request) -> Response:
 )
 async def start_export(request: Request) -> Response:
     emulator = _emulator(request)
-    conn = await emulator.db.read(platform_connection.read)
-    if conn is None:
-        raise NotFound("no CRM connection configured: PUT /_emulator/connection first")
-    if (loop := control_api_target(conn.crmUrl)) is not None:
-        raise BadRequest.field("crmUrl", f"the stored connection's crmUrl {loop}")
+    services = workspace(request)
+
+    def checked(conn: CrmConnection | None) -> CrmConnection | None:
+        if conn is not None and (loop := control_api_target(conn.crmUrl)) is not None:
+            raise BadRequest.field("crmUrl", f"the stored connection's crmUrl {loop}")
+        return conn
+
     runs = _runs(request)
-    base = platform_connection.own_base(request)  # never the Host header
-    conn = msgspec.structs.replace(
-        conn, crmUrl=platform_connection.resolve(conn.crmUrl, base).base_url
-    )
-    request.app.state.services.secrets.add(conn.apiKey)  # before the run logs anything
-    exporter = Exporter(
-        emulator.db,
-        conn,
-        now=emulator.clock.now_iso,
-        journal_limit=emulator.settings.journalLimit,
-        journal_bytes=emulator.settings.journalBytes,
-    )
+    try:
+        exporter = await prepare_export(
+            emulator.db,
+            emulator.clock.now_iso,
+            emulator.settings,
+            services.secrets,
+            platform_connection.own_base(request),  # never the Host header
+            changes=checked,
+        )
+    except NoConnection as exc:
+        raise NotFound(str(exc)) from None
+    conn = exporter.conn
     # The run holds the state (no reset, restore or advance meanwhile) and, with --db, the
     # file's export lock (no `emulator export` on the same file meanwhile) until it ends.
     await emulator.operations.acquire(f"export run {exporter.id}", wanted="export")

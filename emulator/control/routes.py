@@ -36,6 +36,7 @@ from emulator.openapi import BUSY, operation
 from emulator.path_roots import PathRefused, PathRoots
 from emulator.state import Emulator
 from emulator.wire import Wire
+from emulator.workspace_scope import workspace
 
 
 class FixturesIn(Wire):
@@ -50,7 +51,7 @@ async def counts(emulator: Emulator) -> Counts:
 
 @operation("Emulator health, clock and row counts", ControlHealth, errors=(), security=None)
 async def health(request: Request) -> Response:
-    emulator: Emulator = request.app.state.services.emulator
+    emulator: Emulator = workspace(request).emulator
     return json_response(
         ControlHealth(
             fixtures=emulator.fixtures_dir,
@@ -70,7 +71,7 @@ async def health(request: Request) -> Response:
 async def reset(request: Request) -> Response:
     """A running export or verify run is cancelled first (what was done so far stays in its
     report): a hanging CRM cannot keep the state from being reset."""
-    services = request.app.state.services
+    services = workspace(request)
     emulator: Emulator = services.emulator
     exports_cancelled = await services.exports.cancel_all("a reset (POST /_emulator/reset)")
     verify_cancelled = await services.verify_runs.cancel_all()
@@ -87,7 +88,7 @@ async def reset(request: Request) -> Response:
     security=None,
 )
 async def load_fixtures(request: Request) -> Response:
-    emulator: Emulator = request.app.state.services.emulator
+    emulator: Emulator = workspace(request).emulator
     body = await decode_body(request, FixturesIn, BadRequest.field)
     roots = PathRoots.of_server(emulator.settings.fixtures, emulator.settings.allowPaths)
     try:

@@ -24,6 +24,7 @@ from emulator.scenarios.fixtures import build_fixtures, fixture_directory, scena
 from emulator.scenarios.runner import load_or_error, run_loaded, run_scenario, summarise
 from emulator.settings import Settings
 from emulator.wire import decode
+from emulator.workspace_scope import workspace
 
 
 @operation(
@@ -34,7 +35,7 @@ from emulator.wire import decode
     security=None,
 )
 async def run_scenarios(request: Request) -> Response:
-    settings = request.app.state.services.emulator.settings
+    settings = workspace(request).emulator.settings
     roots = PathRoots.of_server(settings.fixtures, settings.allowPaths)
     raw = await request.body()
     try:
@@ -54,7 +55,7 @@ async def run_scenarios(request: Request) -> Response:
                 f"invalid scenario file: {invalid[0]}",
                 [FieldError(field="path", message=text) for text in invalid],
             )
-        return json_response(await run_loaded(loaded, request.app.state.services.open_server))
+        return json_response(await run_loaded(loaded, workspace(request).open_server))
     try:
         scenario = sm.parse_scenario(body, "scenario")
     except sm.ScenarioError as exc:
@@ -70,7 +71,7 @@ async def run_scenarios(request: Request) -> Response:
         where, _, message = str(exc).removeprefix("scenario: ").partition(": ")
         raise BadRequest.field(where, message or where) from None
     return json_response(
-        summarise([await run_scenario(scenario, request.app.state.services.open_server)], 0.0)
+        summarise([await run_scenario(scenario, workspace(request).open_server)], 0.0)
     )
 
 

@@ -24,6 +24,7 @@ from emulator.http import decode_body, json_response
 from emulator.openapi import BUSY, Param, operation
 from emulator.state import Emulator, StateImage
 from emulator.wire import Wire
+from emulator.workspace_scope import workspace
 
 MAX_SNAPSHOTS = 20
 MAX_BYTES = 1 << 30
@@ -83,11 +84,11 @@ class Shelf:
 
 
 def shelf(request: Request) -> Shelf:
-    return request.app.state.services.snapshots  # type: ignore[no-any-return]
+    return workspace(request).snapshots
 
 
 def _emulator(request: Request) -> Emulator:
-    return request.app.state.services.emulator  # type: ignore[no-any-return]
+    return workspace(request).emulator
 
 
 @operation(

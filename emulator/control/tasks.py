@@ -22,6 +22,7 @@ from emulator.public_api.envelopes import MetaList, meta_list
 from emulator.public_api.params import page_params
 from emulator.state import Emulator
 from emulator.wire import Int64, Wire
+from emulator.workspace_scope import workspace
 
 
 class PlatformTask(Wire):
@@ -73,7 +74,7 @@ def _row(r: tuple[Any, ...]) -> PlatformTask:
 
 
 def _emulator(request: Request) -> Emulator:
-    return request.app.state.services.emulator  # type: ignore[no-any-return]
+    return workspace(request).emulator
 
 
 @operation(

@@ -28,6 +28,7 @@ from emulator.verify.report import Report
 from emulator.verify.runner import Prober
 from emulator.verify.runs import Run, RunStatus, TooManyRuns, VerifyRuns
 from emulator.wire import WireOmit
+from emulator.workspace_scope import workspace
 
 
 class VerifyIn(WireOmit):
@@ -62,7 +63,7 @@ class VerifyRunList(WireOmit):
 
 
 def _registry(request: Request) -> VerifyRuns:
-    return request.app.state.services.verify_runs  # type: ignore[no-any-return]
+    return workspace(request).verify_runs
 
 
 def _run(request: Request) -> Run:
@@ -87,7 +88,7 @@ def _view(run: Run, with_report: bool = True) -> VerifyRun:
 async def _prober(request: Request, body: VerifyIn) -> Prober:
     """A prober of the CRM asked for; this app's own /crm is called in-process (ASGI). Each
     call's deadline is `serve --outgoing-deadline`'s (the route takes no timeout)."""
-    deadline = request.app.state.services.emulator.settings.outgoingDeadline
+    deadline = workspace(request).emulator.settings.outgoingDeadline
     url = body.crmUrl or "/crm"
     refuse_control_target("crmUrl", url)  # probes POST .../tasks: never the control API's
     if body.scratch:
@@ -143,7 +144,7 @@ async def start_verify(request: Request) -> Response:
         )
     prober = await _prober(request, body)
     # the key this run sends stays out of this app's answers and logs from now on
-    request.app.state.services.secrets.add(prober.api_key)
+    workspace(request).secrets.add(prober.api_key)
     try:
         run = _registry(request).start(prober, deep)
     except TooManyRuns as exc:

@@ -23,6 +23,7 @@ from emulator.settings import Settings
 from emulator.state import Emulator
 from emulator.verify.runner import Prober
 from emulator.wire import encode
+from emulator.workspace_scope import workspace
 
 
 class ScratchProber(Prober):
@@ -44,8 +45,9 @@ async def scratch_prober(
 ) -> ScratchProber:
     """A prober of a new in-memory emulator like this one (same fixtures, the reference CRM's
     settings as they are now); the caller's run closes it."""
-    own: Emulator = request.app.state.services.emulator
-    open_server: ServerOpener = request.app.state.services.open_server
+    services = workspace(request)  # the workspace's own CRM, under /w/{id}/ too
+    own: Emulator = services.emulator
+    open_server: ServerOpener = services.open_server
     settings = Settings(
         fixtures=own.settings.fixtures,
         seedCache=own.settings.seedCache,

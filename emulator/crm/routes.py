@@ -29,6 +29,7 @@ from emulator.fixtures.models import CrmSettings, CrmUser, FaultRule
 from emulator.http import decode_body, json_response
 from emulator.openapi import Error, Security, operation
 from emulator.wire import decode, parse_iso
+from emulator.workspace_scope import workspace
 
 T = TypeVar("T")
 Handler = Callable[[Request, CrmContext, CrmSettings], Awaitable[Response]]
@@ -65,7 +66,7 @@ def crm_operation(
 
 def crm_context(request: Request) -> CrmContext:
     """The app's CrmContext (it hooks itself to the emulator's reset)."""
-    return request.app.state.services.crm  # type: ignore[no-any-return]
+    return workspace(request).crm
 
 
 def bad_request(field: str, message: str) -> CrmError:

@@ -16,6 +16,7 @@ from emulator.public_api import custom_crm
 from emulator.public_api.campaigns import list_campaigns
 from emulator.simulation.event_log import count_events
 from emulator.wire import now_iso
+from emulator.workspace_scope import workspace
 
 # the advance buttons: (label, seconds)
 ADVANCES = (("+1 hour", 3600), ("+1 day", 86400), ("+1 week", 604800))
@@ -53,6 +54,6 @@ async def overview(request: Request) -> Response:
         connection=None if connection is None else redacted(connection),
         crm_status=await custom_crm.status(ctx),
         health=health,
-        autosync=await request.app.state.services.autosync.state(),
+        autosync=await workspace(request).autosync.state(),
         fixtures=emulator.fixtures_dir,
     )

@@ -21,6 +21,7 @@ from emulator.asgi_guards import token_matches
 from emulator.errors import ApiError
 from emulator.public_api.context import ApiContext
 from emulator.state import Emulator
+from emulator.workspace_scope import workspace
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -106,7 +107,7 @@ _env.globals.update(nav=NAV, version=__version__, page_size=PAGE_SIZE)
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     """Render one page; `request` gives the navigation its current entry and links their query."""
-    token = request.app.state.services.emulator.settings.controlToken
+    token = workspace(request).emulator.settings.controlToken
     html = _env.get_template(template).render(
         request=request,
         with_query=lambda **c: with_query(request, **c),
@@ -126,11 +127,13 @@ def api_problem(request: Request, exc: ApiError) -> HTMLResponse:
 
 
 def emulator_of(request: Request) -> Emulator:
-    return request.app.state.services.emulator  # type: ignore[no-any-return]
+    return workspace(request).emulator
 
 
 def api(request: Request) -> ApiContext:
-    return request.app.state.services.public_api  # type: ignore[no-any-return]
+    ctx = workspace(request).public_api
+    ctx.note_request(request)  # record links as /v1 shows them to this origin
+    return ctx
 
 
 def int_param(request: Request, name: str, default: int | None = None) -> int | None:

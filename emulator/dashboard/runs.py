@@ -14,13 +14,14 @@ from emulator.fixtures.loader import DEFAULT_FIXTURES
 from emulator.path_roots import PathRefused
 from emulator.scenarios import models as sm
 from emulator.scenarios.runner import run_loaded
+from emulator.workspace_scope import workspace
 
 BUNDLED_SCENARIOS = DEFAULT_FIXTURES.parent / "scenarios"
 
 
 def _exports(request: Request) -> dict[str, Any]:
     """The export runs the control API keeps (none before the first start)."""
-    return request.app.state.services.exports.runs  # type: ignore[no-any-return]
+    return workspace(request).exports.runs  # type: ignore[no-any-return]
 
 
 async def runs(request: Request) -> Response:
@@ -100,14 +101,12 @@ async def scenarios(request: Request) -> Response:
             error = f"{chosen or '(no path)'}: no such file or directory under the roots ({roots})"
         else:
             try:  # the server's own path rules too: regular files, size-limited, off the loop
-                settings = request.app.state.services.emulator.settings
+                settings = workspace(request).emulator.settings
                 loaded = await read_allowed(settings, str(path), scenario_roots())
             except PathRefused as exc:
                 error = f"{chosen}: {exc}"
             else:
-                result = await run_loaded(
-                    loaded, request.app.state.services.open_server, quiet=True
-                )
+                result = await run_loaded(loaded, workspace(request).open_server, quiet=True)
     return page(
         request,
         "scenarios.html",

@@ -16,6 +16,7 @@ from emulator.fixtures.models import CONNECTION_RULES, CrmConnection
 from emulator.platform.engagement import ENGAGEMENT_FIELDS
 from emulator.self_target import control_api_target
 from emulator.wire import decode, encode
+from emulator.workspace_scope import prefix_of, workspace
 
 
 def read(conn: sqlite3.Connection) -> CrmConnection | None:
@@ -111,9 +112,10 @@ def served_base(scope: Mapping[str, Any], bound: tuple[str, int]) -> str:
 
 
 def own_base(request: Request) -> str:
-    """`served_base` of a request to this app: what a relative crmUrl is joined to."""
-    settings = request.app.state.services.emulator.settings
-    return served_base(request.scope, (settings.host, settings.port))
+    """`served_base` of a request to this app, with the workspace's `/w/{id}` when it came to
+    one: what a relative crmUrl is joined to (a workspace's "/crm" is its own CRM)."""
+    settings = workspace(request).emulator.settings
+    return served_base(request.scope, (settings.host, settings.port)) + prefix_of(request.scope)
 
 
 @dataclass(frozen=True)

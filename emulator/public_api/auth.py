@@ -11,6 +11,7 @@ from starlette.responses import Response
 from emulator.errors import ApiError, Forbidden, Unauthorized
 from emulator.store.db import Store
 from emulator.wire import decode
+from emulator.workspace_scope import workspace
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -58,7 +59,8 @@ def guarded(scope: str, documented_limit: bool = False) -> Callable[[Handler], H
     def wrap(handler: Handler) -> Handler:
         @wraps(handler)
         async def inner(request: Request) -> Response:
-            api = request.app.state.services.public_api
+            api = workspace(request).public_api
+            api.note_request(request)  # where its relative record links point
             key = request.headers.get("x-api-key")
             if not key:
                 raise Unauthorized("Missing API key: send it in the x-api-key header")

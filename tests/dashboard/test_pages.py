@@ -133,8 +133,8 @@ def test_an_export_from_the_page_shows_its_report(page: Watched) -> None:
 def test_a_contact_links_to_its_crm_record_and_back(page: Watched, server: str) -> None:
     connection = httpx.get(f"{server}/_emulator/connection").json()
     # the defaults point at the dashboard of the default port; this server has another one
-    assert connection["contactLinkTemplate"] == "http://127.0.0.1:8400/crm-ui/contacts/{{crmId}}"
-    assert connection["companyLinkTemplate"] == "http://127.0.0.1:8400/crm-ui/companies/{{crmId}}"
+    assert connection["contactLinkTemplate"] == "/crm-ui/contacts/{{crmId}}"
+    assert connection["companyLinkTemplate"] == "/crm-ui/companies/{{crmId}}"
     ours = {
         **connection,
         "apiKey": "crm-demo-key",

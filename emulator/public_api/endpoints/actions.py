@@ -15,12 +15,13 @@ from emulator.public_api.context import ApiContext
 from emulator.public_api.envelopes import Success, success
 from emulator.public_api.params import path_id
 from emulator.public_api.schemas import ActionsIn, ActionsRunCreated, ActionsRunStatus
+from emulator.workspace_scope import workspace
 
 
 @operation("Start an actions run", Success[ActionsRunCreated], body=ActionsIn)
 @guarded("ALL")
 async def start_run(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     body = await decode_body(request, ActionsIn, BadRequest.field)
     created = await service.start_run(ctx, body)
     return json_response(success(created, "Actions queued"))
@@ -29,7 +30,7 @@ async def start_run(request: Request) -> Response:
 @operation("Status of an actions run", Success[ActionsRunStatus], errors=(400, 404))
 @guarded("ALL")
 async def run_status(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     run_id = path_id(request.path_params["actionsId"], "actionsId")
     return json_response(success(await service.run_status(ctx, run_id), "Actions run status"))
 

@@ -14,6 +14,7 @@ from emulator.public_api.context import ApiContext
 from emulator.public_api.envelopes import PaginatedList, paginated
 from emulator.public_api.params import enum_param, optional_int, page_params, search_term
 from emulator.public_api.schemas import Campaign, Identity
+from emulator.workspace_scope import workspace
 
 
 @operation(
@@ -28,7 +29,7 @@ from emulator.public_api.schemas import Campaign, Identity
 )
 @guarded("CAMPAIGNS_READ")
 async def list_campaigns(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     q = request.query_params
     page, page_size = page_params(q)
     total, data = await service.list_campaigns(
@@ -45,7 +46,7 @@ async def list_campaigns(request: Request) -> Response:
 @operation("List sender identities", PaginatedList[Identity], params=(*PAGE, SEARCH))
 @guarded("IDENTITIES_READ")
 async def list_identities(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     q = request.query_params
     page, page_size = page_params(q)
     total, data = await service.list_identities(ctx, page, page_size, search=search_term(q))

@@ -25,6 +25,7 @@ from emulator.public_api.params import (
     search_term,
 )
 from emulator.public_api.schemas import Company, CompanyCreated, CompanyIn, CompanySearchIn
+from emulator.workspace_scope import workspace
 
 
 @operation(
@@ -35,7 +36,7 @@ from emulator.public_api.schemas import Company, CompanyCreated, CompanyIn, Comp
 )
 @guarded("COMPANIES_READ")
 async def list_companies(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     q = request.query_params
     page, page_size = page_params(q)
     fields = fields_param(q, service.COMPANY_FIELDS)
@@ -54,7 +55,7 @@ async def list_companies(request: Request) -> Response:
 @operation("Get a company", Success[Company], params=(FIELDS,), errors=(400, 404))
 @guarded("COMPANIES_READ")
 async def get_company(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     fields = fields_param(request.query_params, service.COMPANY_FIELDS)
     company_id = path_id(request.path_params["companyId"], "companyId")
     company = await service.get_company(ctx, company_id)
@@ -70,7 +71,7 @@ async def get_company(request: Request) -> Response:
 )
 @guarded("COMPANIES_WRITE")
 async def create_company(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     body = await decode_body(request, CompanyIn, BadRequest.field)
     created, merged = await service.create_company(ctx, body)
     if merged:
@@ -81,7 +82,7 @@ async def create_company(request: Request) -> Response:
 @operation("Search companies", MetaList[Company], body=CompanySearchIn)
 @guarded("COMPANIES_READ")
 async def search_companies(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     body = await decode_body(request, CompanySearchIn, BadRequest.field)
     page, page_size = page_numbers(body.page, body.pageSize)
     search = body.search.strip() if body.search else None

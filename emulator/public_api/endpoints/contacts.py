@@ -29,6 +29,7 @@ from emulator.public_api.params import (
 )
 from emulator.public_api.schemas import Contact, ContactCreated, ContactIn
 from emulator.wire import Wire
+from emulator.workspace_scope import workspace
 
 JSON = "application/json"
 
@@ -54,7 +55,7 @@ def select_fields(record: Wire, fields: list[str] | None) -> object:
 )
 @guarded("CONTACTS_READ")
 async def list_contacts(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     asked: bytes = request.scope["query_string"]
     cached = service.cached_contact_page(ctx, asked)
     if cached is not None:
@@ -80,7 +81,7 @@ async def list_contacts(request: Request) -> Response:
 @operation("Get a contact", Success[Contact], params=(FIELDS,), errors=(400, 404))
 @guarded("CONTACTS_READ", documented_limit=True)
 async def get_contact(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     fields = fields_param(request.query_params, service.CONTACT_FIELDS)
     contact_id = path_id(request.path_params["contactId"], "contactId")
     if fields is None:
@@ -99,7 +100,7 @@ async def get_contact(request: Request) -> Response:
 )
 @guarded("CONTACTS_WRITE")
 async def create_contact(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     body = await decode_body(request, ContactIn, BadRequest.field)
     created, merged = await service.create_contact(ctx, body)
     if merged:

@@ -14,12 +14,13 @@ from emulator.public_api.context import ApiContext
 from emulator.public_api.envelopes import Success, success
 from emulator.public_api.params import path_id
 from emulator.public_api.schemas import Conversation
+from emulator.workspace_scope import workspace
 
 
 @operation("Messages of a conversation", Success[Conversation], errors=(400, 404))
 @guarded("CONVERSATIONS_READ")
 async def conversation_messages(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     conversation_id = path_id(request.path_params["conversationId"], "conversationId")
     data = await service.conversation_messages(ctx, conversation_id)
     return json_response(success(data, "Messages retrieved"))

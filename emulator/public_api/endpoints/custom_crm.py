@@ -16,11 +16,12 @@ from emulator.public_api.context import ApiContext
 from emulator.public_api.envelopes import Success, success
 from emulator.public_api.schemas import CustomCrmHealth, CustomCrmIn, CustomCrmStatus
 from emulator.simulation.crm_health import UsersProbe
+from emulator.workspace_scope import workspace
 
 
 async def _checked(request: Request) -> tuple[CustomCrmIn, CustomCrmHealth, UsersProbe]:
     """The decoded body and the probes (health, users) of the CRM it names."""
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     body = await decode_body(request, CustomCrmIn, BadRequest.field)
     refuse_control_target("baseUrl", body.baseUrl)
     url = platform_connection.resolve(body.baseUrl, platform_connection.own_base(request)).base_url
@@ -44,7 +45,7 @@ async def test_crm(request: Request) -> Response:
 @operation("Connect a custom CRM", Success[CustomCrmStatus], body=CustomCrmIn)
 @guarded("ALL")
 async def connect_crm(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     body, health, users = await _checked(request)
     status = await service.connect(ctx, body, health, users)
     message = "Connected" if health.success else f"Connected, but {health.message}"
@@ -54,14 +55,14 @@ async def connect_crm(request: Request) -> Response:
 @operation("Custom CRM connection status", Success[CustomCrmStatus], errors=())
 @guarded("ALL")
 async def crm_status(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     return json_response(success(await service.status(ctx), "Custom CRM status"))
 
 
 @operation("Disconnect the custom CRM", Success[CustomCrmStatus], errors=(404,))
 @guarded("ALL")
 async def disconnect_crm(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     return json_response(success(await service.disconnect(ctx), "Disconnected"))
 
 

@@ -15,6 +15,7 @@ from emulator.public_api.context import ApiContext
 from emulator.public_api.envelopes import MetaList, Success, meta_list, success
 from emulator.public_api.params import enum_param, page_params, search_term
 from emulator.public_api.schemas import ContactList, ListIn, SavedView
+from emulator.workspace_scope import workspace
 
 
 @operation(
@@ -24,7 +25,7 @@ from emulator.public_api.schemas import ContactList, ListIn, SavedView
 )
 @guarded("LISTS_READ")
 async def list_lists(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     q = request.query_params
     page, page_size = page_params(q)
     total, data = await service.list_lists(
@@ -36,7 +37,7 @@ async def list_lists(request: Request) -> Response:
 @operation("Create a list", Success[ContactList], status=201, body=ListIn)
 @guarded("LISTS_WRITE")
 async def create_list(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     body = await decode_body(request, ListIn, BadRequest.field)
     created = await service.create_list(ctx, body)
     return json_response(success(created, "List created"), 201)
@@ -49,7 +50,7 @@ async def create_list(request: Request) -> Response:
 )
 @guarded("SAVED_VIEWS_READ")
 async def list_saved_views(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     q = request.query_params
     page, page_size = page_params(q)
     total, data = await service.list_saved_views(

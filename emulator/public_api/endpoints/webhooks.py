@@ -22,6 +22,7 @@ from emulator.public_api.schemas import (
     WebhookLog,
     WebhookPatch,
 )
+from emulator.workspace_scope import workspace
 
 
 def _webhook_id(request: Request) -> int:
@@ -31,7 +32,7 @@ def _webhook_id(request: Request) -> int:
 @operation("List webhook subscriptions", MetaList[Webhook], params=PAGE)
 @guarded("WEBHOOKS_READ")
 async def list_webhooks(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     page, page_size = page_params(request.query_params)
     total, data = await service.list_webhooks(ctx, page, page_size)
     return json_response(meta_list(data, page, page_size, total))
@@ -40,7 +41,7 @@ async def list_webhooks(request: Request) -> Response:
 @operation("Create a webhook subscription", Success[Webhook], status=201, body=WebhookIn)
 @guarded("WEBHOOKS_WRITE")
 async def create_webhook(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     body = await decode_body(request, WebhookIn, BadRequest.field)
     created = await service.create_webhook(ctx, body)
     return json_response(success(created, "Webhook created"), 201)
@@ -49,7 +50,7 @@ async def create_webhook(request: Request) -> Response:
 @operation("Update a webhook subscription", Success[Webhook], body=WebhookPatch, errors=(400, 404))
 @guarded("WEBHOOKS_WRITE")
 async def update_webhook(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     webhook_id = _webhook_id(request)
     patch = await decode_body(request, WebhookPatch, BadRequest.field)
     updated = await service.update_webhook(ctx, webhook_id, patch)
@@ -59,7 +60,7 @@ async def update_webhook(request: Request) -> Response:
 @operation("Delete a webhook subscription", Success[Deleted], errors=(400, 404))
 @guarded("WEBHOOKS_WRITE")
 async def delete_webhook(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     webhook_id = _webhook_id(request)
     await service.delete_webhook(ctx, webhook_id)
     return json_response(success(Deleted(id=webhook_id), "Webhook deleted"))
@@ -70,7 +71,7 @@ async def delete_webhook(request: Request) -> Response:
 )
 @guarded("ALL")
 async def webhook_logs(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     webhook_id = _webhook_id(request)
     page, page_size = page_params(request.query_params)
     total, data = await service.webhook_logs(ctx, webhook_id, page, page_size)
@@ -80,7 +81,7 @@ async def webhook_logs(request: Request) -> Response:
 @operation("Send a test delivery", Success[TestResult], errors=(400, 404))
 @guarded("WEBHOOKS_WRITE")
 async def test_webhook(request: Request) -> Response:
-    ctx: ApiContext = request.app.state.services.public_api
+    ctx: ApiContext = workspace(request).public_api
     ok = await service.send_test_delivery(ctx, _webhook_id(request))
     message = "Test delivery succeeded" if ok else "Test delivery failed"
     return json_response(success(TestResult(success=ok), message))
