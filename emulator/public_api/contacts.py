@@ -15,6 +15,7 @@ from emulator.public_api.envelopes import meta_list_end, meta_list_items
 from emulator.public_api.list_membership import add_member, require_list
 from emulator.public_api.record_filter import RecordFilter
 from emulator.public_api.schemas import Contact, ContactCreated, ContactIn
+from emulator.store import contact_search
 from emulator.wire import decode, encode
 
 CONTACT_FIELDS = tuple(Contact.__struct_fields__)
@@ -65,6 +66,11 @@ class ContactFilter(RecordFilter):
         updated_to: str | None = None,
     ) -> None:
         super().__init__(search, list_id, updated_from, updated_to)
+        folded = (search or "").casefold()
+        if search and contact_search.usable(folded):
+            # narrows the exact clause above to the contacts the trigram index names
+            self.where.add(*contact_search.candidates_clause(folded))
+            self.where.needs.append(contact_search.ensure)
         if company_id is not None:
             self.where.add("companyId = ?", company_id)
 

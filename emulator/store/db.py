@@ -266,6 +266,11 @@ class Store:
             for table in tables:
                 self._tables[table] = self.version
 
+    @property
+    def restored(self) -> int:
+        """The version of the last restore of the whole database (0: none since opened)."""
+        return self._restored
+
     def changed(self, table: str) -> int:
         """The version of the last write to `table`, one of table_changes.WATCHED."""
         return max(self._tables.get(table, 0), self._restored)

@@ -23,6 +23,9 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
     with ctx.timed("tasks"):
         # The platform's rule, applied before sending: a member past a TASK step has its task.
         await ctx.write(partial(platform_tasks.ensure_for_members, contacts=contacts))
+        total = await ctx.store.read(partial(rec.count_tasks_to_create, contacts=contacts))
+        ctx.progress("tasks", 0, total)
+        ctx.totals["tasks"] = total
         reader = partial(rec.read_tasks_to_create, contacts=contacts)
         rows = sendable(
             ctx,
