@@ -375,6 +375,7 @@ def bench_mixed(fixtures: Path, size: int, seconds: int, connections: int) -> No
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max", type=int, default=100_000, help="largest size (1000000 adds it)")
+    parser.add_argument("--min", type=int, default=10_000, help="smallest size")
     parser.add_argument("--runs", type=int, default=3, help="export runs per side (median)")
     parser.add_argument("--samples", type=int, default=100, help="calls per filter")
     parser.add_argument("--seconds", type=int, default=10, help="wrk duration")
@@ -393,7 +394,7 @@ def main() -> int:
         if not (args.before / "emulator" / "__init__.py").exists():
             parser.error(f"--before {args.before}: no emulator package there")
         codes["before"] = args.before.resolve()
-    for size in (s for s in (10_000, 100_000, 1_000_000) if s <= args.max):
+    for size in (s for s in (10_000, 100_000, 1_000_000) if args.min <= s <= args.max):
         fixtures = fixtures_for(size)
         if "export" in parts:
             bench_export(codes, fixtures, size, 1 if size >= 1_000_000 else args.runs)

@@ -47,6 +47,9 @@ def contains_folded(columns: tuple[str, ...], term: str) -> tuple[str, ...]:
     go through SQLite's own LIKE: 100k rows take ~90 ms instead of ~300 ms.
     """
     folded = term.casefold()
+    if "\x00" in folded:  # LIKE stops reading its pattern at NUL: the exact path for all
+        parts = [f"instr(casefold({c}), ?) > 0" for c in columns]
+        return f"({' OR '.join(parts)})", *[folded for _ in columns]
     like = like_pattern(folded)
     parts = [
         f"(({c}) LIKE ? ESCAPE '\\' OR ({non_ascii(c)} AND instr(casefold({c}), ?) > 0))"
