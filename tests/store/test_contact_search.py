@@ -21,7 +21,7 @@ from tests.public_api.test_page_cache import BY_ID, Writer, other_fixtures, writ
 pytestmark = pytest.mark.anyio
 
 # Letters whose casefold is not their lower case, or that fold to several letters (ß -> ss,
-# ﬁ -> fi, İ -> i̇, ς -> σ, the Kelvin sign -> k), NUL, and plain ones.
+# ﬁ -> fi, İ -> i + a dot, final sigma -> sigma, the Kelvin sign -> k), NUL, and plain ones.
 ODD = "aAsSßẞſﬁΣσςİiKk\x00 én-"
 Term = st.text(ODD, min_size=1, max_size=5)
 Search = st.tuples(st.just("search"), Term | st.sampled_from(["new", "MERGED", "gmail", "an "]))
