@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from emulator.errors import NotFound
@@ -109,7 +110,10 @@ async def contact_page_json(
     if items is None:
         items = meta_list_items(await contact_documents(ctx, ids))
     body = items + meta_list_end(page, page_size, total)
-    ctx.bodies.put(version, key, body, len(items), ids if whole_table else None)
+    # A full page of the whole table: a later create (appended above it) only retotals it.
+    full = whole_table and len(ids) == page_size
+    tail = partial(meta_list_end, page, page_size) if full else None
+    ctx.bodies.put(version, key, body, len(items), ids if whole_table else None, tail, total)
     return body
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from array import array
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from emulator.store.db import Store
@@ -103,15 +103,26 @@ class PageIndex:
 
 class _Body:
     """An encoded page: `body[:items_end]` is its `{"data":[...` part; `ids` are the page's
-    ids (None: a filtered listing, whose items are not reused across versions)."""
+    ids (None: a filtered listing, whose items are not reused across versions); `tail(total)`
+    the rest of the body for another `total` (None: not known), `total` the one it holds."""
 
-    __slots__ = ("body", "ids", "items_end", "version")
+    __slots__ = ("body", "ids", "items_end", "tail", "total", "version")
 
-    def __init__(self, version: int, body: bytes, items_end: int, ids: list[int] | None) -> None:
+    def __init__(
+        self,
+        version: int,
+        body: bytes,
+        items_end: int,
+        ids: list[int] | None,
+        tail: Callable[[int], bytes] | None,
+        total: int,
+    ) -> None:
         self.version = version  # the store version the body is known to answer at
         self.body = body
         self.items_end = items_end
         self.ids = ids
+        self.tail = tail
+        self.total = total
 
 
 class EncodedPages:
@@ -135,17 +146,33 @@ class EncodedPages:
         return self._bytes
 
     def get(self, key: Hashable) -> bytes | None:
-        """The answer kept for `key` if no write since it was read touched any contact."""
+        """The answer kept for `key` if no write since it was read touched any contact, or,
+        for a full page of the whole table, none at or below its last id: then its items
+        are still its items and only the total is new (the contacts added less deleted)."""
         entry = self._bodies.get(key)
         if entry is None:
             return None
         current = self._store.version
         if entry.version != current:
-            if self._store.contacts.lowest_since(entry.version) is not None:
-                return None
+            log = self._store.contacts
+            low = log.lowest_since(entry.version)
+            if low is not None:
+                if entry.tail is None or not entry.ids or low <= entry.ids[-1]:
+                    return None
+                added = log.added_since(entry.version)
+                if added is None:
+                    return None
+                if added:
+                    self._retotal(entry, entry.total + added)
             entry.version = current  # checked up to here: the next check starts from now
         self._bodies.move_to_end(key)
         return entry.body
+
+    def _retotal(self, entry: _Body, total: int) -> None:
+        assert entry.tail is not None
+        body = entry.body[: entry.items_end] + entry.tail(total)
+        self._bytes += len(body) - len(entry.body)
+        entry.body, entry.total = body, total
 
     def items(self, key: Hashable, ids: list[int]) -> bytes | None:
         """The `{"data":[...` part kept for `key` if it listed exactly `ids` and no write since
@@ -166,14 +193,20 @@ class EncodedPages:
         body: bytes,
         items_end: int = 0,
         ids: list[int] | None = None,
+        tail: Callable[[int], bytes] | None = None,
+        total: int = 0,
     ) -> None:
-        """Keep `body`, read from store `version` on (any write after it is checked on use)."""
+        """Keep `body`, read from store `version` on (any write after it is checked on use).
+
+        A page of the whole table that is full (its last id is not the table's last) gives
+        `ids`, its `total` and `tail`: its answer after writes above its last id is then
+        its items and `tail(new total)`."""
         if len(body) > self._max_bytes:
             return
         old = self._bodies.pop(key, None)
         if old is not None:
             self._bytes -= len(old.body)
-        self._bodies[key] = _Body(version, body, items_end, ids)
+        self._bodies[key] = _Body(version, body, items_end, ids, tail, total)
         self._bytes += len(body)
         while self._bytes > self._max_bytes:  # oldest first
             _, dropped = self._bodies.popitem(last=False)
