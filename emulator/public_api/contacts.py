@@ -14,6 +14,7 @@ from emulator.public_api.companies import changes, upsert_company
 from emulator.public_api.context import ApiContext, link
 from emulator.public_api.envelopes import meta_list_end, meta_list_items
 from emulator.public_api.list_membership import add_member, require_list
+from emulator.public_api.listing import Where
 from emulator.public_api.record_filter import RecordFilter
 from emulator.public_api.schemas import Contact, ContactCreated, ContactIn
 from emulator.store import contact_search
@@ -67,13 +68,24 @@ class ContactFilter(RecordFilter):
         updated_to: str | None = None,
     ) -> None:
         super().__init__(search, list_id, updated_from, updated_to)
-        folded = (search or "").casefold()
-        if search and contact_search.usable(folded):
-            # narrows the exact clause above to the contacts the trigram index names
-            self.where.add(*contact_search.candidates_clause(folded))
-            self.where.needs.append(contact_search.ensure)
         if company_id is not None:
             self.where.add("companyId = ?", company_id)
+        folded = (search or "").casefold()
+        self.narrow = (
+            contact_search.candidates_clause(folded)
+            if search and contact_search.usable(folded)
+            else None
+        )
+
+    def where_now(self, ctx: ApiContext) -> Where:
+        """Through the trigram index when it is ready (it narrows the exact clause to the
+        contacts it names: same answers); else every contact is read while it is built."""
+        if self.narrow is None:
+            return self.where
+        if not contact_search.ready(ctx.store):
+            contact_search.warm(ctx.store)
+            return self.where
+        return self.where.copy().add(*self.narrow)
 
 
 async def list_contact_documents(

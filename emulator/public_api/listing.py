@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from emulator.public_api.context import ApiContext
@@ -36,8 +36,11 @@ class Where:
         self.clauses: list[str] = []
         self.params: list[Any] = []
         self.folds = False
-        # What the store must have ready before the query runs (an index it builds lazily).
-        self.needs: list[Callable[[Store], Awaitable[None]]] = []
+
+    def copy(self) -> Where:
+        other = Where()
+        other.clauses, other.params, other.folds = [*self.clauses], [*self.params], self.folds
+        return other
 
     def add(self, clause: str, *params: Any) -> Where:
         self.clauses.append(clause)
@@ -66,8 +69,6 @@ async def page_ids(
     """(total, ids of the page) from the cached index; casefold() registered when needed."""
     if where.folds:
         await ensure_casefold(ctx.store)
-    for need in where.needs:
-        await need(ctx.store)
     if not where.clauses and order == "id":
         return await ctx.pages.table_page(table, page, page_size)
     return await ctx.pages.page(where.ids_sql(table, order), where.params, page, page_size)

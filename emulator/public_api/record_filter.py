@@ -37,7 +37,11 @@ class RecordFilter:
     async def page(self, ctx: ApiContext, page: int, page_size: int) -> tuple[int, list[int]]:
         """(total, ids of the page); an unknown list is a 404, one of the other type a 400."""
         await check_list(ctx, self.list_id, self.list_type)
-        return await page_ids(ctx, self.table, self.where, page, page_size)
+        return await page_ids(ctx, self.table, self.where_now(ctx), page, page_size)
+
+    def where_now(self, ctx: ApiContext) -> Where:
+        """The conditions to query with now (a subclass may narrow them with an index)."""
+        return self.where
 
 
 def contains_folded(columns: tuple[str, ...], term: str) -> tuple[str, ...]:

@@ -10,19 +10,25 @@ document does too, and the tokenizer folds the document and the term alike, char
 character. Terms shorter than a trigram (3 characters) cannot use it.
 
 The table and the TEMP triggers that keep it are on the store's own connection, in `temp`
-(never in the schema): nothing is paid at seed time or on a start-up. It is built by the first
-search (one pass over the contacts), kept by the triggers on every write from then on
-(whatever module writes), and built again by the next search after a restore of the whole
-database, which replaces `main` under it.
+(never in the schema): nothing is paid at seed time or before the first request. `warm()`
+builds it in the background, CHUNK contacts per database hop so other requests go between
+(`emulator serve` starts it once it listens; otherwise the first search does); the triggers
+come first, so a write during the build is in the index however far the build got. Until
+it is whole, and again after a restore of the whole database (which replaces `main` under
+it: the next search builds it again), a search reads every contact as before.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import weakref
+from functools import partial
 
 from emulator.store.db import Store
+
+log = logging.getLogger(__name__)
 
 MIN_TERM = 3  # characters: a trigram
 
@@ -32,13 +38,14 @@ def _doc(row: str) -> str:
     return f"contact_search_doc({row}.firstName, {row}.lastName, {row}.professionalEmail)"
 
 
-BUILD_SQL = [
+CHUNK = 5_000  # contacts indexed per hop (~50 ms): other requests wait at most that long
+
+START_SQL = [
     "DROP TRIGGER IF EXISTS temp.contact_search_insert",
     "DROP TRIGGER IF EXISTS temp.contact_search_update",
     "DROP TRIGGER IF EXISTS temp.contact_search_delete",
     "DROP TABLE IF EXISTS temp.contact_search",
     "CREATE VIRTUAL TABLE temp.contact_search USING fts5(doc, tokenize = 'trigram')",
-    f"INSERT INTO temp.contact_search(rowid, doc) SELECT c.id, {_doc('c')} FROM main.contacts c",
     "CREATE TEMP TRIGGER contact_search_insert AFTER INSERT ON main.contacts BEGIN"
     f" INSERT OR REPLACE INTO contact_search(rowid, doc) VALUES (NEW.id, {_doc('NEW')}); END",
     "CREATE TEMP TRIGGER contact_search_update"
@@ -48,6 +55,10 @@ BUILD_SQL = [
     "CREATE TEMP TRIGGER contact_search_delete AFTER DELETE ON main.contacts BEGIN"
     " DELETE FROM contact_search WHERE rowid = OLD.id; END",
 ]
+FILL_SQL = (
+    f"INSERT OR REPLACE INTO temp.contact_search(rowid, doc) SELECT c.id, {_doc('c')}"
+    " FROM main.contacts c WHERE c.id > ? AND c.id <= ?"
+)
 
 
 def search_doc(first: object, last: object, email: object) -> str:
@@ -58,17 +69,30 @@ def search_doc(first: object, last: object, email: object) -> str:
     return text.replace("\x00", " ").casefold()
 
 
-def build(conn: sqlite3.Connection) -> None:
-    """(Re)build the index and its triggers from the contacts, in one transaction."""
+def start(conn: sqlite3.Connection) -> None:
+    """An empty index and the triggers that keep it, from now on (any earlier one dropped)."""
     conn.create_function("contact_search_doc", 3, search_doc, deterministic=True)
     conn.execute("BEGIN IMMEDIATE")
     try:
-        for sql in BUILD_SQL:
+        for sql in START_SQL:
             conn.execute(sql)
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def fill(conn: sqlite3.Connection, after: int) -> int | None:
+    """Index the next CHUNK contacts above id `after`; answers the last id indexed (None:
+    none was left). One statement: atomic, like every write the triggers follow."""
+    (upto,) = conn.execute(
+        "SELECT max(id) FROM (SELECT id FROM main.contacts WHERE id > ? ORDER BY id LIMIT ?)",
+        (after, CHUNK),
+    ).fetchone()
+    if upto is None:
+        return None
+    conn.execute(FILL_SQL, (after, upto))
+    return int(upto)
 
 
 def usable(folded_term: str) -> bool:
@@ -82,24 +106,49 @@ def candidates_clause(folded_term: str) -> tuple[str, str]:
     return "id IN (SELECT rowid FROM temp.contact_search WHERE contact_search MATCH ?)", phrase
 
 
-# The restore version each store's index was built at (absent: never built).
+# The restore version each store's index is whole at (absent: never built), and the
+# build under way per store with the restore version it started at.
 _built: weakref.WeakKeyDictionary[Store, int] = weakref.WeakKeyDictionary()
-_building: weakref.WeakKeyDictionary[Store, asyncio.Future[None]] = weakref.WeakKeyDictionary()
+_building: weakref.WeakKeyDictionary[Store, tuple[int, asyncio.Task[None]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def ready(store: Store) -> bool:
+    """Whether the store's index is whole and no restore came since it was built."""
+    return _built.get(store) == store.restored
+
+
+def warm(store: Store) -> None:
+    """Start building the store's index in the background unless it is ready or on its way."""
+    if ready(store):
+        return
+    running = _building.get(store)
+    if running is not None and running[0] == store.restored and not running[1].done():
+        return
+    _building[store] = (store.restored, asyncio.ensure_future(_build(store)))
 
 
 async def ensure(store: Store) -> None:
-    """Build the store's index unless it is built and no restore came since (one build at a
-    time: concurrent first searches wait for the same one)."""
-    while _built.get(store) != store.restored:
-        running = _building.get(store)
-        if running is None:
-            restored = store.restored
-            running = _building[store] = asyncio.ensure_future(store.read(build))
-            try:
-                await asyncio.shield(running)
-                _built[store] = restored
-            finally:
-                if _building.get(store) is running:
-                    del _building[store]
-        else:
-            await asyncio.shield(running)
+    """Wait until the store's index is ready (building it if need be)."""
+    while not ready(store):
+        warm(store)
+        await asyncio.shield(_building[store][1])
+
+
+async def _build(store: Store) -> None:
+    restored = store.restored
+    try:
+        await store.read(start)
+        after: int | None = 0
+        while after is not None:
+            if store.restored != restored:  # replaced under it: the next search starts again
+                return
+            after = await store.read(partial(fill, after=after))
+        if store.restored == restored:
+            _built[store] = restored
+    except sqlite3.Error:
+        log.exception("the contact search index could not be built: searches read every contact")
+        _built.pop(store, None)
+    except Exception:  # the store closed under it (a server stopping)
+        _built.pop(store, None)

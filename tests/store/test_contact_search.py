@@ -25,6 +25,7 @@ pytestmark = pytest.mark.anyio
 ODD = "aAsSßẞſﬁΣσςİiKk\x00 én-"
 Term = st.text(ODD, min_size=1, max_size=5)
 Search = st.tuples(st.just("search"), Term | st.sampled_from(["new", "MERGED", "gmail", "an "]))
+Ready = st.tuples(st.just("ready"))  # the index whole: the searches after it go through it
 Named = st.tuples(st.just("named"), st.text(ODD, min_size=1, max_size=8), st.text(ODD, max_size=8))
 _nonce = itertools.count()
 
@@ -71,14 +72,21 @@ async def search(client: httpx.AsyncClient, term: str) -> list[int]:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(steps=st.lists(st.one_of(Search, Search, Named, Writer), min_size=1, max_size=20))
+@given(steps=st.lists(st.one_of(Search, Search, Named, Ready, Writer), min_size=1, max_size=20))
 @example(
-    steps=[("named", "Straße", "ﬁsh"), ("search", "ss"), ("search", "ASSE"), ("search", "fis")]
+    steps=[
+        ("named", "Straße", "ﬁsh"),
+        ("ready",),
+        ("search", "ss"),
+        ("search", "ASSE"),
+        ("search", "fis"),
+    ]
 )
-@example(steps=[("search", "new"), ("create", None, False), ("search", "new"), ("reset",)])
-@example(steps=[("search", "mer"), ("merge", BY_ID[7]), ("search", "merged"), ("fixtures",)])
-@example(steps=[("snapshot",), ("search", "new"), ("create", None, False), ("restore",)])
-@example(steps=[("named", "a\x00ssn", "x"), ("search", "ssn"), ("search", "a\x00s")])
+@example(steps=[("ready",), ("search", "new"), ("create", None, False), ("search", "new")])
+@example(steps=[("ready",), ("merge", BY_ID[7]), ("search", "merged"), ("reset",)])
+@example(steps=[("ready",), ("fixtures",), ("search", "loa"), ("ready",), ("search", "loa")])
+@example(steps=[("snapshot",), ("ready",), ("create", None, False), ("restore",), ("ready",)])
+@example(steps=[("named", "a\x00ssn", "x"), ("ready",), ("search", "ssn"), ("search", "a\x00s")])
 async def test_a_search_answers_what_the_rule_gives_after_any_writer(
     steps: list[tuple[Any, ...]], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -93,6 +101,9 @@ async def test_a_search_answers_what_the_rule_gives_after_any_writer(
                     terms.append(term)
                     contacts = await every_contact(client)
                     assert await search(client, term) == expected(contacts, term), term
+                case ("ready",):
+                    await contact_search.ensure(app.state.services.emulator.db)
+                    assert contact_search.ready(app.state.services.emulator.db)
                 case ("named", first, last):
                     body = {"firstName": first, "lastName": last or None}
                     response = await client.post("/v1/contact", json=body, headers=ALL)
