@@ -310,11 +310,13 @@ def queries(
 def bench_filters(code: Path, fixtures: Path, samples: int) -> dict[str, tuple[float, float]]:
     """(first-call p99, after-a-write p99) per filter, plus the index build line."""
     proc, port, started = serve(code, fixtures.resolve())
+    spawned = time.perf_counter() - started
     out: dict[str, tuple[float, float]] = {"start (s)": (started, started)}
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=KEY, timeout=120) as client:
             first_search = timed(lambda: client.get("/v1/contacts", params={"search": "zzq"}))
             out["first search after start (ms)"] = (first_search, first_search)
+            out["search index ready after (s)"] = (index_ready(client, spawned),) * 2
             n = 0
             for name, calls in queries(fixtures, samples).items():
                 fresh = [timed(partial(call, client)) for call in calls]
@@ -329,6 +331,19 @@ def bench_filters(code: Path, fixtures: Path, samples: int) -> dict[str, tuple[f
     return out
 
 
+def index_ready(client: httpx.Client, spawned: float) -> float:
+    """Seconds from the server's spawn (perf_counter `spawned`) until searches are fast (its
+    index is built in the background once it listens): three searches in a row under 25 ms,
+    polled every 50 ms."""
+    fast, n = 0, 0
+    while fast < 3 and time.perf_counter() - spawned < 600:
+        n += 1
+        ms = timed(partial(client.get, "/v1/contacts", params={"search": f"zq{n}x"}))
+        fast = fast + 1 if ms < 25 else 0
+        time.sleep(0.05)
+    return time.perf_counter() - spawned
+
+
 def report_filters(results: dict[str, dict[str, tuple[float, float]]], size: int) -> None:
     print(f"filters, {size:,} contacts (p99 ms: first call / right after a write)", flush=True)
     for label, figures in results.items():
@@ -338,7 +353,9 @@ def report_filters(results: dict[str, dict[str, tuple[float, float]]], size: int
                 ok = fresh <= 2.5 if size == 100_000 else None
                 line(f"cold start{tag}", f"{fresh:.2f} s", "<= 2.5 s at 100,000", ok)
             elif name.startswith("first search"):
-                line(f"first search after start{tag}", f"{fresh:.1f} ms", "builds the index", None)
+                line(f"first search after start{tag}", f"{fresh:.1f} ms", "information", None)
+            elif name.startswith("search index"):
+                line(f"search index ready{tag}", f"{fresh:.2f} s after spawn", "information", None)
             else:
                 ok = fresh <= 25 and after <= 25
                 line(f"{name}{tag}", f"{fresh:.1f} / {after:.1f} ms", "<= 25 ms p99", ok)
