@@ -15,7 +15,7 @@ and (with --max 1000000) 1,000,000 generated contacts, each figure beside its ta
 
 With --before DIR (a checkout of the code to compare with, e.g. `git worktree add`), the
 export and filter figures of that code are measured in the same run, beside these.
-Fixtures are generated once per size into build/scale-fixtures-N (seed 7).
+Fixtures are generated once per size into build/scale-fixtures-N (seed 7; --work DIR elsewhere).
 Run it on a quiet machine: `nice -n 5` and a loaded one give slower, noisier figures.
 """
 
@@ -76,8 +76,8 @@ def line(name: str, value: str, target: str, ok: bool | None) -> None:
     print(f"  {name:<44} {value:>26}   [{target}{mark}]", flush=True)
 
 
-def fixtures_for(contacts: int) -> Path:
-    out = ROOT / "build" / f"scale-fixtures-{contacts}"
+def fixtures_for(contacts: int, work: Path) -> Path:
+    out = work / f"scale-fixtures-{contacts}"
     if not (out / "contacts.json").exists():
         print(f"generating {contacts:,} contacts into {out} ...", flush=True)
         subprocess.run(
@@ -384,7 +384,7 @@ def bench_mixed(
             # the steady state: once the search index is built (code without one: 20 s on)
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=KEY) as client:
                 index_ready(client, time.perf_counter() - started, cap=20)
-            script = MIXED_SCRIPT % {"pages": min(1000, size // 100)}
+            script = MIXED_SCRIPT % {"pages": max(1, min(1000, size // 100))}
             mixed = run_wrk(wrk, port, script, seconds, connections)
         finally:
             stop(proc)
@@ -402,6 +402,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max", type=int, default=100_000, help="largest size (1000000 adds it)")
     parser.add_argument("--min", type=int, default=10_000, help="smallest size")
+    parser.add_argument(
+        "--sizes", help="comma-separated sizes instead of --min/--max (e.g. 2000 for a quick look)"
+    )
     parser.add_argument("--runs", type=int, default=3, help="export runs per side (median)")
     parser.add_argument("--samples", type=int, default=100, help="calls per filter")
     parser.add_argument("--seconds", type=int, default=10, help="wrk duration")
@@ -410,6 +413,9 @@ def main() -> int:
         "--only", default="export,filters,mixed", help="comma-separated: export, filters, mixed"
     )
     parser.add_argument("--before", type=Path, help="a checkout to measure side by side")
+    parser.add_argument(
+        "--work", type=Path, default=ROOT / "build", help="where fixtures are generated (build/)"
+    )
     args = parser.parse_args()
     parts = set(args.only.split(","))
     unknown = parts - {"export", "filters", "mixed"}
@@ -420,8 +426,14 @@ def main() -> int:
         if not (args.before / "emulator" / "__init__.py").exists():
             parser.error(f"--before {args.before}: no emulator package there")
         codes["before"] = args.before.resolve()
-    for size in (s for s in (10_000, 100_000, 1_000_000) if args.min <= s <= args.max):
-        fixtures = fixtures_for(size)
+    sizes = [s for s in (10_000, 100_000, 1_000_000) if args.min <= s <= args.max]
+    if args.sizes:
+        try:
+            sizes = [int(s) for s in args.sizes.split(",")]
+        except ValueError:
+            parser.error(f"--sizes: not a list of integers: {args.sizes}")
+    for size in sizes:
+        fixtures = fixtures_for(size, args.work.resolve())
         if "export" in parts:
             bench_export(codes, fixtures, size, 1 if size >= 1_000_000 else args.runs)
         if "filters" in parts:
