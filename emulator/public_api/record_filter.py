@@ -33,6 +33,7 @@ class RecordFilter:
             self.where.add("updatedAt >= ?", updated_from)
         if updated_to is not None:
             self.where.add("updatedAt <= ?", updated_to)
+        self.where.ranged = updated_from is not None or updated_to is not None
 
     async def page(self, ctx: ApiContext, page: int, page_size: int) -> tuple[int, list[int]]:
         """(total, ids of the page); an unknown list is a 404, one of the other type a 400."""

@@ -7,12 +7,45 @@ into `ids[start:end]` plus one `WHERE id IN (...)` lookup, and `total` into `len
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
 from emulator.store.db import Store
+
+ASKED_MAX = 4096  # first asks remembered between two writes
+FEW = 20_000  # a total up to which a first page is read through the filter's own index
+
+
+class FirstAsk(NamedTuple):
+    """How a query's first ask is answered: `count_sql` counts what it matches (same WHERE);
+    `few_sql` (if any) is the query ordered so that SQLite reads it through the WHERE's index
+    and sorts what it found, used for a total up to FEW (ordered by id, SQLite would walk the
+    whole table in id order to find a few rows)."""
+
+    count_sql: str
+    few_sql: str | None = None
+
+
+def first_page(
+    sql: str,
+    params: Sequence[Any],
+    page: int,
+    page_size: int,
+    first: FirstAsk,
+    conn: sqlite3.Connection,
+) -> tuple[int, list[int]]:
+    """(total, ids of the page) of `sql` (ordered, without LIMIT), in one read."""
+    (total,) = conn.execute(first.count_sql, params).fetchone()
+    offset = (page - 1) * page_size
+    if offset >= total:  # past the end (also pages whose offset no SQLite integer holds)
+        return int(total), []
+    query = first.few_sql if first.few_sql is not None and total <= FEW else sql
+    rows = conn.execute(f"{query} LIMIT ? OFFSET ?", [*params, page_size, offset])
+    return int(total), [row[0] for row in rows]
 
 
 class PageIndex:
@@ -28,6 +61,8 @@ class PageIndex:
         # after a write, every page asked meanwhile waits for that one read.
         self._bounds: dict[str, asyncio.Task[tuple[int, int, int]]] = {}
         self._version = -1
+        # Queries asked once at this version: the next ask reads and keeps their id list.
+        self._asked: set[tuple[str, tuple[Any, ...]]] = set()
 
     @property
     def held_ids(self) -> int:
@@ -38,6 +73,7 @@ class PageIndex:
             self._lists.clear()
             self._held = 0
             self._bounds.clear()
+            self._asked.clear()
             self._version = self._store.version
 
     async def ids(self, sql: str, params: Sequence[Any] = ()) -> array[int]:
@@ -69,9 +105,27 @@ class PageIndex:
         return int(row[0]), int(row[1] or 0), int(row[2] or 0)
 
     async def page(
-        self, sql: str, params: Sequence[Any], page: int, page_size: int
+        self,
+        sql: str,
+        params: Sequence[Any],
+        page: int,
+        page_size: int,
+        first: FirstAsk | None = None,
     ) -> tuple[int, list[int]]:
-        """(total, ids of the page); pages past the end are empty."""
+        """(total, ids of the page); pages past the end are empty.
+
+        With `first`, a query not asked since the last write is answered by its count and
+        that one page (one read; SQLite counts from an index where it has one, and stops
+        reading rows once the page is full), not by reading every id; asked again, its id
+        list is read and kept (a client paging through it), so a write costs each query
+        one cheap first answer, not a read of every id it matches."""
+        self._sync()
+        key = (sql, tuple(params))
+        if first is not None and key not in self._lists and key not in self._asked:
+            if len(self._asked) >= ASKED_MAX:
+                self._asked.clear()
+            self._asked.add(key)
+            return await self._store.read(partial(first_page, sql, params, page, page_size, first))
         ids = await self.ids(sql, params)
         start = (page - 1) * page_size
         return len(ids), ids[start : start + page_size].tolist()

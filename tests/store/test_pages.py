@@ -8,9 +8,43 @@ from hypothesis import strategies as st
 
 from emulator.store.contact_changes import ALL, ChangeLog
 from emulator.store.db import Store
-from emulator.store.pages import EncodedPages, PageIndex
+from emulator.store.pages import FEW, EncodedPages, FirstAsk, PageIndex
 
 pytestmark = pytest.mark.anyio
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.dictionaries(st.integers(1, 80), st.integers(0, 9), max_size=50),
+    low=st.integers(0, 10),
+    page=st.integers(1, 8),
+    size=st.integers(1, 12),
+    few=st.booleans(),
+)
+async def test_a_first_ask_answers_the_slice_of_the_whole_list_then_the_list_is_kept(
+    rows: dict[int, int], low: int, page: int, size: int, few: bool
+) -> None:
+    """First ask (a count and one page, maybe read through the index and sorted), second ask
+    (the id list read and kept) and the sorted ids agree, for any page."""
+    store = await Store.open()
+    try:
+        await store.write(lambda c: c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v)"))
+        await store.write(lambda c: c.execute("CREATE INDEX tv ON t(v)"))
+        await store.executemany("INSERT INTO t VALUES (?, ?)", list(rows.items()))
+        index = PageIndex(store)
+        sql = "SELECT id FROM t WHERE v >= ? ORDER BY id"
+        first = FirstAsk(
+            "SELECT count(*) FROM t WHERE v >= ?", sql.replace("BY id", "BY +id") if few else None
+        )
+        matching = sorted(i for i, v in rows.items() if v >= low)
+        expected = (len(matching), matching[(page - 1) * size : page * size])
+        assert await index.page(sql, [low], page, size, first) == expected  # first ask
+        assert index.held_ids == 0
+        assert await index.page(sql, [low], page, size, first) == expected  # the list, kept
+        assert index.held_ids == len(matching)
+        assert FEW >= 50  # the few-rows path is the one taken here when `few`
+    finally:
+        await store.close()
 
 
 @settings(max_examples=60, deadline=None)
