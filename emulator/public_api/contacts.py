@@ -15,7 +15,7 @@ from emulator.public_api.context import ApiContext, link
 from emulator.public_api.envelopes import meta_list_end, meta_list_items
 from emulator.public_api.list_membership import add_member, require_list
 from emulator.public_api.listing import Where
-from emulator.public_api.record_filter import RecordFilter
+from emulator.public_api.record_filter import RecordFilter, contains_folded
 from emulator.public_api.schemas import Contact, ContactCreated, ContactIn
 from emulator.store import contact_search
 from emulator.wire import decode, encode
@@ -67,25 +67,26 @@ class ContactFilter(RecordFilter):
         updated_from: str | None = None,
         updated_to: str | None = None,
     ) -> None:
-        super().__init__(search, list_id, updated_from, updated_to)
+        super().__init__(None, list_id, updated_from, updated_to)
         if company_id is not None:
             self.where.add("companyId = ?", company_id)
-        folded = (search or "").casefold()
-        self.narrow = (
-            contact_search.candidates_clause(folded)
-            if search and contact_search.usable(folded)
-            else None
-        )
+        self.indexed: Where | None = None  # the same conditions, the search through the index
+        if search:
+            folded = search.casefold()
+            if contact_search.usable(folded):
+                self.indexed = self.where.copy().add(*contact_search.matches_clause(folded))
+            self.where.add(*contains_folded(self.search_columns, search))
+            self.where.folds = True
 
     def where_now(self, ctx: ApiContext) -> Where:
-        """Through the trigram index when it is ready (it narrows the exact clause to the
-        contacts it names: same answers); else every contact is read while it is built."""
-        if self.narrow is None:
+        """The search through the trigram index when it is ready (the same answers: see
+        store/contact_search.py); else every contact is read, while the index is built."""
+        if self.indexed is None:
             return self.where
         if not contact_search.ready(ctx.store):
             contact_search.warm(ctx.store)
             return self.where
-        return self.where.copy().add(*self.narrow)
+        return self.indexed
 
 
 async def list_contact_documents(

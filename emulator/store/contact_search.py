@@ -1,13 +1,16 @@
-"""A trigram index of the text GET /v1/contacts?search= looks in, so a search reads the few
-contacts that can match instead of every contact.
+"""A trigram index of the text GET /v1/contacts?search= looks in, so a search reads only
+the contacts that match instead of every contact.
 
-The index (an FTS5 table with SQLite's trigram tokenizer) holds, per contact, the Unicode
-casefold of "first last" and its e-mail. It only narrows: the listing keeps its exact clause
-(public_api/record_filter.py) and checks it on the candidates, so the answers are the same
-as without the index. Any contact the exact clause accepts is a candidate: its first name,
-last name, "first last" or e-mail, casefolded, contains the casefolded term, so the casefolded
-document does too, and the tokenizer folds the document and the term alike, character by
-character. Terms shorter than a trigram (3 characters) cannot use it.
+The index (an FTS5 table with SQLite's trigram tokenizer, case-sensitive: it folds nothing
+itself) holds, per contact, "first last" and the e-mail, each casefolded in Python, on two
+lines. A phrase query of the casefolded term matches exactly the documents that hold it as
+a substring, which is the search's rule (first name, last name, "first last" or e-mail
+contains the term, ignoring case the Unicode way), for any term the API passes on: trimmed,
+so it neither starts nor ends with the space between a missing first or last name and the
+other; without a line break, so it never spans the two lines; without NUL or U+FFFF (NUL,
+where FTS5 stops reading a document, is stored as U+FFFF, which no such term matches); and
+of 3 characters at least (a trigram). Other terms read every contact as before
+(public_api/record_filter.py's clause); a Hypothesis test holds the two to the same answers.
 
 The table and the TEMP triggers that keep it are on the store's own connection, in `temp`
 (never in the schema): nothing is paid at seed time or before the first request. `warm()`
@@ -31,6 +34,7 @@ from emulator.store.db import Store
 log = logging.getLogger(__name__)
 
 MIN_TERM = 3  # characters: a trigram
+NUL_STANDIN = "\uffff"
 
 
 def _doc(row: str) -> str:
@@ -45,7 +49,8 @@ START_SQL = [
     "DROP TRIGGER IF EXISTS temp.contact_search_update",
     "DROP TRIGGER IF EXISTS temp.contact_search_delete",
     "DROP TABLE IF EXISTS temp.contact_search",
-    "CREATE VIRTUAL TABLE temp.contact_search USING fts5(doc, tokenize = 'trigram')",
+    "CREATE VIRTUAL TABLE temp.contact_search"
+    " USING fts5(doc, tokenize = 'trigram case_sensitive 1')",
     "CREATE TEMP TRIGGER contact_search_insert AFTER INSERT ON main.contacts BEGIN"
     f" INSERT OR REPLACE INTO contact_search(rowid, doc) VALUES (NEW.id, {_doc('NEW')}); END",
     "CREATE TEMP TRIGGER contact_search_update"
@@ -62,11 +67,10 @@ FILL_SQL = (
 
 
 def search_doc(first: object, last: object, email: object) -> str:
-    """What the index holds of a contact: "first last" and the e-mail, casefolded. NUL, where
-    SQLite's text functions may stop, becomes a space (a term with NUL never uses the index)."""
-    parts = ("" if v is None else str(v) for v in (first, last, email))
-    text = "{} {}\n{}".format(*parts)
-    return text.replace("\x00", " ").casefold()
+    """What the index holds of a contact: "first last" and the e-mail, casefolded, on two
+    lines; NUL, where FTS5 stops reading, becomes U+FFFF (never in an indexed term)."""
+    parts = ("" if v is None else str(v).casefold() for v in (first, last, email))
+    return "{} {}\n{}".format(*parts).replace("\x00", NUL_STANDIN)
 
 
 def start(conn: sqlite3.Connection) -> None:
@@ -96,12 +100,16 @@ def fill(conn: sqlite3.Connection, after: int) -> int | None:
 
 
 def usable(folded_term: str) -> bool:
-    """Whether the index can narrow a search for `folded_term` (the casefolded term)."""
-    return len(folded_term) >= MIN_TERM and "\x00" not in folded_term
+    """Whether the index answers a search for `folded_term` (the trimmed term, casefolded)."""
+    return (
+        len(folded_term) >= MIN_TERM
+        and folded_term == folded_term.strip()
+        and not any(c in folded_term for c in ("\n", "\x00", NUL_STANDIN))
+    )
 
 
-def candidates_clause(folded_term: str) -> tuple[str, str]:
-    """(clause on a contacts row, its parameter): the row is one the index names for the term."""
+def matches_clause(folded_term: str) -> tuple[str, str]:
+    """(clause on a contacts row, its parameter): the contact's document holds the term."""
     phrase = '"' + folded_term.replace('"', '""') + '"'  # a phrase: the term as one substring
     return "id IN (SELECT rowid FROM temp.contact_search WHERE contact_search MATCH ?)", phrase
 

@@ -21,8 +21,9 @@ from tests.public_api.test_page_cache import BY_ID, Writer, other_fixtures, writ
 pytestmark = pytest.mark.anyio
 
 # Letters whose casefold is not their lower case, or that fold to several letters (ß -> ss,
-# ﬁ -> fi, İ -> i + a dot, final sigma -> sigma, the Kelvin sign -> k), NUL, and plain ones.
-ODD = "aAsSßẞſﬁΣσςİiKk\x00 én-"
+# ﬁ -> fi, İ -> i + a dot, final sigma -> sigma, the Kelvin sign -> k), NUL, U+FFFF (NUL's
+# stand-in in the index), a line break (between the index's two lines), and plain ones.
+ODD = "aAsSßẞſﬁΣσςİiKk\x00\uffff\n én-"
 Term = st.text(ODD, min_size=1, max_size=5)
 Search = st.tuples(st.just("search"), Term | st.sampled_from(["new", "MERGED", "gmail", "an "]))
 Ready = st.tuples(st.just("ready"))  # the index whole: the searches after it go through it
@@ -119,6 +120,7 @@ async def test_a_search_answers_what_the_rule_gives_after_any_writer(
 def test_the_index_narrows_only_terms_it_can_hold() -> None:
     assert contact_search.usable("abc") and contact_search.usable("ß x")
     assert not contact_search.usable("ab")  # shorter than a trigram
-    assert not contact_search.usable("a\x00bc")  # NUL is a space in the index
-    clause, phrase = contact_search.candidates_clause('a"b')
+    assert not contact_search.usable("a\x00bc")  # NUL is U+FFFF in the index
+    assert not contact_search.usable("a\uffffbc") and not contact_search.usable("ab\ncd")
+    clause, phrase = contact_search.matches_clause('a"b')
     assert phrase == '"a""b"' and "MATCH ?" in clause
