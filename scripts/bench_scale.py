@@ -264,8 +264,8 @@ def queries(
         )
         if text and len(text) >= 4:
             start = rng.randrange(0, len(text) - 3)
-            term = text[start : start + rng.randint(3, 6)]
-            if term.strip() and term not in terms:
+            term = text[start : start + rng.randint(3, 6)].strip()
+            if len(term) >= 3 and term not in terms:  # as the API trims it
                 terms.append(term)
     stamps = sorted(c["updatedAt"] for c in contacts)
     company_ids = [c["id"] for c in rng.sample(companies, min(len(companies), samples))]
@@ -280,6 +280,10 @@ def queries(
 
     return {
         "contacts ?search=": [get({"search": t}) for t in terms[:samples]],
+        # shorter than a trigram: no index can narrow these, every contact is read
+        "contacts ?search= (2 characters)": [
+            get({"search": t[:2]}) for t in list(dict.fromkeys(terms))[: max(1, samples // 5)]
+        ],
         "contacts ?updatedAtFrom=": [
             get({"updatedAtFrom": rng.choice(stamps)}) for _ in range(samples)
         ],
@@ -316,7 +320,7 @@ def bench_filters(code: Path, fixtures: Path, samples: int) -> dict[str, tuple[f
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=KEY, timeout=120) as client:
             first_search = timed(lambda: client.get("/v1/contacts", params={"search": "zzq"}))
             out["first search after start (ms)"] = (first_search, first_search)
-            out["search index ready after (s)"] = (index_ready(client, spawned),) * 2
+            out["search index ready after (s)"] = (index_ready(client, spawned, cap=60),) * 2
             n = 0
             for name, calls in queries(fixtures, samples).items():
                 fresh = [timed(partial(call, client)) for call in calls]
@@ -356,6 +360,8 @@ def report_filters(results: dict[str, dict[str, tuple[float, float]]], size: int
                 line(f"first search after start{tag}", f"{fresh:.1f} ms", "information", None)
             elif name.startswith("search index"):
                 line(f"search index ready{tag}", f"{fresh:.2f} s after spawn", "information", None)
+            elif name.endswith("(2 characters)"):
+                line(f"{name}{tag}", f"{fresh:.1f} / {after:.1f} ms", "no index: a scan", None)
             else:
                 ok = fresh <= 25 and after <= 25
                 line(f"{name}{tag}", f"{fresh:.1f} / {after:.1f} ms", "<= 25 ms p99", ok)
