@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -141,6 +142,19 @@ async def _export(
             bar.close()
 
 
+def fast_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop when installed (as `emulator serve` runs on), else asyncio's.
+
+    The embedded CRM answers in the exporter's own loop: on uvloop each call costs what it
+    costs against a served /crm (asyncio's loop takes ~1.5x as long per call for both sides).
+    """
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvicorn[standard] installs it where it builds
+        return None
+    return uvloop.new_event_loop
+
+
 def main(args: argparse.Namespace) -> int:
     """Run the export; exit 0 (contract kept), 1 (records failed or contract broken), 2 (no run)."""
     if args.batch_size is not None and not 1 <= args.batch_size <= 100:
@@ -168,8 +182,9 @@ def main(args: argparse.Namespace) -> int:
     book = SecretBook([args.api_key])
     redact_logs(book)
     try:
-        with export_lock(args.db):  # a second exporter on this file exits 2 before sending
-            report = asyncio.run(_export(args, fixtures, book))
+        # a second exporter on this file exits 2 before sending
+        with export_lock(args.db), asyncio.Runner(loop_factory=fast_loop()) as runner:
+            report = runner.run(_export(args, fixtures, book))
     except ExportLocked as exc:
         print(book.redactor.text(f"emulator export: {exc}"), file=sys.stderr)
         return 2

@@ -46,6 +46,11 @@ def json_or_none(ex: Exchange) -> Any:
         return None
 
 
+# Phases whose progress counts records answered (`advance`); every other phase's counts the
+# records it has sent so far, after each call, against its total when it knows one.
+RECORD_PHASES = frozenset({"companies", "contacts"})
+
+
 class RunContext:
     """What the phases of one export run share: its settings, report, journal, client and the
     bookkeeping between phases; and the plumbing every phase uses (calls, failures, write hops)."""
@@ -120,6 +125,7 @@ class RunContext:
     @contextmanager
     def timed(self, phase: str) -> Any:
         self._phase = phase
+        self.progress(phase, 0, self.totals.get(phase, 0))
         t0, cpu0 = time.perf_counter(), time.process_time()
         try:
             yield self.report.phases[phase]
@@ -142,7 +148,10 @@ class RunContext:
         count_call(self.report.endpoints, check, ex.status, ex.error, ex.attempts)
         if ex.status == 0 and self.stop_when_unreachable:
             raise StopExport(f"CRM unreachable at {self.conn.crmUrl}: {ex.error}")
-        self.report.phases[self._phase].requests += 1
+        stats = self.report.phases[self._phase]
+        stats.requests += 1
+        if self._phase not in RECORD_PHASES:  # those count records done (`advance`)
+            self.progress(self._phase, stats.sent, self.totals.get(self._phase, 0))
         self.report.checks[check].calls += 1
         if self.journal.buffered >= JOURNAL_BUFFER:  # phases without write hops of their own
             await self.flush_journal()

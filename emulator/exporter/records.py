@@ -110,6 +110,19 @@ def read_links(conn: sqlite3.Connection, ids: Sequence[int]) -> list[tuple[str, 
 MessageRow = tuple[shapes.MessageView, str | None, str | None, str | None, int, int | None]
 
 
+def count_messages(conn: sqlite3.Connection, contacts: Sequence[int] | None = None) -> int:
+    """How many messages `read_messages` would list from the start (a progress total)."""
+    extra, params = only("cv.contactId", contacts)
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM messages m JOIN conversations cv ON cv.id = m.conversationId"
+            " JOIN campaigns ca ON ca.id = cv.campaignId"
+            f" WHERE m.crmActivityId IS NULL AND ca.messageSync = 1{extra}",
+            params,
+        ).fetchone()[0]
+    )
+
+
 def read_messages(
     conn: sqlite3.Connection, after: int, limit: int, contacts: Sequence[int] | None = None
 ) -> list[MessageRow]:
@@ -157,6 +170,13 @@ def read_messages(
 
 
 TaskRow = tuple[int, dict[str, Any], str | None, str | None, bool, int, int | None]
+
+
+def count_tasks_to_create(conn: sqlite3.Connection, contacts: Sequence[int] | None = None) -> int:
+    """How many tasks `read_tasks_to_create` would list from the start (a progress total)."""
+    extra, params = only("t.contactId", contacts)
+    sql = f"SELECT count(*) FROM platform_tasks t WHERE t.crmTaskId IS NULL{extra}"
+    return int(conn.execute(sql, params).fetchone()[0])
 
 
 def read_tasks_to_create(

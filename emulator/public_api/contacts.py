@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from emulator.errors import NotFound
@@ -13,8 +14,10 @@ from emulator.public_api.companies import changes, upsert_company
 from emulator.public_api.context import ApiContext, link
 from emulator.public_api.envelopes import meta_list_end, meta_list_items
 from emulator.public_api.list_membership import add_member, require_list
-from emulator.public_api.record_filter import RecordFilter
+from emulator.public_api.listing import Where
+from emulator.public_api.record_filter import RecordFilter, contains_folded
 from emulator.public_api.schemas import Contact, ContactCreated, ContactIn
+from emulator.store import contact_search
 from emulator.wire import decode, encode
 
 CONTACT_FIELDS = tuple(Contact.__struct_fields__)
@@ -64,9 +67,26 @@ class ContactFilter(RecordFilter):
         updated_from: str | None = None,
         updated_to: str | None = None,
     ) -> None:
-        super().__init__(search, list_id, updated_from, updated_to)
+        super().__init__(None, list_id, updated_from, updated_to)
         if company_id is not None:
             self.where.add("companyId = ?", company_id)
+        self.indexed: Where | None = None  # the same conditions, the search through the index
+        if search:
+            folded = search.casefold()
+            if contact_search.usable(folded):
+                self.indexed = self.where.copy().add(*contact_search.matches_clause(folded))
+            self.where.add(*contains_folded(self.search_columns, search))
+            self.where.folds = True
+
+    def where_now(self, ctx: ApiContext) -> Where:
+        """The search through the trigram index when it is ready (the same answers: see
+        store/contact_search.py); else every contact is read, while the index is built."""
+        if self.indexed is None:
+            return self.where
+        if not contact_search.ready(ctx.store):
+            contact_search.warm(ctx.store)
+            return self.where
+        return self.indexed
 
 
 async def list_contact_documents(
@@ -103,7 +123,10 @@ async def contact_page_json(
     if items is None:
         items = meta_list_items(await contact_documents(ctx, ids))
     body = items + meta_list_end(page, page_size, total)
-    ctx.bodies.put(version, key, body, len(items), ids if whole_table else None)
+    # A full page of the whole table: a later create (appended above it) only retotals it.
+    full = whole_table and len(ids) == page_size
+    tail = partial(meta_list_end, page, page_size) if full else None
+    ctx.bodies.put(version, key, body, len(items), ids if whole_table else None, tail, total)
     return body
 
 

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from emulator.public_api.context import ApiContext
 from emulator.store.db import Store
+from emulator.store.pages import FirstAsk
 
 T = TypeVar("T")
 
@@ -36,6 +37,15 @@ class Where:
         self.clauses: list[str] = []
         self.params: list[Any] = []
         self.folds = False
+        # A clause SQLite answers through an index not in id order (a range of updatedAt):
+        # a first page of few rows is then read through it and sorted (PageIndex.page).
+        self.ranged = False
+
+    def copy(self) -> Where:
+        other = Where()
+        other.clauses, other.params, other.folds = [*self.clauses], [*self.params], self.folds
+        other.ranged = self.ranged
+        return other
 
     def add(self, clause: str, *params: Any) -> Where:
         self.clauses.append(clause)
@@ -54,8 +64,18 @@ class Where:
         return self
 
     def ids_sql(self, table: str, order: str = "id") -> str:
-        where = f" WHERE {' AND '.join(self.clauses)}" if self.clauses else ""
-        return f"SELECT id FROM {table}{where} ORDER BY {order}"
+        return f"SELECT id FROM {table}{self._where()} ORDER BY {order}"
+
+    def first_ask(self, table: str, order: str = "id") -> FirstAsk:
+        """How PageIndex answers this listing's first ask: its count, and the ids ordered
+        so SQLite may use the WHERE's index (`+id`: not the table's own id order)."""
+        count = f"SELECT count(*) FROM {table}{self._where()}"
+        if not self.ranged or order != "id":
+            return FirstAsk(count)
+        return FirstAsk(count, self.ids_sql(table, "+id"))
+
+    def _where(self) -> str:
+        return f" WHERE {' AND '.join(self.clauses)}" if self.clauses else ""
 
 
 async def page_ids(
@@ -66,7 +86,8 @@ async def page_ids(
         await ensure_casefold(ctx.store)
     if not where.clauses and order == "id":
         return await ctx.pages.table_page(table, page, page_size)
-    return await ctx.pages.page(where.ids_sql(table, order), where.params, page, page_size)
+    sql, first = where.ids_sql(table, order), where.first_ask(table, order)
+    return await ctx.pages.page(sql, where.params, page, page_size, first)
 
 
 async def page_of(

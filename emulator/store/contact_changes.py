@@ -44,6 +44,15 @@ WATCH_SQL = "\n".join(
         "CREATE TEMP TABLE IF NOT EXISTS contact_watch"
         " (k INTEGER PRIMARY KEY CHECK (k = 0), low INTEGER NOT NULL);",
         "CREATE TEMP TABLE IF NOT EXISTS company_watch (id INTEGER PRIMARY KEY);",
+        # Contacts added less those deleted: a cached page of the whole table whose contacts
+        # no write touched gets its new `total` from this, without reading anything.
+        "CREATE TEMP TABLE IF NOT EXISTS contact_count"
+        " (k INTEGER PRIMARY KEY CHECK (k = 0), n INTEGER NOT NULL);",
+        "INSERT OR IGNORE INTO temp.contact_count VALUES (0, 0);",
+        "CREATE TEMP TRIGGER IF NOT EXISTS count_contact_insert AFTER INSERT ON main.contacts"
+        " BEGIN UPDATE contact_count SET n = n + 1; END;",
+        "CREATE TEMP TRIGGER IF NOT EXISTS count_contact_delete AFTER DELETE ON main.contacts"
+        " BEGIN UPDATE contact_count SET n = n - 1; END;",
         _note("watch_contact_insert", "INSERT", "contacts", "NEW.id"),
         _note("watch_contact_update", "UPDATE", "contacts", "min(OLD.id, NEW.id)"),
         _note("watch_contact_delete", "DELETE", "contacts", "OLD.id"),
@@ -80,9 +89,10 @@ def install(conn: sqlite3.Connection) -> None:
     conn.executescript(WATCH_SQL)
 
 
-def collect(conn: sqlite3.Connection) -> int | None:
-    """The lowest contact id noted since the last collect (None: no contact touched), and
-    start over; inside the writing transaction, so a rolled-back write notes nothing."""
+def collect(conn: sqlite3.Connection) -> tuple[int | None, int]:
+    """(The lowest contact id noted since the last collect (None: no contact touched),
+    contacts added less deleted), and start over; inside the writing transaction, so a
+    rolled-back write notes nothing."""
     row = conn.execute(
         "SELECT min(low) FROM (SELECT low FROM temp.contact_watch UNION ALL"
         " SELECT (SELECT min(id) FROM main.contacts WHERE companyId = w.id)"  # one index probe
@@ -91,25 +101,29 @@ def collect(conn: sqlite3.Connection) -> int | None:
     low = row[0]
     conn.execute("DELETE FROM temp.contact_watch")
     conn.execute("DELETE FROM temp.company_watch")
-    return None if low is None else int(low)
+    (added,) = conn.execute("SELECT n FROM temp.contact_count").fetchone()
+    if added:
+        conn.execute("UPDATE temp.contact_count SET n = 0")
+    return (None if low is None else int(low)), int(added)
 
 
 class ChangeLog:
-    """(version, lowest contact id) of the last `size` writes that touched contacts.
+    """(version, lowest contact id, contacts added less deleted) of the last `size` writes
+    that touched contacts.
 
     A write that touched none is not logged; a version older than the oldest one dropped
     answers ALL (its writes are no longer known).
     """
 
     def __init__(self, size: int = 1024) -> None:
-        self._entries: deque[tuple[int, int]] = deque()
+        self._entries: deque[tuple[int, int, int]] = deque()
         self._size = size
         self._forgotten = -1  # writes up to this version may be missing from the log
 
-    def note(self, version: int, low: int | None) -> None:
-        if low is None:
+    def note(self, version: int, low: int | None, added: int = 0) -> None:
+        if low is None:  # a write that adds or deletes a contact notes its id
             return
-        self._entries.append((version, low))
+        self._entries.append((version, low, added))
         if len(self._entries) > self._size:
             self._forgotten = self._entries.popleft()[0]
 
@@ -118,8 +132,21 @@ class ChangeLog:
         if version < self._forgotten:
             return ALL
         lowest: int | None = None
-        for logged, low in reversed(self._entries):
+        for logged, low, _ in reversed(self._entries):
             if logged <= version:
                 break
             lowest = low if lowest is None else min(lowest, low)
         return lowest
+
+    def added_since(self, version: int) -> int | None:
+        """Contacts added less deleted by the writes after `version`; None if not known."""
+        if version < self._forgotten:
+            return None
+        added = 0
+        for logged, low, n in reversed(self._entries):
+            if logged <= version:
+                break
+            if low == ALL:
+                return None  # a write of unknown extent
+            added += n
+        return added

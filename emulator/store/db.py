@@ -234,37 +234,43 @@ class Store:
 
         # Unknown until the transaction commits: a write cancelled on the way counts as all.
         touched: int | None = ALL
+        added = 0
         tables: list[str] | None = None
 
         def in_transaction(conn: sqlite3.Connection) -> T:
-            nonlocal touched, tables
+            nonlocal touched, added, tables
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn)
-                low, written = contact_changes.collect(conn), table_changes.collect(conn)
+                (low, count), written = contact_changes.collect(conn), table_changes.collect(conn)
             except BaseException:
                 conn.execute("ROLLBACK")
                 touched, tables = None, []  # the triggers' notes are rolled back with the rest
                 raise
             conn.execute("COMMIT")
-            touched, tables = low, written
+            touched, added, tables = low, count, written
             return result
 
         try:
             return await self.read(in_transaction)
         finally:
-            self._bump(touched, tables)
+            self._bump(touched, tables, added)
 
-    def _bump(self, touched: int | None, tables: list[str] | None) -> None:
+    def _bump(self, touched: int | None, tables: list[str] | None, added: int = 0) -> None:
         """One more version: `touched` the lowest contact id, `tables` the watched tables
-        it wrote (None: any of them)."""
+        it wrote (None: any of them), `added` the contacts it added less those it deleted."""
         self.version += 1
-        self.contacts.note(self.version, touched)
+        self.contacts.note(self.version, touched, added)
         if tables is None:
             self._restored = self.version
         else:
             for table in tables:
                 self._tables[table] = self.version
+
+    @property
+    def restored(self) -> int:
+        """The version of the last restore of the whole database (0: none since opened)."""
+        return self._restored
 
     def changed(self, table: str) -> int:
         """The version of the last write to `table`, one of table_changes.WATCHED."""

@@ -7,12 +7,45 @@ into `ids[start:end]` plus one `WHERE id IN (...)` lookup, and `total` into `len
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from array import array
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Sequence
+from functools import partial
+from typing import Any, NamedTuple
 
 from emulator.store.db import Store
+
+ASKED_MAX = 4096  # first asks remembered between two writes
+FEW = 20_000  # a total up to which a first page is read through the filter's own index
+
+
+class FirstAsk(NamedTuple):
+    """How a query's first ask is answered: `count_sql` counts what it matches (same WHERE);
+    `few_sql` (if any) is the query ordered so that SQLite reads it through the WHERE's index
+    and sorts what it found, used for a total up to FEW (ordered by id, SQLite would walk the
+    whole table in id order to find a few rows)."""
+
+    count_sql: str
+    few_sql: str | None = None
+
+
+def first_page(
+    sql: str,
+    params: Sequence[Any],
+    page: int,
+    page_size: int,
+    first: FirstAsk,
+    conn: sqlite3.Connection,
+) -> tuple[int, list[int]]:
+    """(total, ids of the page) of `sql` (ordered, without LIMIT), in one read."""
+    (total,) = conn.execute(first.count_sql, params).fetchone()
+    offset = (page - 1) * page_size
+    if offset >= total:  # past the end (also pages whose offset no SQLite integer holds)
+        return int(total), []
+    query = first.few_sql if first.few_sql is not None and total <= FEW else sql
+    rows = conn.execute(f"{query} LIMIT ? OFFSET ?", [*params, page_size, offset])
+    return int(total), [row[0] for row in rows]
 
 
 class PageIndex:
@@ -28,6 +61,8 @@ class PageIndex:
         # after a write, every page asked meanwhile waits for that one read.
         self._bounds: dict[str, asyncio.Task[tuple[int, int, int]]] = {}
         self._version = -1
+        # Queries asked once at this version: the next ask reads and keeps their id list.
+        self._asked: set[tuple[str, tuple[Any, ...]]] = set()
 
     @property
     def held_ids(self) -> int:
@@ -38,6 +73,7 @@ class PageIndex:
             self._lists.clear()
             self._held = 0
             self._bounds.clear()
+            self._asked.clear()
             self._version = self._store.version
 
     async def ids(self, sql: str, params: Sequence[Any] = ()) -> array[int]:
@@ -69,9 +105,27 @@ class PageIndex:
         return int(row[0]), int(row[1] or 0), int(row[2] or 0)
 
     async def page(
-        self, sql: str, params: Sequence[Any], page: int, page_size: int
+        self,
+        sql: str,
+        params: Sequence[Any],
+        page: int,
+        page_size: int,
+        first: FirstAsk | None = None,
     ) -> tuple[int, list[int]]:
-        """(total, ids of the page); pages past the end are empty."""
+        """(total, ids of the page); pages past the end are empty.
+
+        With `first`, a query not asked since the last write is answered by its count and
+        that one page (one read; SQLite counts from an index where it has one, and stops
+        reading rows once the page is full), not by reading every id; asked again, its id
+        list is read and kept (a client paging through it), so a write costs each query
+        one cheap first answer, not a read of every id it matches."""
+        self._sync()
+        key = (sql, tuple(params))
+        if first is not None and key not in self._lists and key not in self._asked:
+            if len(self._asked) >= ASKED_MAX:
+                self._asked.clear()
+            self._asked.add(key)
+            return await self._store.read(partial(first_page, sql, params, page, page_size, first))
         ids = await self.ids(sql, params)
         start = (page - 1) * page_size
         return len(ids), ids[start : start + page_size].tolist()
@@ -103,15 +157,26 @@ class PageIndex:
 
 class _Body:
     """An encoded page: `body[:items_end]` is its `{"data":[...` part; `ids` are the page's
-    ids (None: a filtered listing, whose items are not reused across versions)."""
+    ids (None: a filtered listing, whose items are not reused across versions); `tail(total)`
+    the rest of the body for another `total` (None: not known), `total` the one it holds."""
 
-    __slots__ = ("body", "ids", "items_end", "version")
+    __slots__ = ("body", "ids", "items_end", "tail", "total", "version")
 
-    def __init__(self, version: int, body: bytes, items_end: int, ids: list[int] | None) -> None:
+    def __init__(
+        self,
+        version: int,
+        body: bytes,
+        items_end: int,
+        ids: list[int] | None,
+        tail: Callable[[int], bytes] | None,
+        total: int,
+    ) -> None:
         self.version = version  # the store version the body is known to answer at
         self.body = body
         self.items_end = items_end
         self.ids = ids
+        self.tail = tail
+        self.total = total
 
 
 class EncodedPages:
@@ -135,17 +200,33 @@ class EncodedPages:
         return self._bytes
 
     def get(self, key: Hashable) -> bytes | None:
-        """The answer kept for `key` if no write since it was read touched any contact."""
+        """The answer kept for `key` if no write since it was read touched any contact, or,
+        for a full page of the whole table, none at or below its last id: then its items
+        are still its items and only the total is new (the contacts added less deleted)."""
         entry = self._bodies.get(key)
         if entry is None:
             return None
         current = self._store.version
         if entry.version != current:
-            if self._store.contacts.lowest_since(entry.version) is not None:
-                return None
+            log = self._store.contacts
+            low = log.lowest_since(entry.version)
+            if low is not None:
+                if entry.tail is None or not entry.ids or low <= entry.ids[-1]:
+                    return None
+                added = log.added_since(entry.version)
+                if added is None:
+                    return None
+                if added:
+                    self._retotal(entry, entry.total + added)
             entry.version = current  # checked up to here: the next check starts from now
         self._bodies.move_to_end(key)
         return entry.body
+
+    def _retotal(self, entry: _Body, total: int) -> None:
+        assert entry.tail is not None
+        body = entry.body[: entry.items_end] + entry.tail(total)
+        self._bytes += len(body) - len(entry.body)
+        entry.body, entry.total = body, total
 
     def items(self, key: Hashable, ids: list[int]) -> bytes | None:
         """The `{"data":[...` part kept for `key` if it listed exactly `ids` and no write since
@@ -166,14 +247,20 @@ class EncodedPages:
         body: bytes,
         items_end: int = 0,
         ids: list[int] | None = None,
+        tail: Callable[[int], bytes] | None = None,
+        total: int = 0,
     ) -> None:
-        """Keep `body`, read from store `version` on (any write after it is checked on use)."""
+        """Keep `body`, read from store `version` on (any write after it is checked on use).
+
+        A page of the whole table that is full (its last id is not the table's last) gives
+        `ids`, its `total` and `tail`: its answer after writes above its last id is then
+        its items and `tail(new total)`."""
         if len(body) > self._max_bytes:
             return
         old = self._bodies.pop(key, None)
         if old is not None:
             self._bytes -= len(old.body)
-        self._bodies[key] = _Body(version, body, items_end, ids)
+        self._bodies[key] = _Body(version, body, items_end, ids, tail, total)
         self._bytes += len(body)
         while self._bytes > self._max_bytes:  # oldest first
             _, dropped = self._bodies.popitem(last=False)

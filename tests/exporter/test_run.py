@@ -475,3 +475,35 @@ async def test_associations_count_what_the_crm_answered(
     if already:
         assert f"already linked {already}" in summary(report)
     assert stats.failed == failed and report.checks["POST /associations"].violations == violations
+
+
+async def test_progress_is_reported_for_every_phase_up_to_its_total(platform: Emulator) -> None:
+    """Each phase says where it is as it goes (not only the record phases): it starts at 0,
+    never goes back, and a phase with a known total ends there (the fixtures' 9 messages)."""
+    from emulator.exporter.report import Progress
+
+    await platform.db.execute("UPDATE campaign_members SET stepIndex = 3")  # past the TASK step
+    seen: list[Progress] = []
+    report = await run_export(platform, FakeCrm(), on_progress=seen.append)
+    assert report.exitCode == 0, report.violations
+    phases = list(dict.fromkeys(p.phase for p in seen))
+    assert phases == [
+        "health",
+        "users",
+        "companies",
+        "contacts",
+        "associations",
+        "activities",
+        "tasks",
+        "engagement",
+    ]
+    for phase in phases:
+        mine = [p for p in seen if p.phase == phase]
+        assert mine[0].done == 0
+        assert [p.done for p in mine] == sorted(p.done for p in mine)
+        assert all(p.total == 0 or p.done <= p.total for p in mine), mine
+    last = {p.phase: p for p in seen}
+    assert (last["activities"].done, last["activities"].total) == (9, 9)
+    assert (last["tasks"].total, last["contacts"].done) == (6, 6)
+    assert last["associations"].done == last["associations"].total > 0
+    assert last["engagement"].done > 0

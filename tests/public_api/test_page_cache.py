@@ -132,6 +132,7 @@ async def test_reset_and_snapshot_restore_are_seen_by_a_cached_page(
 FILTERS: list[dict[str, str]] = [
     {},
     {"search": "an"},
+    {"search": "new"},  # 3 characters: through the trigram index (store/contact_search.py)
     {"companyId": str(fixtures().contacts[0].companyId)},
     {"listId": "1"},
     {"listId": "4"},

@@ -29,4 +29,4 @@ def test_indexes_and_the_contact_watch_are_whole_after_a_bulk_load() -> None:
     assert conn.execute(WATCH).fetchall() == watch
     contact_changes.collect(conn)
     conn.execute("UPDATE contacts SET firstName = 'n' WHERE id = 5")
-    assert contact_changes.collect(conn) == 5
+    assert contact_changes.collect(conn) == (5, 0)

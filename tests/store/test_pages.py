@@ -8,9 +8,43 @@ from hypothesis import strategies as st
 
 from emulator.store.contact_changes import ALL, ChangeLog
 from emulator.store.db import Store
-from emulator.store.pages import EncodedPages, PageIndex
+from emulator.store.pages import FEW, EncodedPages, FirstAsk, PageIndex
 
 pytestmark = pytest.mark.anyio
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.dictionaries(st.integers(1, 80), st.integers(0, 9), max_size=50),
+    low=st.integers(0, 10),
+    page=st.integers(1, 8),
+    size=st.integers(1, 12),
+    few=st.booleans(),
+)
+async def test_a_first_ask_answers_the_slice_of_the_whole_list_then_the_list_is_kept(
+    rows: dict[int, int], low: int, page: int, size: int, few: bool
+) -> None:
+    """First ask (a count and one page, maybe read through the index and sorted), second ask
+    (the id list read and kept) and the sorted ids agree, for any page."""
+    store = await Store.open()
+    try:
+        await store.write(lambda c: c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v)"))
+        await store.write(lambda c: c.execute("CREATE INDEX tv ON t(v)"))
+        await store.executemany("INSERT INTO t VALUES (?, ?)", list(rows.items()))
+        index = PageIndex(store)
+        sql = "SELECT id FROM t WHERE v >= ? ORDER BY id"
+        first = FirstAsk(
+            "SELECT count(*) FROM t WHERE v >= ?", sql.replace("BY id", "BY +id") if few else None
+        )
+        matching = sorted(i for i, v in rows.items() if v >= low)
+        expected = (len(matching), matching[(page - 1) * size : page * size])
+        assert await index.page(sql, [low], page, size, first) == expected  # first ask
+        assert index.held_ids == 0
+        assert await index.page(sql, [low], page, size, first) == expected  # the list, kept
+        assert index.held_ids == len(matching)
+        assert FEW >= 50  # the few-rows path is the one taken here when `few`
+    finally:
+        await store.close()
 
 
 @settings(max_examples=60, deadline=None)
@@ -107,3 +141,51 @@ def test_the_change_log_answers_the_lowest_id_since_a_version_and_all_once_it_fo
     log.note(4, 60)  # the entry of version 1 is forgotten
     assert log.lowest_since(0) == ALL
     assert (log.lowest_since(1), log.lowest_since(3)) == (60, 60)
+
+
+def test_the_change_log_sums_contacts_added_since_a_version_unless_it_cannot_know() -> None:
+    log = ChangeLog(size=3)
+    log.note(1, 50, 1)
+    log.note(2, 20)  # an update: nothing added
+    log.note(3, 71, 2)
+    assert (log.added_since(0), log.added_since(1), log.added_since(3)) == (3, 2, 0)
+    log.note(4, 9, -1)  # a delete
+    assert log.added_since(0) is None  # version 1 is forgotten: not known
+    assert log.added_since(2) == 1
+    log.note(5, ALL)  # a restore or a write cancelled on the way: any number
+    assert (log.added_since(3), log.added_since(5)) == (None, 0)
+
+
+async def test_a_kept_page_of_the_whole_table_is_retotalled_by_writes_above_it() -> None:
+    """A write above a full page's last id keeps its items and retotals it without a read;
+    one at or below drops it; one that adds nothing keeps it as it is."""
+    store = await Store.open()
+    try:
+        pages = EncodedPages(store)
+        await store.write(
+            lambda c: c.executemany(
+                "INSERT INTO contacts(id, createdAt, updatedAt) VALUES (?, 'x', 'x')",
+                [(i,) for i in range(1, 11)],
+            )
+        )
+
+        def tail(total: int) -> bytes:
+            return f"|{total}".encode()
+
+        pages.put(store.version, "p1", b"items|10", 5, [1, 2, 3, 4, 5], tail, 10)
+        pages.put(store.version, "filtered", b"x", 1)
+        await store.write(
+            lambda c: c.execute(
+                "INSERT INTO contacts(id, createdAt, updatedAt) VALUES (11, 'x', 'x')"
+            )
+        )
+        assert pages.get("p1") == b"items|11"
+        assert pages.get("filtered") is None  # no tail: dropped by any contact write
+        await store.write(lambda c: c.execute("UPDATE contacts SET firstName = 'a' WHERE id = 9"))
+        assert pages.get("p1") == b"items|11"  # above the page: nothing added
+        await store.write(lambda c: c.execute("DELETE FROM contacts WHERE id = 10"))
+        assert pages.get("p1") == b"items|10"
+        await store.write(lambda c: c.execute("UPDATE contacts SET firstName = 'a' WHERE id = 5"))
+        assert pages.get("p1") is None  # its last contact changed
+    finally:
+        await store.close()

@@ -50,6 +50,9 @@ async def send_all(ctx: RunContext, rows: Any, work: Any, crm_ids: SendLog) -> N
 
 async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
     """POST /activities for each conversation message not in the CRM yet (of `contacts` only, if given)."""
+    if ctx.on_progress is not None:  # a total to show (not read for auto-sync's pushes)
+        count = partial(rec.count_messages, contacts=contacts)
+        ctx.totals["activities"] = await ctx.store.read(count)
     with ctx.timed("activities"):
         reader = partial(rec.read_messages, contacts=contacts)
         rows = sendable(

@@ -15,8 +15,9 @@ from emulator.exporter.idset import IdSet
 async def run(ctx: RunContext) -> None:
     """Link the contacts this run exported to their companies, 100 links per call, in contact
     id order; their CRM ids are read back 100 at a time (the contacts phase stored them)."""
+    linked, ctx.linked = ctx.linked, IdSet()
+    ctx.totals["associations"] = len(linked)
     with ctx.timed("associations") as stats:
-        linked, ctx.linked = ctx.linked, IdSet()
         for ids in _batched(linked, 100):
             chunk = await ctx.store.read(partial(rec.read_links, ids=ids))
             if not chunk:

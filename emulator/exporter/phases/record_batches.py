@@ -25,8 +25,7 @@ async def run(ctx: RunContext, kind: Kind) -> None:
     """Every record of `kind` (or of `record_ids`), batch by batch, at most `in_flight` batches at once."""
     if ctx.learned is None:  # a run that syncs sends only the CRM ids it learns (decisions.md §3)
         ctx.learned = {"companies": IdSet(), "contacts": IdSet()}
-    with ctx.timed(kind):
-        ctx.progress(kind, 0, ctx.totals.get(kind, 0))
+    with ctx.timed(kind):  # says (kind, 0, total) first
         ids = None if ctx.record_ids is None else ctx.record_ids[kind]
         batches = ctx.pages(
             partial(rec.read_batch, kind=kind, ids=ids), itemgetter("id"), ctx.batch_size

@@ -34,6 +34,10 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
     with ctx.timed("tasks"):
         # The platform's rule, applied before sending: a member past a TASK step has its task.
         await ctx.write(partial(platform_tasks.ensure_for_members, contacts=contacts))
+        if ctx.on_progress is not None:  # a total to show (not read for auto-sync's pushes)
+            count = partial(rec.count_tasks_to_create, contacts=contacts)
+            ctx.totals["tasks"] = await ctx.store.read(count)
+            ctx.progress("tasks", 0, ctx.totals["tasks"])
         reader = partial(rec.read_tasks_to_create, contacts=contacts)
         rows = sendable(
             ctx,

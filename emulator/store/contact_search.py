@@ -1,0 +1,162 @@
+"""A trigram index of the text GET /v1/contacts?search= looks in, so a search reads only
+the contacts that match instead of every contact.
+
+The index (an FTS5 table with SQLite's trigram tokenizer, case-sensitive: it folds nothing
+itself) holds, per contact, "first last" and the e-mail, each casefolded in Python, on two
+lines. A phrase query of the casefolded term matches exactly the documents that hold it as
+a substring, which is the search's rule (first name, last name, "first last" or e-mail
+contains the term, ignoring case the Unicode way), for any term the API passes on: trimmed,
+so it neither starts nor ends with the space between a missing first or last name and the
+other; without a line break, so it never spans the two lines; without NUL or U+FFFF (NUL,
+where FTS5 stops reading a document, is stored as U+FFFF, which no such term matches); and
+of 3 characters at least (a trigram). Other terms read every contact as before
+(public_api/record_filter.py's clause); a Hypothesis test holds the two to the same answers.
+
+The table and the TEMP triggers that keep it are on the store's own connection, in `temp`
+(never in the schema): nothing is paid at seed time or before the first request. `warm()`
+builds it in the background, CHUNK contacts per database hop so other requests go between
+(`emulator serve` starts it once it listens; otherwise the first search does); the triggers
+come first, so a write during the build is in the index however far the build got. Until
+it is whole, and again after a restore of the whole database (which replaces `main` under
+it: the next search builds it again), a search reads every contact as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import weakref
+from functools import partial
+
+from emulator.store.db import Store
+
+log = logging.getLogger(__name__)
+
+MIN_TERM = 3  # characters: a trigram
+NUL_STANDIN = "\uffff"
+
+
+def _doc(row: str) -> str:
+    """SQL: the document of a contact row (`row` is NEW or the table's alias)."""
+    return f"contact_search_doc({row}.firstName, {row}.lastName, {row}.professionalEmail)"
+
+
+CHUNK = 1_000  # contacts indexed per hop (~10 ms): other requests wait at most that long
+
+START_SQL = [
+    "DROP TRIGGER IF EXISTS temp.contact_search_insert",
+    "DROP TRIGGER IF EXISTS temp.contact_search_update",
+    "DROP TRIGGER IF EXISTS temp.contact_search_delete",
+    "DROP TABLE IF EXISTS temp.contact_search",
+    "CREATE VIRTUAL TABLE temp.contact_search"
+    " USING fts5(doc, tokenize = 'trigram case_sensitive 1')",
+    "CREATE TEMP TRIGGER contact_search_insert AFTER INSERT ON main.contacts BEGIN"
+    f" INSERT OR REPLACE INTO contact_search(rowid, doc) VALUES (NEW.id, {_doc('NEW')}); END",
+    "CREATE TEMP TRIGGER contact_search_update"
+    " AFTER UPDATE OF id, firstName, lastName, professionalEmail ON main.contacts BEGIN"
+    " DELETE FROM contact_search WHERE rowid = OLD.id;"
+    f" INSERT OR REPLACE INTO contact_search(rowid, doc) VALUES (NEW.id, {_doc('NEW')}); END",
+    "CREATE TEMP TRIGGER contact_search_delete AFTER DELETE ON main.contacts BEGIN"
+    " DELETE FROM contact_search WHERE rowid = OLD.id; END",
+]
+FILL_SQL = (
+    f"INSERT OR REPLACE INTO temp.contact_search(rowid, doc) SELECT c.id, {_doc('c')}"
+    " FROM main.contacts c WHERE c.id > ? AND c.id <= ?"
+)
+
+
+def search_doc(first: object, last: object, email: object) -> str:
+    """What the index holds of a contact: "first last" and the e-mail, casefolded, on two
+    lines; NUL, where FTS5 stops reading, becomes U+FFFF (never in an indexed term)."""
+    parts = ("" if v is None else str(v).casefold() for v in (first, last, email))
+    return "{} {}\n{}".format(*parts).replace("\x00", NUL_STANDIN)
+
+
+def start(conn: sqlite3.Connection) -> None:
+    """An empty index and the triggers that keep it, from now on (any earlier one dropped)."""
+    conn.create_function("contact_search_doc", 3, search_doc, deterministic=True)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for sql in START_SQL:
+            conn.execute(sql)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def fill(conn: sqlite3.Connection, after: int) -> int | None:
+    """Index the next CHUNK contacts above id `after`; answers the last id indexed (None:
+    none was left). One statement: atomic, like every write the triggers follow."""
+    (upto,) = conn.execute(
+        "SELECT max(id) FROM (SELECT id FROM main.contacts WHERE id > ? ORDER BY id LIMIT ?)",
+        (after, CHUNK),
+    ).fetchone()
+    if upto is None:
+        return None
+    conn.execute(FILL_SQL, (after, upto))
+    return int(upto)
+
+
+def usable(folded_term: str) -> bool:
+    """Whether the index answers a search for `folded_term` (the trimmed term, casefolded)."""
+    return (
+        len(folded_term) >= MIN_TERM
+        and folded_term == folded_term.strip()
+        and not any(c in folded_term for c in ("\n", "\x00", NUL_STANDIN))
+    )
+
+
+def matches_clause(folded_term: str) -> tuple[str, str]:
+    """(clause on a contacts row, its parameter): the contact's document holds the term."""
+    phrase = '"' + folded_term.replace('"', '""') + '"'  # a phrase: the term as one substring
+    return "id IN (SELECT rowid FROM temp.contact_search WHERE contact_search MATCH ?)", phrase
+
+
+# The restore version each store's index is whole at (absent: never built), and the
+# build under way per store with the restore version it started at.
+_built: weakref.WeakKeyDictionary[Store, int] = weakref.WeakKeyDictionary()
+_building: weakref.WeakKeyDictionary[Store, tuple[int, asyncio.Task[None]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def ready(store: Store) -> bool:
+    """Whether the store's index is whole and no restore came since it was built."""
+    return _built.get(store) == store.restored
+
+
+def warm(store: Store) -> None:
+    """Start building the store's index in the background unless it is ready or on its way."""
+    if ready(store):
+        return
+    running = _building.get(store)
+    if running is not None and running[0] == store.restored and not running[1].done():
+        return
+    _building[store] = (store.restored, asyncio.ensure_future(_build(store)))
+
+
+async def ensure(store: Store) -> None:
+    """Wait until the store's index is ready (building it if need be)."""
+    while not ready(store):
+        warm(store)
+        await asyncio.shield(_building[store][1])
+
+
+async def _build(store: Store) -> None:
+    restored = store.restored
+    try:
+        await store.read(start)
+        after: int | None = 0
+        while after is not None:
+            if store.restored != restored:  # replaced under it: the next search starts again
+                return
+            after = await store.read(partial(fill, after=after))
+        if store.restored == restored:
+            _built[store] = restored
+    except sqlite3.Error:
+        log.exception("the contact search index could not be built: searches read every contact")
+        _built.pop(store, None)
+    except Exception:  # the store closed under it (a server stopping)
+        _built.pop(store, None)

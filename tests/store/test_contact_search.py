@@ -1,0 +1,126 @@
+"""The contact search's trigram index never changes an answer: after every kind of writer
+(and a restore, a reset, a fixture load, which replace the database under it), a search
+answers exactly the contacts whose first name, last name, "first last" or e-mail contains
+the term ignoring case the Unicode way, as computed here from the whole listing."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from emulator.app import create_app
+from emulator.store import contact_search
+from tests.conftest import ALL, make_settings, open_client
+from tests.public_api.test_page_cache import BY_ID, Writer, other_fixtures, write
+
+pytestmark = pytest.mark.anyio
+
+# Letters whose casefold is not their lower case, or that fold to several letters (ß -> ss,
+# ﬁ -> fi, İ -> i + a dot, final sigma -> sigma, the Kelvin sign -> k), NUL, U+FFFF (NUL's
+# stand-in in the index), a line break (between the index's two lines), and plain ones.
+ODD = "aAsSßẞſﬁΣσςİiKk\x00\uffff\n én-"
+Term = st.text(ODD, min_size=1, max_size=5)
+Search = st.tuples(st.just("search"), Term | st.sampled_from(["new", "MERGED", "gmail", "an "]))
+Ready = st.tuples(st.just("ready"))  # the index whole: the searches after it go through it
+Named = st.tuples(st.just("named"), st.text(ODD, min_size=1, max_size=8), st.text(ODD, max_size=8))
+_nonce = itertools.count()
+
+
+def expected(contacts: list[dict[str, Any]], term: str) -> list[int]:
+    """The ids the documented rule gives, from the contacts as listed (the term trimmed;
+    nothing left of it: no filter)."""
+    folded = term.strip().casefold()
+    found = []
+    for c in contacts:
+        first, last, email = c["firstName"], c["lastName"], c["professionalEmail"]
+        texts = [t for t in (first, last, email) if t is not None]
+        if first is not None and last is not None:
+            texts.append(f"{first} {last}")
+        if any(folded in t.casefold() for t in texts):
+            found.append(c["id"])
+    return found
+
+
+async def every_contact(client: httpx.AsyncClient) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    page = 1
+    while True:
+        params = {"page": str(page), "pageSize": "100", "nonce": str(next(_nonce))}
+        data = (await client.get("/v1/contacts", params=params, headers=ALL)).json()["data"]
+        if not data:
+            return out
+        out += data
+        page += 1
+
+
+async def search(client: httpx.AsyncClient, term: str) -> list[int]:
+    ids: list[int] = []
+    page = 1
+    while True:
+        params = {"search": term, "page": str(page), "pageSize": "100"}
+        response = await client.get("/v1/contacts", params=params, headers=ALL)
+        assert response.status_code == 200, response.text
+        data = response.json()["data"]
+        if not data:
+            return ids
+        ids += [c["id"] for c in data]
+        page += 1
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(steps=st.lists(st.one_of(Search, Search, Named, Ready, Writer), min_size=1, max_size=20))
+@example(
+    steps=[
+        ("named", "Straße", "ﬁsh"),
+        ("ready",),
+        ("search", "ss"),
+        ("search", "ASSE"),
+        ("search", "fis"),
+    ]
+)
+@example(steps=[("ready",), ("search", "new"), ("create", None, False), ("search", "new")])
+@example(steps=[("ready",), ("merge", BY_ID[7]), ("search", "merged"), ("reset",)])
+@example(steps=[("ready",), ("fixtures",), ("search", "loa"), ("ready",), ("search", "loa")])
+@example(steps=[("snapshot",), ("ready",), ("create", None, False), ("restore",), ("ready",)])
+@example(steps=[("named", "a\x00ssn", "x"), ("ready",), ("search", "ssn"), ("search", "a\x00s")])
+async def test_a_search_answers_what_the_rule_gives_after_any_writer(
+    steps: list[tuple[Any, ...]], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    root = tmp_path_factory.getbasetemp()
+    state: dict[str, Any] = {"other": other_fixtures(root)}
+    terms: list[str] = []
+    app = create_app(make_settings(allowPaths=[str(root)], seedCache=str(root / "seeds")))
+    async for client in open_client(app):
+        for step in [*steps, ("check",)]:
+            match step:
+                case ("search", term):
+                    terms.append(term)
+                    contacts = await every_contact(client)
+                    assert await search(client, term) == expected(contacts, term), term
+                case ("ready",):
+                    await contact_search.ensure(app.state.services.emulator.db)
+                    assert contact_search.ready(app.state.services.emulator.db)
+                case ("named", first, last):
+                    body = {"firstName": first, "lastName": last or None}
+                    response = await client.post("/v1/contact", json=body, headers=ALL)
+                    assert response.status_code in (201, 400), response.text
+                case ("check",):  # every term again, after the last write
+                    contacts = await every_contact(client)
+                    for term in terms:
+                        assert await search(client, term) == expected(contacts, term), term
+                case _:
+                    await write(client, step, state)
+
+
+def test_the_index_narrows_only_terms_it_can_hold() -> None:
+    assert contact_search.usable("abc") and contact_search.usable("ß x")
+    assert not contact_search.usable("ab")  # shorter than a trigram
+    assert not contact_search.usable("a\x00bc")  # NUL is U+FFFF in the index
+    assert not contact_search.usable("a\uffffbc") and not contact_search.usable("ab\ncd")
+    clause, phrase = contact_search.matches_clause('a"b')
+    assert phrase == '"a""b"' and "MATCH ?" in clause
