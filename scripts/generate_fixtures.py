@@ -789,8 +789,8 @@ class Generator:
             crmUrl="/crm",
             apiKey="crm-demo-key",
             apiKeyHeader="X-API-Key",
-            contactLinkTemplate="http://127.0.0.1:8400/crm-ui/contacts/{{crmId}}",
-            companyLinkTemplate="http://127.0.0.1:8400/crm-ui/companies/{{crmId}}",
+            contactLinkTemplate="/crm-ui/contacts/{{crmId}}",
+            companyLinkTemplate="/crm-ui/companies/{{crmId}}",
             engagementFields=m.EngagementFields(
                 contacts=dict(fields),
                 companies={k: v for k, v in fields.items() if k not in CONTACT_ONLY},

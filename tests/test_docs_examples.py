@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -37,6 +38,8 @@ ANNOTATION = re.compile(r"^\s*<!-- example: (?P<mode>[\w ]+?) -->\s*$")
 CHECK = re.compile(r"\s# -> (?P<text>.+)$")
 # what a sandbox links to: enough of a checkout for `make` and the commands the docs show
 CHECKOUT = ("Makefile", "pyproject.toml", "emulator", "fixtures", "scripts", "README.md", "docs")
+# copied, not linked: blocks write there (the generator's --out fixtures/default)
+COPIED = ("fixtures",)
 
 
 @dataclass
@@ -122,7 +125,10 @@ def sandbox(tmp_path: Path, port: int) -> tuple[Path, dict[str, str]]:
     work = tmp_path / "checkout"
     work.mkdir()
     for name in CHECKOUT:
-        (work / name).symlink_to(ROOT / name)
+        if name in COPIED:
+            shutil.copytree(ROOT / name, work / name, symlinks=True)
+        else:
+            (work / name).symlink_to(ROOT / name)
     (work / ".venv").symlink_to(Path(sys.prefix))
     home = tmp_path / "home"
     home.mkdir()
