@@ -79,7 +79,11 @@ async def test_reset_cancels_an_export_hanging_on_a_dribbling_crm(
         took = time.monotonic() - t0
         assert reset.status_code == 200, reset.text
         assert took < 8, f"reset took {took:.1f} s"
-        assert reset.json()["cancelled"] == {"exports": [export_id], "verifyRuns": [], "advances": []}
+        assert reset.json()["cancelled"] == {
+            "exports": [export_id],
+            "verifyRuns": [],
+            "advances": [],
+        }
         report = (await served.get(f"/_emulator/exports/{export_id}")).json()
         assert (report["status"], report["exitCode"]) == ("cancelled", 2)
         assert "reset" in report["message"]
@@ -139,7 +143,11 @@ async def test_delete_and_reset_cancel_verify_runs(served: httpx.AsyncClient) ->
         second = (await served.post("/_emulator/verify", json=body)).json()
         await asyncio.sleep(0.5)
         reset = await served.post("/_emulator/reset")
-        assert reset.json()["cancelled"] == {"exports": [], "verifyRuns": [second["id"]], "advances": []}
+        assert reset.json()["cancelled"] == {
+            "exports": [],
+            "verifyRuns": [second["id"]],
+            "advances": [],
+        }
         assert (await served.get(f"/_emulator/verify/{second['id']}")).json()[
             "status"
         ] == "cancelled"
