@@ -95,7 +95,8 @@ async def start_advance(request: Request) -> Response:
     await emulator.operations.acquire("clock advance", wanted="clock advance")
     emulator.operations.release()
     run = runs.start(services.simulation, emulator.clock.now(), target)
-    location = f"{services.prefix}/_emulator/clock/advances/{run.id}"
+    # root-relative: a workspace's dispatcher puts its /w/{id} in front (workspaces/dispatch.py)
+    location = f"/_emulator/clock/advances/{run.id}"
     return json_response(_view(run), 202, {"Location": location})
 
 

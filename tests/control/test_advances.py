@@ -195,3 +195,19 @@ async def test_finished_advances_are_kept_in_a_bounded_list(api: httpx.AsyncClie
     listed = [a["id"] for a in (await api.get("/_emulator/clock/advances")).json()["data"]]
     assert listed == list(reversed(ids))[:20]  # newest first, the oldest two gone
     assert (await api.get(f"/_emulator/clock/advances/{ids[0]}")).status_code == 404
+
+
+async def test_a_workspace_has_its_own_advances_under_its_prefix(api: httpx.AsyncClient) -> None:
+    created = await api.post("/_emulator/workspaces")
+    assert created.status_code == 201, created.text
+    prefix = f"/w/{created.json()['id']}"
+    started = await api.post(f"{prefix}/_emulator/clock/advances", json={"seconds": 3600})
+    assert started.status_code == 202, started.text
+    location = started.headers["location"]
+    assert location == f"{prefix}/_emulator/clock/advances/{started.json()['id']}"
+    assert (await follow(api, location))[-1]["status"] == "done"
+    assert (await api.get(f"{prefix}/_emulator/clock")).json()["now"] > (
+        await api.get("/_emulator/clock")
+    ).json()["now"]
+    assert (await api.get("/_emulator/clock/advances")).json()["data"] == []
+    assert (await api.get(location.removeprefix(prefix))).status_code == 404
