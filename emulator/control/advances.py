@@ -7,17 +7,19 @@ chunk. POST /_emulator/clock/advance stays the synchronous way.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from emulator.control.clock import AdvanceIn, advance_target
 from emulator.errors import BadRequest, Conflict, NotFound
 from emulator.http import decode_body, json_response
-from emulator.openapi import BUSY, Param, operation
+from emulator.openapi import BUSY, Param, operation, query
 from emulator.simulation.advances import AdvanceRun, AdvanceRunning, AdvanceRuns, AdvanceStatus
 from emulator.simulation.engine import AdvanceResult
-from emulator.wire import Wire
+from emulator.wire import Wire, encode
 from emulator.workspace_scope import workspace
 
 
@@ -112,14 +114,30 @@ async def list_advances(request: Request) -> Response:
 
 @operation(
     "A background advance: running (how far it got), then done, failed or cancelled with"
-    " its result",
+    " its result; format=jsonl streams it, one JSON line now and one after each change,"
+    " until it ends",
     AdvanceOut,
-    errors=(404,),
-    params=ADVANCE_ID,
+    errors=(400, 404),
+    params=[*ADVANCE_ID, query("format", "json (default) or jsonl")],
     security=None,
 )
 async def get_advance(request: Request) -> Response:
-    return json_response(_view(_run(request)))
+    form = request.query_params.get("format", "json")
+    if form not in ("json", "jsonl"):
+        raise BadRequest.field("format", "must be json or jsonl")
+    run = _run(request)
+    if form == "json":
+        return json_response(_view(run))
+
+    async def lines() -> AsyncIterator[bytes]:
+        while True:
+            changed = run.changed  # taken first: a change while this line goes out is seen
+            yield encode(_view(run)) + b"\n"
+            if run.status != "running":
+                return
+            await changed.wait()
+
+    return StreamingResponse(lines(), media_type="application/x-ndjson")
 
 
 @operation(

@@ -43,6 +43,12 @@ class AdvanceRun:
     finished_at: str | None = None
     stop_reason: str | None = None  # set by a stop: the next chunk's progress ends it
     task: asyncio.Task[None] | None = field(default=None, repr=False)
+    # set at its next change (progress or end), then replaced: what a stream of it awaits
+    changed: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+
+    def _tell(self) -> None:
+        self.changed.set()
+        self.changed = asyncio.Event()
 
     @property
     def percent(self) -> float:
@@ -58,6 +64,7 @@ class AdvanceRun:
         """The engine's progress callback: note how far it got; stop there if asked."""
         self.previous, self.target = progress.previous, progress.target
         self.reached, self.events = progress.reached, progress.events
+        self._tell()
         if self.stop_reason is not None:
             raise AdvanceStopped(self.stop_reason)
 
@@ -125,6 +132,7 @@ class AdvanceRuns:
             run.status, run.message = "failed", f"advance crashed: {exc}"
         finally:
             run.finished_at = now_iso()
+            run._tell()
 
     async def stop(self, run: AdvanceRun, reason: str) -> bool:
         """Ask a running advance to stop after its current chunk and wait (up to STOP_WAIT s)

@@ -4,6 +4,7 @@ stopped by DELETE or a reset, bad input and unknown ids in the documented error 
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from itertools import pairwise
 from pathlib import Path
@@ -211,3 +212,32 @@ async def test_a_workspace_has_its_own_advances_under_its_prefix(api: httpx.Asyn
     ).json()["now"]
     assert (await api.get("/_emulator/clock/advances")).json()["data"] == []
     assert (await api.get(location.removeprefix(prefix))).status_code == 404
+
+
+async def test_format_jsonl_streams_the_advance_until_it_ends(api: httpx.AsyncClient) -> None:
+    started = await start(api, {"seconds": FOUR_WEEKS})
+    lines: list[dict[str, Any]] = []
+    with anyio.fail_after(120):
+        url = started.headers["location"]
+        async with api.stream("GET", url, params={"format": "jsonl"}) as stream:
+            assert stream.status_code == 200
+            assert stream.headers["content-type"].startswith("application/x-ndjson")
+            async for line in stream.aiter_lines():
+                if line:
+                    lines.append(json.loads(line))
+    assert lines[0]["id"] == started.json()["id"]
+    assert [s["status"] for s in lines[:-1]] == ["running"] * (len(lines) - 1)
+    assert lines[-1]["status"] == "done" and lines[-1] == (await api.get(url)).json()
+    assert any(0 < s["events"] < lines[-1]["events"] for s in lines), lines  # followed
+    for before, after in pairwise(lines):
+        assert before["reached"] <= after["reached"] and before["events"] <= after["events"]
+    # an ended advance streams its one last line
+    again = await api.get(url, params={"format": "jsonl"})
+    assert [json.loads(x) for x in again.text.splitlines()] == [lines[-1]]
+
+
+async def test_an_unknown_format_is_a_400(api: httpx.AsyncClient) -> None:
+    started = await start(api, {"seconds": 0})
+    refused = await api.get(started.headers["location"], params={"format": "xml"})
+    assert refused.status_code == 400
+    assert refused.json()["errors"] == [{"field": "format", "message": "must be json or jsonl"}]
