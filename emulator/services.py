@@ -16,6 +16,7 @@ from emulator.exporter.runs import ExportRuns
 from emulator.public_api.context import ApiContext
 from emulator.redaction import SecretBook
 from emulator.server import ServerOpener
+from emulator.simulation.advances import AdvanceRuns
 from emulator.simulation.autosync import AutoSync
 from emulator.simulation.dispatch import DeliveryListener
 from emulator.simulation.engine import Simulation
@@ -41,6 +42,7 @@ class Services:
     open_server: ServerOpener  # starts a scenario's own emulator (this app's factory)
     snapshots: Shelf = field(default_factory=Shelf)  # saved states; they survive a reset
     calls: IncomingCalls = field(default_factory=IncomingCalls)  # journal of calls, /v1 faults
+    advances: AdvanceRuns = field(default_factory=AdvanceRuns)  # background clock advances
     # secrets seen by this workspace (control token, keys given to verify runs...): kept out
     # of every control answer, dashboard page and log line
     secrets: SecretBook = field(default_factory=SecretBook)
@@ -76,11 +78,11 @@ class Services:
         await self.redactor()  # the stored secrets known before any answer or log line
 
     async def stop(self, reason: str) -> list[str]:
-        """Cancel what runs in it (exports, verify runs, background work) and close its
+        """Cancel what runs in it (exports, verify runs, advances, background work) and close its
         store; answers the cancelled exports' ids."""
         cancelled = await self.exports.cancel_all(reason)
         await self.verify_runs.cancel_all()
-        running = [*self.background, *self.exports.tasks]
+        running = [*self.background, *self.exports.tasks, *self.advances.tasks()]
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import msgspec
 from starlette.requests import Request
@@ -72,16 +72,8 @@ async def get_clock(request: Request) -> Response:
     )
 
 
-@operation(
-    "Advance the clock by `seconds` or to `until`: campaigns progress, listeners run",
-    AdvanceResult,
-    body=AdvanceIn,
-    errors=(400, BUSY),
-    security=None,
-)
-async def advance(request: Request) -> Response:
-    body = await decode_body(request, AdvanceIn, BadRequest.field)
-    emulator: Emulator = workspace(request).emulator
+def advance_target(body: AdvanceIn, emulator: Emulator) -> datetime:
+    """Where an advance asked for goes (400 for a body that names no valid moment)."""
     now = emulator.clock.now()
     has_seconds, has_until = body.seconds is not msgspec.UNSET, body.until is not msgspec.UNSET
     if has_seconds == has_until:
@@ -103,6 +95,19 @@ async def advance(request: Request) -> Response:
     if target > LATEST:
         field = "seconds" if has_seconds else "until"
         raise BadRequest.field(field, f"would take the clock past its last moment {LATEST_ISO}")
+    return target
+
+
+@operation(
+    "Advance the clock by `seconds` or to `until`: campaigns progress, listeners run",
+    AdvanceResult,
+    body=AdvanceIn,
+    errors=(400, BUSY),
+    security=None,
+)
+async def advance(request: Request) -> Response:
+    body = await decode_body(request, AdvanceIn, BadRequest.field)
+    target = advance_target(body, workspace(request).emulator)
     return json_response(await _simulation(request).advance_to(target))
 
 

@@ -10,6 +10,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from emulator.control import (
+    advances,
     autosync,
     calls,
     clock,
@@ -63,20 +64,25 @@ async def health(request: Request) -> Response:
 
 
 @operation(
-    "Restore the loaded fixtures; running exports and verify runs are cancelled first",
+    "Restore the loaded fixtures; running exports, verify runs and background clock advances"
+    " are cancelled first",
     ResetOut,
     errors=(BUSY,),
     security=None,
 )
 async def reset(request: Request) -> Response:
-    """A running export or verify run is cancelled first (what was done so far stays in its
-    report): a hanging CRM cannot keep the state from being reset."""
+    """A running export, verify run or background advance is cancelled first (what was done
+    so far stays in its report): a hanging CRM or a long advance cannot keep the state from
+    being reset."""
     services = workspace(request)
     emulator: Emulator = services.emulator
     exports_cancelled = await services.exports.cancel_all("a reset (POST /_emulator/reset)")
     verify_cancelled = await services.verify_runs.cancel_all()
+    advances = await services.advances.stop_all("a reset (POST /_emulator/reset) stopped it")
     await emulator.reset()
-    cancelled = CancelledRuns(exports=exports_cancelled, verifyRuns=verify_cancelled)
+    cancelled = CancelledRuns(
+        exports=exports_cancelled, verifyRuns=verify_cancelled, advances=advances
+    )
     return json_response(ResetOut(fixtures=emulator.fixtures_dir, cancelled=cancelled))
 
 
@@ -109,6 +115,7 @@ routes: list[BaseRoute] = [
     *crm.routes,
     *exports.routes,
     *clock.routes,
+    *advances.routes,
     *deliveries.routes,
     *autosync.routes,
     *snapshots.routes,

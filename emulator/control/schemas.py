@@ -34,6 +34,7 @@ class CancelledRuns(Wire):
 
     exports: list[str] = msgspec.field(default_factory=list)
     verifyRuns: list[str] = msgspec.field(default_factory=list)
+    advances: list[str] = msgspec.field(default_factory=list)  # stopped before the reset
 
 
 class ResetOut(Wire):

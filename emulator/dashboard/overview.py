@@ -1,4 +1,4 @@
-"""The overview page: clock, record counts, campaigns by status, CRM connection, auto-sync."""
+"""The overview page: clock (advances followed with a progress bar), record counts, campaigns by status, CRM connection, auto-sync."""
 
 from __future__ import annotations
 
@@ -19,7 +19,12 @@ from emulator.wire import now_iso
 from emulator.workspace_scope import workspace
 
 # the advance buttons: (label, seconds)
-ADVANCES = (("+1 hour", 3600), ("+1 day", 86400), ("+1 week", 604800))
+ADVANCES = (
+    ("+1 hour", 3600),
+    ("+1 day", 86400),
+    ("+1 week", 604800),
+    ("+30 days", 2592000),
+)
 
 
 async def overview(request: Request) -> Response:
@@ -47,6 +52,7 @@ async def overview(request: Request) -> Response:
         clock=clock,
         clock_start=now_iso(clock.start),
         advances=ADVANCES,
+        running_advance=workspace(request).advances.running(),  # the page follows it
         counts=await counts(emulator),
         events=await count_events(emulator.db),
         by_status=by_status,

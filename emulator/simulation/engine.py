@@ -25,6 +25,7 @@ from emulator.simulation import effects as fx
 from emulator.simulation import events as ev
 from emulator.simulation.batch import Batch, Known, Member
 from emulator.simulation.injection import Injected, InjectedOut, inject
+from emulator.simulation.progress import Progress, report
 from emulator.simulation.scheduling import (
     SimulationError,
     complete_finished,
@@ -98,9 +99,12 @@ class Simulation:
         self._known = Known()
 
     # -----------------------------------------------------------------------------------------
-    async def advance_to(self, target: datetime, wait: float | None = None) -> AdvanceResult:
+    async def advance_to(
+        self, target: datetime, wait: float | None = None, progress: Progress | None = None
+    ) -> AdvanceResult:
         """Run every campaign item due at or before `target`, move the clock there, then await
-        each listener with `target` (a listener's error is logged, never raised).
+        each listener with `target` (a listener's error is logged, never raised). `progress` is
+        told after each chunk (simulation/progress.py) and may stop the advance there.
 
         The whole advance, listeners included, holds the emulator's operation guard: a reset,
         restore or export waits for it or is refused (Busy), and never sees half of it."""
@@ -130,6 +134,11 @@ class Simulation:
                 if self._generation != generation:
                     break  # reset or restored meanwhile: that state's clock stands
                 clock.move_to(from_ms(end_ms))
+                if progress is not None and not report(
+                    progress, result.previous, iso(target_ms), iso(end_ms), result.events
+                ):
+                    target, result.now = from_ms(end_ms), iso(end_ms)  # stopped by the caller
+                    break
                 if end_ms >= target_ms:
                     break
             if self._generation == generation:

@@ -79,7 +79,11 @@ async def test_reset_cancels_an_export_hanging_on_a_dribbling_crm(
         took = time.monotonic() - t0
         assert reset.status_code == 200, reset.text
         assert took < 8, f"reset took {took:.1f} s"
-        assert reset.json()["cancelled"] == {"exports": [export_id], "verifyRuns": []}
+        assert reset.json()["cancelled"] == {
+            "exports": [export_id],
+            "verifyRuns": [],
+            "advances": [],
+        }
         report = (await served.get(f"/_emulator/exports/{export_id}")).json()
         assert (report["status"], report["exitCode"]) == ("cancelled", 2)
         assert "reset" in report["message"]
@@ -89,7 +93,7 @@ async def test_reset_cancels_an_export_hanging_on_a_dribbling_crm(
         assert companies["failed"] > 0
         # the state was reset: a second reset has nothing to cancel
         again = await served.post("/_emulator/reset")
-        assert again.json()["cancelled"] == {"exports": [], "verifyRuns": []}
+        assert again.json()["cancelled"] == {"exports": [], "verifyRuns": [], "advances": []}
 
 
 async def test_delete_cancels_an_export(served: httpx.AsyncClient) -> None:
@@ -139,7 +143,11 @@ async def test_delete_and_reset_cancel_verify_runs(served: httpx.AsyncClient) ->
         second = (await served.post("/_emulator/verify", json=body)).json()
         await asyncio.sleep(0.5)
         reset = await served.post("/_emulator/reset")
-        assert reset.json()["cancelled"] == {"exports": [], "verifyRuns": [second["id"]]}
+        assert reset.json()["cancelled"] == {
+            "exports": [],
+            "verifyRuns": [second["id"]],
+            "advances": [],
+        }
         assert (await served.get(f"/_emulator/verify/{second['id']}")).json()[
             "status"
         ] == "cancelled"

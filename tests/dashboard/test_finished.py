@@ -308,7 +308,7 @@ def release(page: Watched, held: list[Any], pattern: str) -> None:
 @pytest.mark.parametrize(
     ("path", "button", "pattern", "busy"),
     [
-        ("/", "#advance-3600", "**/_emulator/clock/advance", "Advancing the clock"),
+        ("/", "#advance-3600", "**/_emulator/clock/advances", "Advancing the clock"),
         ("/", "#autosync-push button", "**/_emulator/autosync/push", "Pushing to the CRM"),
         ("/", "#check-health", re.compile(r".*/$"), "Checking the CRM's health"),
         ("/runs", "#start-export", "**/_emulator/exports", "Starting the export"),

@@ -117,6 +117,9 @@ async function send(form) {
       show(box, form.dataset.missing, "error");
     } else if (!response.ok) {
       show(box, problemText(response.status, data), "error");
+    } else if (form.dataset.follow === "advance" && response.status === 202) {
+      followAdvance(response.headers.get("location"), form);
+      return; // its buttons stay disabled until the advance ends
     } else if (form.dataset.then) {
       window.location.href = fill(form.dataset.then, data);
       return;
@@ -194,3 +197,66 @@ async function followVerify(box, startedAt) {
 
 const verifyBox = document.getElementById("verify-run");
 if (verifyBox) followVerify(verifyBox, Date.now());
+
+// A clock advance runs in the background (POST /_emulator/clock/advances): follow it with a
+// progress bar, the advance buttons disabled, until it ends; then show its result (the page
+// reloads for the new counts) or why it failed. `form` is the button's form, if this page
+// started it.
+const advanceBox = document.getElementById("advance-progress");
+
+function advanceButtons(disabled) {
+  for (const f of document.querySelectorAll('form[data-follow="advance"]')) {
+    f.querySelectorAll("button").forEach((b) => (b.disabled = disabled));
+    if (disabled) f.setAttribute("aria-busy", "true");
+    else f.removeAttribute("aria-busy");
+  }
+}
+
+async function followAdvance(url, form) {
+  sending = true;
+  advanceButtons(true);
+  const box = document.getElementById("clock-result");
+  const bar = document.getElementById("advance-bar");
+  const text = document.getElementById("advance-text");
+  const stop = document.getElementById("advance-stop");
+  advanceBox.hidden = false;
+  stop.disabled = false;
+  stop.onclick = async () => {
+    stop.disabled = true;
+    await fetch(url, { method: "DELETE" }).catch(() => null);
+  };
+  let run = null;
+  let failure = null;
+  for (;;) {
+    try {
+      const response = await fetch(url);
+      const data = await response.json().catch(() => null);
+      if (!response.ok || !data) failure = problemText(response.status, data);
+      else run = data;
+    } catch (error) {
+      failure = `the emulator did not answer: ${error}`;
+    }
+    if (failure || run.status !== "running") break;
+    bar.value = run.percent;
+    text.textContent = `${run.percent} % of the simulated time: ${run.reached} of ${run.target}, ${run.events} events so far`;
+    if (!form) show(box, `Advancing the clock to ${run.target}…`, "busy");
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  if (!failure && run.status === "done") {
+    const template = form && form.dataset.flash ? form.dataset.flash : "advanced: {events} events, now {now}";
+    keepForReload(form || box, fill(template, run.result));
+    window.location.reload();
+    return;
+  }
+  if (!failure && run.status === "cancelled") {
+    keepForReload(form || box, `advance stopped: ${run.message}, ${run.events} events`);
+    window.location.reload();
+    return;
+  }
+  show(box, failure || `the advance failed: ${run.message}`, "error");
+  advanceBox.hidden = true;
+  advanceButtons(false);
+  sending = false;
+}
+
+if (advanceBox && advanceBox.dataset.followUrl) followAdvance(advanceBox.dataset.followUrl, null);
