@@ -1,7 +1,7 @@
 """Actions runs: starting one over contacts or companies (given, or the members of lists),
 and its status.
 
-A run started here progresses on the virtual clock (simulation/actions_timeline.py): its
+A run started here progresses on the virtual clock (simulation/actions/timeline.py): its
 status is computed for the clock's current time (and its exports' outcomes) on every read.
 Fixture runs keep the state their fixture gives them.
 """
@@ -15,8 +15,8 @@ from emulator.errors import BadRequest, NotFound, refuse_control_target
 from emulator.fixtures.models import StatusCounts
 from emulator.public_api.context import ApiContext
 from emulator.public_api.schemas import ActionIn, ActionsIn, ActionsRunCreated, ActionsRunStatus
-from emulator.simulation import action_types as types
-from emulator.simulation.actions_runs import read_exports, schedule, timeline_of
+from emulator.simulation.actions import types
+from emulator.simulation.actions.runs import read_exports, schedule, timeline_of
 from emulator.wire import decode, encode
 
 TARGETS = {  # body field -> (entity, list type or None for record ids)

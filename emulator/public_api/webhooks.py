@@ -14,7 +14,7 @@ from emulator.errors import BadRequest, NotFound, refuse_control_target
 from emulator.public_api.context import ApiContext
 from emulator.public_api.listing import Where, page_of, rows_by_ids
 from emulator.public_api.schemas import Webhook, WebhookIn, WebhookLog, WebhookPatch
-from emulator.simulation import webhook_delivery as delivery
+from emulator.simulation.webhooks import delivery
 from emulator.wire import decode, encode
 
 _SELECT = (

@@ -1,5 +1,5 @@
 """Actions runs on the clock: their stored status follows the timeline, each completed action
-changes its record when the record's processing ends (action_effects.py), EXPORT_TO_CRM
+changes its record when the record's processing ends (effects.py), EXPORT_TO_CRM
 exports the ended records through the exporter, and each record whose actions all ended gets
 one completion delivery to the run's `webhookUrl` (retried like webhooks).
 
@@ -19,10 +19,10 @@ from datetime import datetime
 from typing import Any
 
 from emulator.platform.records import Table, apply
-from emulator.simulation import action_types as types
-from emulator.simulation.action_effects import company_changes, contact_changes
-from emulator.simulation.actions_timeline import Timeline
-from emulator.simulation.deliveries import ACTIONS, QUEUE_INSERT
+from emulator.simulation.actions import types
+from emulator.simulation.actions.effects import company_changes, contact_changes
+from emulator.simulation.actions.timeline import Timeline
+from emulator.simulation.webhooks.queue import ACTIONS, QUEUE_INSERT
 from emulator.store.db import Store
 from emulator.wire import decode, encode, now_iso, parse_iso
 

@@ -21,8 +21,8 @@ from datetime import timedelta
 from typing import Any, NamedTuple
 
 from emulator.outbound.calls import Outcome
-from emulator.simulation import webhook_delivery as delivery
-from emulator.simulation.sender import Sender
+from emulator.simulation.webhooks import delivery
+from emulator.simulation.webhooks.sender import Sender
 from emulator.store.db import Store
 from emulator.wire import decode, now_iso, parse_iso
 

@@ -15,8 +15,8 @@ from typing import Any, get_args
 
 from emulator.errors import NotFound
 from emulator.fixtures.models import WebhookEvent
-from emulator.simulation import webhook_delivery as delivery
-from emulator.simulation.deliveries import QUEUE_INSERT, WEBHOOK
+from emulator.simulation.webhooks import delivery
+from emulator.simulation.webhooks.queue import QUEUE_INSERT, WEBHOOK
 from emulator.store.db import Store, read_meta, write_meta
 from emulator.wire import decode, encode
 
