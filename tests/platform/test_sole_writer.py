@@ -48,7 +48,6 @@ PENDING = frozenset(
         "crm_tasks",
         "list_members",
         "lists",
-        "meta",
         "platform_tasks",
         "webhook_deliveries",
         "webhooks",
