@@ -40,12 +40,6 @@ PENDING = frozenset(
         "campaign_members",
         "companies",
         "contacts",
-        "crm_associations",
-        "crm_companies",
-        "crm_contacts",
-        "crm_counters",
-        "crm_settings",
-        "crm_tasks",
         "list_members",
         "lists",
         "platform_tasks",
@@ -55,8 +49,6 @@ PENDING = frozenset(
 )
 PENDING_COMPUTED = frozenset(
     {
-        "emulator.crm.records",
-        "emulator.crm.service",
         "emulator.platform.crm_sync",
         "emulator.platform.records",
         "emulator.platform.sql",
