@@ -1,0 +1,36 @@
+"""Lists (`lists`) and their members (`list_members`): the one writer of both tables (seeding
+and /v1 call these functions)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+
+def insert_lists(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Whole rows: (id, name, description, type, folderId, createdBy, createdAt)."""
+    conn.executemany("INSERT INTO lists VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def create_list(
+    conn: sqlite3.Connection,
+    name: str,
+    description: str | None,
+    type: str,
+    folder_id: int | None,
+    created_by: int,
+    now: str,
+) -> int:
+    """A new list; answers its id."""
+    cursor = conn.execute(
+        "INSERT INTO lists(name, description, type, folderId, createdBy, createdAt)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (name, description, type, folder_id, created_by, now),
+    )
+    return cursor.lastrowid or 0
+
+
+def add_members(conn: sqlite3.Connection, rows: Iterable[tuple[int, int]]) -> None:
+    """(listId, entityId) pairs; a member already there stays as it is."""
+    conn.executemany("INSERT OR IGNORE INTO list_members(listId, entityId) VALUES (?, ?)", rows)
