@@ -13,6 +13,7 @@ from typing import Any
 
 from emulator.errors import BadRequest, NotFound, refuse_control_target
 from emulator.fixtures.models import StatusCounts
+from emulator.platform import actions_runs
 from emulator.public_api.context import ApiContext
 from emulator.public_api.schemas import ActionIn, ActionsIn, ActionsRunCreated, ActionsRunStatus
 from emulator.simulation.actions import types
@@ -118,19 +119,15 @@ async def start_run(ctx: ApiContext, body: ActionsIn) -> ActionsRunCreated:
     def insert(conn: sqlite3.Connection) -> int:
         entity, records = resolve_records(conn, field, ids)
         counts = StatusCounts(queued=len(actions) * len(records))
-        cursor = conn.execute(
-            "INSERT INTO actions_runs(entity, actions, contactIds, webhookUrl, overallStatus,"
-            " statusCounts, createdAt) VALUES (?, ?, ?, ?, 'QUEUED', ?, ?)",
-            (
-                entity,
-                encode(actions).decode(),
-                encode(records).decode(),
-                body.webhookUrl,
-                encode(counts).decode(),
-                now,
-            ),
+        run_id = actions_runs.create_run(
+            conn,
+            entity,
+            encode(actions).decode(),
+            encode(records).decode(),
+            body.webhookUrl,
+            encode(counts).decode(),
+            now,
         )
-        run_id = cursor.lastrowid or 0
         schedule(conn, run_id, now)
         return run_id
 
