@@ -19,7 +19,7 @@ from emulator.crm.records import (
     reserve_ids_below,
     user_ids,
 )
-from emulator.crm.service import link, write_settings
+from emulator.crm.service import insert_users, link, write_settings
 from emulator.crm.tasks import STATE_FIELDS, insert_tasks
 from emulator.fixtures.models import CrmTask, FixtureSet
 from emulator.wire import now_iso
@@ -67,10 +67,7 @@ def seed(conn: sqlite3.Connection, fx: FixtureSet) -> None:
     crm = fx.crm
     now = fx.clockStart or now_iso()  # the emulator sets clockStart: the clock's start
     write_settings(conn, crm.settings)
-    conn.executemany(
-        "INSERT INTO crm_users(id, name, email) VALUES (?, ?, ?)",
-        [(u.id, u.name, u.email) for u in crm.users],
-    )
+    insert_users(conn, [(u.id, u.name, u.email) for u in crm.users])
     users = user_ids(conn)
     companies = _records(conn, COMPANIES, crm.companies, users, now)
     _records(conn, CONTACTS, crm.contacts, users, now)

@@ -80,6 +80,11 @@ async def save_settings(db: Store, settings: CrmSettings) -> None:
     await db.write(lambda conn: write_settings(conn, settings))
 
 
+def insert_users(conn: sqlite3.Connection, rows: list[tuple[str, str, str | None]]) -> None:
+    """(id, name, email) of the CRM's users: fixtures alone create them (the seed calls this)."""
+    conn.executemany("INSERT INTO crm_users(id, name, email) VALUES (?, ?, ?)", rows)
+
+
 async def list_users(db: Store) -> list[CrmUser]:
     rows = await db.fetchall("SELECT id, name, email FROM crm_users ORDER BY rowid")
     return [CrmUser(id=r[0], name=r[1], email=r[2]) for r in rows]

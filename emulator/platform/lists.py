@@ -1,5 +1,5 @@
-"""Lists (`lists`) and their members (`list_members`): the one writer of both tables (seeding
-and /v1 call these functions)."""
+"""Lists (`lists`), their members (`list_members`) and saved views (`saved_views`): the one
+writer of these tables (seeding and /v1 call these functions)."""
 
 from __future__ import annotations
 
@@ -34,3 +34,8 @@ def create_list(
 def add_members(conn: sqlite3.Connection, rows: Iterable[tuple[int, int]]) -> None:
     """(listId, entityId) pairs; a member already there stays as it is."""
     conn.executemany("INSERT OR IGNORE INTO list_members(listId, entityId) VALUES (?, ?)", rows)
+
+
+def insert_saved_views(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    """(id, name, type, view as JSON, createdBy, createdAt, updatedAt)."""
+    conn.executemany("INSERT INTO saved_views VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
