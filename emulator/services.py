@@ -17,7 +17,7 @@ from emulator.public_api.context import ApiContext
 from emulator.redaction import SecretBook
 from emulator.server import ServerOpener
 from emulator.simulation.advances import AdvanceRuns
-from emulator.simulation.autosync import AutoSync
+from emulator.simulation.crm_link.autosync import AutoSync
 from emulator.simulation.dispatch import DeliveryListener
 from emulator.simulation.engine import Simulation
 from emulator.state import Emulator

@@ -316,14 +316,9 @@ class Emulator:
                 )
 
         bulk_load(conn, fill)
-        conn.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('fixtures', ?)", (self.fixtures_dir,)
-        )
-        start = fixtures.clockStart
-        conn.executemany(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-            [("clock.start", start), ("clock", start)],
-        )
+        write_meta(conn, "fixtures", self.fixtures_dir)
+        write_meta(conn, "clock.start", fixtures.clockStart)
+        write_meta(conn, "clock", fixtures.clockStart)
 
     def _digest(self) -> str | None:
         return None if self._images is None else fixture_digest(self.fixtures_dir)

@@ -22,7 +22,7 @@ import fixture_words as w
 
 from emulator.fixtures import models as m
 from emulator.platform.sequence_text import task_subject
-from emulator.simulation.action_types import ACTION_TYPES as DOCUMENTED_ACTION_TYPES
+from emulator.simulation.actions.types import ACTION_TYPES as DOCUMENTED_ACTION_TYPES
 from emulator.wire import now_iso
 
 START = datetime(2026, 1, 1, tzinfo=UTC)

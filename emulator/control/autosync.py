@@ -13,7 +13,7 @@ from emulator.errors import BadRequest, NotFound
 from emulator.http import decode_body, json_response
 from emulator.openapi import BUSY, operation
 from emulator.platform import connection as platform_connection
-from emulator.simulation.autosync import AutoSync, AutoSyncState
+from emulator.simulation.crm_link.autosync import AutoSync, AutoSyncState
 from emulator.wire import Wire
 from emulator.workspace_scope import workspace
 

@@ -10,8 +10,8 @@ from emulator.errors import NotFound
 from emulator.http import json_response
 from emulator.openapi import Param, operation
 from emulator.public_api.params import path_id
-from emulator.simulation.webhook_delivery import DeliveryAttempt
-from emulator.simulation.webhooks import redeliver as send_again
+from emulator.simulation.webhooks.delivery import DeliveryAttempt
+from emulator.simulation.webhooks.events import redeliver as send_again
 from emulator.state import Emulator
 from emulator.wire import Wire
 from emulator.workspace_scope import workspace

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -200,5 +200,27 @@ def record_row(
     )
 
 
-def insert_sql(kind: Kind) -> str:
-    return f"INSERT INTO {kind.table} VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+# This module is the one writer of the record tables and of crm_counters: every statement
+# names its table (tests/platform/test_sole_writer.py reads them).
+_INSERT = {
+    "crm_companies": "INSERT INTO crm_companies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    "crm_contacts": "INSERT INTO crm_contacts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+}
+_UPDATE = {"crm_companies": "UPDATE crm_companies SET", "crm_contacts": "UPDATE crm_contacts SET"}
+
+
+def insert_records(conn: sqlite3.Connection, kind: Kind, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Insert `record_row`s of `kind`."""
+    conn.executemany(_INSERT[kind.table], rows)
+
+
+def update_records(conn: sqlite3.Connection, kind: Kind, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Rewrite each record's externalId, record and match keys: rows of (externalId, record,
+    *keys, updatedAt, crmId)."""
+    columns = ", ".join(f"{c} = ?" for c in ("externalId", "record", *kind.key_columns))
+    conn.executemany(f"{_UPDATE[kind.table]} {columns}, updatedAt = ? WHERE crmId = ?", rows)
+
+
+def reserve_ids_below(conn: sqlite3.Connection, prefix: str, number: int) -> None:
+    """Generated ids of `prefix` start at `number` (seeded ids below it stay unique)."""
+    conn.execute("INSERT OR REPLACE INTO crm_counters(kind, next) VALUES (?, ?)", (prefix, number))

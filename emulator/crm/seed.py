@@ -13,12 +13,14 @@ from emulator.crm.records import (
     CONTACTS,
     Kind,
     dumps,
-    insert_sql,
+    insert_records,
     next_ids,
     record_row,
+    reserve_ids_below,
     user_ids,
 )
-from emulator.crm.tasks import STATE_FIELDS
+from emulator.crm.service import insert_users, link, write_settings
+from emulator.crm.tasks import STATE_FIELDS, insert_tasks
 from emulator.fixtures.models import CrmTask, FixtureSet
 from emulator.wire import now_iso
 
@@ -32,10 +34,7 @@ def _records(
     form = re.compile(re.escape(kind.prefix) + r"(\d+)$")
     numbers = [int(m.group(1)) for t in taken if (m := form.match(t))]
     if numbers:
-        conn.execute(
-            "INSERT OR REPLACE INTO crm_counters(kind, next) VALUES (?, ?)",
-            (kind.prefix, max(numbers) + 1),
-        )
+        reserve_ids_below(conn, kind.prefix, max(numbers) + 1)
     fresh = iter(next_ids(conn, kind.prefix, len(items) - len(taken)))
     rows = []
     for item in items:
@@ -43,7 +42,7 @@ def _records(
         crm_id = item["crmId"] if isinstance(item.get("crmId"), str) else next(fresh)
         kind.fill_owned(crm_id, record, users)
         rows.append(record_row(kind, crm_id, record, now, now))
-    conn.executemany(insert_sql(kind), rows)
+    insert_records(conn, kind, rows)
     return {row[0] for row in rows}
 
 
@@ -52,17 +51,14 @@ def _tasks(conn: sqlite3.Connection, tasks: list[CrmTask], now: str) -> None:
     form = re.compile(r"crm-task-(\d+)$")
     numbers = [int(m.group(1)) for t in tasks if (m := form.match(t.id))]
     if numbers:
-        conn.execute(
-            "INSERT OR REPLACE INTO crm_counters(kind, next) VALUES (?, ?)",
-            ("crm-task-", max(numbers) + 1),
-        )
+        reserve_ids_below(conn, "crm-task-", max(numbers) + 1)
     rows = []
     for task in tasks:
         fields = msgspec.structs.asdict(task)
         record = {k: v for k, v in fields.items() if v is not None and k not in STATE_FIELDS}
         done = task.completedAt
         rows.append((task.id, dumps(record), int(done is not None), done, now, now))
-    conn.executemany("INSERT INTO crm_tasks VALUES (?, ?, ?, ?, ?, ?)", rows)
+    insert_tasks(conn, rows)
 
 
 def seed(conn: sqlite3.Connection, fx: FixtureSet) -> None:
@@ -70,13 +66,8 @@ def seed(conn: sqlite3.Connection, fx: FixtureSet) -> None:
     and tasks."""
     crm = fx.crm
     now = fx.clockStart or now_iso()  # the emulator sets clockStart: the clock's start
-    conn.execute(
-        "INSERT OR REPLACE INTO crm_settings(id, settings) VALUES (1, ?)", (dumps(crm.settings),)
-    )
-    conn.executemany(
-        "INSERT INTO crm_users(id, name, email) VALUES (?, ?, ?)",
-        [(u.id, u.name, u.email) for u in crm.users],
-    )
+    write_settings(conn, crm.settings)
+    insert_users(conn, [(u.id, u.name, u.email) for u in crm.users])
     users = user_ids(conn)
     companies = _records(conn, COMPANIES, crm.companies, users, now)
     _records(conn, CONTACTS, crm.contacts, users, now)
@@ -85,5 +76,5 @@ def seed(conn: sqlite3.Connection, fx: FixtureSet) -> None:
         for c in crm.contacts
         if isinstance(c.get("crmId"), str) and c.get("companyCrmId") in companies
     ]
-    conn.executemany("INSERT OR IGNORE INTO crm_associations VALUES (?, ?, ?)", links)
+    link(conn, links)
     _tasks(conn, crm.tasks, now)

@@ -16,11 +16,12 @@ from emulator.crm.records import (
     Kind,
     Record,
     dumps,
-    insert_sql,
+    insert_records,
     loads,
     next_ids,
     record_row,
     sync_properties,
+    update_records,
     user_ids,
 )
 from emulator.crm.schemas import (
@@ -68,10 +69,20 @@ async def load_settings(db: Store) -> CrmSettings:
     return CrmSettings() if row is None else decode(row[0], CrmSettings)
 
 
-async def save_settings(db: Store, settings: CrmSettings) -> None:
-    await db.execute(
+def write_settings(conn: sqlite3.Connection, settings: CrmSettings) -> None:
+    """The one writer of crm_settings (the seed calls it too)."""
+    conn.execute(
         "INSERT OR REPLACE INTO crm_settings(id, settings) VALUES (1, ?)", (dumps(settings),)
     )
+
+
+async def save_settings(db: Store, settings: CrmSettings) -> None:
+    await db.write(lambda conn: write_settings(conn, settings))
+
+
+def insert_users(conn: sqlite3.Connection, rows: list[tuple[str, str, str | None]]) -> None:
+    """(id, name, email) of the CRM's users: fixtures alone create them (the seed calls this)."""
+    conn.executemany("INSERT INTO crm_users(id, name, email) VALUES (?, ?, ?)", rows)
 
 
 async def list_users(db: Store) -> list[CrmUser]:
@@ -151,7 +162,7 @@ async def create(db: Store, kind: Kind, items: list[Record], now: str) -> Create
             record = dict(item)
             kind.fill_owned(crm_id, record, users)
             rows.append(record_row(kind, crm_id, record, now, now))
-        conn.executemany(insert_sql(kind), rows)
+        insert_records(conn, kind, rows)
         return ids
 
     ids = await db.write(write)
@@ -187,9 +198,9 @@ async def update(
                 record.update((k, v) for k, v in item.items() if k != "crmId")
                 changed[crm_id] = record
                 results.append(UpdateResult(crmId=crm_id, success=True))
-        columns = ", ".join(f"{c} = ?" for c in ("externalId", "record", *kind.key_columns))
-        conn.executemany(
-            f"UPDATE {kind.table} SET {columns}, updatedAt = ? WHERE crmId = ?",
+        update_records(
+            conn,
+            kind,
             [
                 (*record_row(kind, crm_id, r, now, now)[1:6], now, crm_id)
                 for crm_id, r in changed.items()
@@ -198,6 +209,14 @@ async def update(
         return results
 
     return UpdateOut(results=await db.write(write))
+
+
+def link(conn: sqlite3.Connection, rows: list[tuple[str, str, str]]) -> int:
+    """Store (contact crmId, company crmId, createdAt) links, an existing one kept; answers
+    how many are new. The one writer of crm_associations (the seed calls it too)."""
+    before = conn.total_changes
+    conn.executemany("INSERT OR IGNORE INTO crm_associations VALUES (?, ?, ?)", rows)
+    return conn.total_changes - before
 
 
 async def associate(db: Store, pairs: list[Association], now: str) -> AssociationsOut:
@@ -224,9 +243,7 @@ async def associate(db: Store, pairs: list[Association], now: str) -> Associatio
                         contactCRMId=p.contactCRMId, companyCRMId=p.companyCRMId, error=problem
                     )
                 )
-        before = conn.total_changes
-        conn.executemany("INSERT OR IGNORE INTO crm_associations VALUES (?, ?, ?)", rows)
-        created = conn.total_changes - before
+        created = link(conn, rows)
         if errors:
             return AssociationsOut(created=created, errors=errors)
         return AssociationsOut(created=created)

@@ -39,6 +39,12 @@ def _fields(body: Record) -> Record:
     return {k: v for k, v in body.items() if k not in STATE_FIELDS}
 
 
+def insert_tasks(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """Rows of (id, record, completed, completedAt, createdAt, updatedAt); the one writer of
+    crm_tasks' new rows (the seed calls it too)."""
+    conn.executemany("INSERT INTO crm_tasks VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+
 async def create_task(db: Store, body: Record, now: str) -> dict[str, Any]:
     """A new task, open whatever the body says (the spec: created with `completed` false)."""
     record = _fields(body)
@@ -46,7 +52,7 @@ async def create_task(db: Store, body: Record, now: str) -> dict[str, Any]:
     def write(conn: sqlite3.Connection) -> tuple[Any, ...]:
         (task_id,) = next_ids(conn, "crm-task-", 1)
         row = (task_id, dumps(record), 0, None)
-        conn.execute("INSERT INTO crm_tasks VALUES (?, ?, ?, ?, ?, ?)", (*row, now, now))
+        insert_tasks(conn, [(*row, now, now)])
         return row
 
     return task_view(await db.write(write))

@@ -1,7 +1,7 @@
 """What each webhook delivery attempt sent: its payload as stored and the headers it went with.
 
 The payload of every attempt is kept with it (webhook_deliveries.payload). The headers are
-the ones every delivery carries (emulator/simulation/webhook_delivery.py `delivery_headers`),
+the ones every delivery carries (emulator/simulation/webhooks/delivery.py `delivery_headers`),
 with the subscription's secret written `***`: a page never shows a secret.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from emulator.redaction import REDACTED, Redactor
-from emulator.simulation.webhook_delivery import Subscription, delivery_headers
+from emulator.simulation.webhooks.delivery import Subscription, delivery_headers
 from emulator.store.db import Store
 
 

@@ -1,5 +1,5 @@
-"""Fixture seeding's bulk writes of companies, contacts and their memberships (one executemany
-each), with the match keys every other write keeps."""
+"""Fixture seeding's rows of companies, contacts and their memberships (one executemany each,
+by the tables' owners), with the match keys every other write keeps."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ from typing import Any
 
 from emulator.fixtures import models as m
 from emulator.normalise import email_key, url_key
+from emulator.platform import companies as company_table
+from emulator.platform import contacts as contact_table
+from emulator.platform.engagement import add_members
 from emulator.platform.keys import company_keys
 from emulator.wire import encode
 
@@ -22,9 +25,8 @@ def _bool(value: bool | None) -> int | None:
 
 
 def insert_companies(conn: sqlite3.Connection, companies: Iterable[m.Company]) -> None:
-    conn.executemany(
-        "INSERT INTO companies VALUES "
-        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    company_table.insert_rows(
+        conn,
         (
             (
                 co.id,
@@ -76,14 +78,8 @@ def write_contact_rows(
     conn: sqlite3.Connection, contacts: Sequence[Sequence[Any]], members: Sequence[Sequence[Any]]
 ) -> None:
     """The rows of `contact_rows` (or lists of the same values) into their tables."""
-    conn.executemany(
-        "INSERT INTO contacts VALUES "
-        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        contacts,
-    )
-    conn.executemany(
-        "INSERT INTO campaign_members(campaignId, contactId, addedAt) VALUES (?, ?, ?)", members
-    )
+    contact_table.insert_rows(conn, contacts)
+    add_members(conn, members)
 
 
 def contact_rows(contacts: list[m.Contact]) -> tuple[Rows, Rows]:

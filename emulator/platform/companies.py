@@ -1,18 +1,29 @@
-"""Companies (`companies`): created and merged with the match keys their columns derive."""
+"""Companies (`companies`): created and merged with the match keys their columns derive. The
+one writer of the table: seeding, /v1, actions runs and exports call these functions."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from emulator.platform.keys import company_keys
-from emulator.platform.sql import insert_row
+from emulator.platform.sql import any_differs, assignments, values_clause
 
 
 def insert(conn: sqlite3.Connection, values: dict[str, Any], now: str) -> int:
     """A new company of these columns (their match keys added); answers its id."""
-    return insert_row(
-        conn, "companies", {**values, **company_keys(values), "createdAt": now, "updatedAt": now}
+    row = {**values, **company_keys(values), "createdAt": now, "updatedAt": now}
+    cursor = conn.execute(f"INSERT INTO companies{values_clause(row)}", tuple(row.values()))
+    return int(cursor.lastrowid or 0)
+
+
+def insert_rows(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> None:
+    """Whole rows in the column order of the schema (seeding: `bulk.insert_companies`)."""
+    conn.executemany(
+        "INSERT INTO companies VALUES "
+        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
     )
 
 
@@ -27,6 +38,25 @@ def update(
     derived again from the merged values; updatedAt becomes `now`."""
     row = {**updates, **company_keys(stored | updates)}
     conn.execute(
-        f"UPDATE companies SET {', '.join(f'{col} = ?' for col in row)}, updatedAt = ? WHERE id = ?",
+        f"UPDATE companies SET {assignments(row)}, updatedAt = ? WHERE id = ?",
         (*row.values(), now, company_id),
+    )
+
+
+def set_columns(conn: sqlite3.Connection, company_id: int, columns: dict[str, Any]) -> None:
+    """These columns as they are (the caller derived keys and updatedAt)."""
+    conn.execute(
+        f"UPDATE companies SET {assignments(columns)} WHERE id = ?", (*columns.values(), company_id)
+    )
+
+
+def write_synced(
+    conn: sqlite3.Connection, columns: Sequence[str], rows: Iterable[Sequence[Any]]
+) -> None:
+    """Rows of (*values, updatedAt, id, *values): the columns set, and updatedAt moved, only
+    where a value differs."""
+    conn.executemany(
+        f"UPDATE companies SET {assignments(columns)}, updatedAt = ?"
+        f" WHERE id = ? AND ({any_differs(columns)})",
+        rows,
     )

@@ -1,29 +1,64 @@
-"""Contacts (`contacts`): created and merged with the match keys their columns derive."""
+"""Contacts (`contacts`): created and merged with the match keys their columns derive. The
+one writer of the table: seeding, /v1, actions runs and exports call these functions."""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from emulator.platform.keys import contact_keys
-from emulator.platform.sql import insert_row
+from emulator.platform.sql import any_differs, assignments, values_clause
 from emulator.wire import encode
 
 
 def insert(conn: sqlite3.Connection, values: dict[str, Any], now: str) -> int:
     """A new contact of these columns (their match keys added); answers its id."""
-    return insert_row(
-        conn, "contacts", {**values, **contact_keys(values), "createdAt": now, "updatedAt": now}
+    row = {**values, **contact_keys(values), "createdAt": now, "updatedAt": now}
+    cursor = conn.execute(f"INSERT INTO contacts{values_clause(row)}", tuple(row.values()))
+    return int(cursor.lastrowid or 0)
+
+
+def insert_rows(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> None:
+    """Whole rows in the column order of the schema (seeding: `bulk.contact_rows`)."""
+    conn.executemany(
+        "INSERT INTO contacts VALUES "
+        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
     )
+
+
+def copy_from(conn: sqlite3.Connection, schema: str) -> None:
+    """Every row of the attached database `schema`'s contacts into the empty main table
+    (SQLite's transfer: records and index entries as they are, no value decoded)."""
+    conn.execute(f"INSERT INTO main.contacts SELECT * FROM {schema}.contacts")
 
 
 def update(conn: sqlite3.Connection, contact_id: int, updates: dict[str, Any], now: str) -> None:
     """Change these columns, with the match keys they move; updatedAt becomes `now`."""
     row = {**updates, **contact_keys(updates)}
     conn.execute(
-        f"UPDATE contacts SET {', '.join(f'{col} = ?' for col in row)}, updatedAt = ? WHERE id = ?",
+        f"UPDATE contacts SET {assignments(row)}, updatedAt = ? WHERE id = ?",
         (*row.values(), now, contact_id),
+    )
+
+
+def set_columns(conn: sqlite3.Connection, contact_id: int, columns: dict[str, Any]) -> None:
+    """These columns as they are (the caller derived keys and updatedAt)."""
+    conn.execute(
+        f"UPDATE contacts SET {assignments(columns)} WHERE id = ?", (*columns.values(), contact_id)
+    )
+
+
+def write_synced(
+    conn: sqlite3.Connection, columns: Sequence[str], rows: Iterable[Sequence[Any]]
+) -> None:
+    """Rows of (*values, updatedAt, id, *values): the columns set, and updatedAt moved, only
+    where a value differs."""
+    conn.executemany(
+        f"UPDATE contacts SET {assignments(columns)}, updatedAt = ?"
+        f" WHERE id = ? AND ({any_differs(columns)})",
+        rows,
     )
 
 

@@ -27,6 +27,7 @@ from typing import Any
 import msgspec
 
 from emulator.fixtures.loader import ContactStream, FixtureError, record_ids
+from emulator.platform import contacts as contact_table
 from emulator.platform.bulk import contact_rows, write_contact_rows
 from emulator.store.ddl import schema_sql
 
@@ -155,7 +156,7 @@ class ContactsWorker:
         values decoded, no index sorted); inside the caller's transaction."""
         self.result()
         conn.execute("ATTACH DATABASE ? AS contacts_worker", (str(self.path),))
-        conn.execute("INSERT INTO main.contacts SELECT * FROM contacts_worker.contacts")
+        contact_table.copy_from(conn, "contacts_worker")
 
     def stop(self) -> None:
         """Kill it, unless it ended (from any thread; `close` reaps it)."""

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from emulator.platform import companies, contacts
 from emulator.wire import encode
 
 Kind = Literal["companies", "contacts"]
@@ -48,12 +49,9 @@ def write_batch(
                 upserts.append((kind, u.id, encode(sorted(u.synced)).decode()))
             else:
                 deletes.append((kind, u.id))
+    owner = contacts if kind == "contacts" else companies
     for sets, rows in groups.items():
-        assign = ", ".join(f"{c} = ?" for c in sets)
-        changed = " OR ".join(f"{c} IS NOT ?" for c in sets)
-        conn.executemany(
-            f"UPDATE {kind} SET {assign}, updatedAt = ? WHERE id = ? AND ({changed})", rows
-        )
+        owner.write_synced(conn, sets, rows)
     conn.executemany(
         "INSERT INTO export_synced_properties(kind, recordId, names) VALUES (?, ?, ?) "
         "ON CONFLICT(kind, recordId) DO UPDATE SET names = excluded.names",

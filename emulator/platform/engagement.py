@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 ENGAGEMENT_ORDER = (
@@ -70,6 +70,13 @@ def engagement_rank(status: str) -> tuple[int, int]:
         if len(_ranks) < 10_000:
             _ranks[status] = rank
     return rank
+
+
+def add_members(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> None:
+    """New memberships: (campaignId, contactId, addedAt); the one writer of the table's rows."""
+    conn.executemany(
+        "INSERT INTO campaign_members(campaignId, contactId, addedAt) VALUES (?, ?, ?)", rows
+    )
 
 
 def set_member_states(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Literal
 
+from emulator.platform import companies, contacts
 from emulator.platform.keys import company_keys, contact_keys
 
 Table = Literal["contacts", "companies"]
@@ -24,6 +25,6 @@ def apply(
     elif _COMPANY_KEY_SOURCES & changed.keys():
         changed |= company_keys(row | changed)
     changed["updatedAt"] = max(at, row["updatedAt"])
-    sets = ", ".join(f"{name} = ?" for name in changed)
-    conn.execute(f"UPDATE {table} SET {sets} WHERE id = ?", (*changed.values(), row["id"]))
+    owner = contacts if table == "contacts" else companies
+    owner.set_columns(conn, row["id"], changed)
     row.update(changed)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import chain
 from typing import Any
 
@@ -23,13 +23,20 @@ def steps(sequence: str) -> list[dict[str, Any]]:
     return decode(sequence, list[dict[str, Any]])
 
 
-def insert_row(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> int:
-    """INSERT one row of these columns; answers its id."""
-    cursor = conn.execute(
-        f"INSERT INTO {table}({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-        tuple(row.values()),
-    )
-    return int(cursor.lastrowid or 0)
+def values_clause(columns: Iterable[str]) -> str:
+    """`(a, b) VALUES (?, ?)`: what follows `INSERT INTO table` for a row of these columns."""
+    names = list(columns)
+    return f"({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
+
+
+def assignments(columns: Iterable[str]) -> str:
+    """`a = ?, b = ?`: what follows `UPDATE table SET` for these columns."""
+    return ", ".join(f"{name} = ?" for name in columns)
+
+
+def any_differs(columns: Iterable[str]) -> str:
+    """`a IS NOT ? OR b IS NOT ?`: true when a row holds other values than these."""
+    return " OR ".join(f"{name} IS NOT ?" for name in columns)
 
 
 # Rows per statement of `many_rows`, largest first: a handful of distinct statements, so each

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from emulator.platform.errors import InvalidField
 from emulator.platform.sequence_text import task_subject
@@ -13,6 +14,16 @@ from emulator.platform.sql import many_rows, only, steps
 # A sequence task buffered by the simulation: (id, contactId, campaignId, stepIndex, subject,
 # type, dueDate).
 TaskRow = tuple[int, int, int, int, str, str | None, str | None]
+
+
+def insert_fixture_tasks(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Seeded tasks: (id, contactId, campaignId, stepIndex, subject, type, dueDate, completed,
+    completedAt, crmTaskId)."""
+    conn.executemany(
+        "INSERT INTO platform_tasks(id, contactId, campaignId, stepIndex, subject, type,"
+        " dueDate, completed, completedAt, crmTaskId) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
 
 
 def ensure_for_members(conn: sqlite3.Connection, contacts: Sequence[int] | None = None) -> int:

@@ -1,7 +1,7 @@
 """Actions runs: starting one over contacts or companies (given, or the members of lists),
 and its status.
 
-A run started here progresses on the virtual clock (simulation/actions_timeline.py): its
+A run started here progresses on the virtual clock (simulation/actions/timeline.py): its
 status is computed for the clock's current time (and its exports' outcomes) on every read.
 Fixture runs keep the state their fixture gives them.
 """
@@ -13,10 +13,11 @@ from typing import Any
 
 from emulator.errors import BadRequest, NotFound, refuse_control_target
 from emulator.fixtures.models import StatusCounts
+from emulator.platform import actions_runs
 from emulator.public_api.context import ApiContext
 from emulator.public_api.schemas import ActionIn, ActionsIn, ActionsRunCreated, ActionsRunStatus
-from emulator.simulation import action_types as types
-from emulator.simulation.actions_runs import read_exports, schedule, timeline_of
+from emulator.simulation.actions import types
+from emulator.simulation.actions.runs import read_exports, schedule, timeline_of
 from emulator.wire import decode, encode
 
 TARGETS = {  # body field -> (entity, list type or None for record ids)
@@ -118,19 +119,15 @@ async def start_run(ctx: ApiContext, body: ActionsIn) -> ActionsRunCreated:
     def insert(conn: sqlite3.Connection) -> int:
         entity, records = resolve_records(conn, field, ids)
         counts = StatusCounts(queued=len(actions) * len(records))
-        cursor = conn.execute(
-            "INSERT INTO actions_runs(entity, actions, contactIds, webhookUrl, overallStatus,"
-            " statusCounts, createdAt) VALUES (?, ?, ?, ?, 'QUEUED', ?, ?)",
-            (
-                entity,
-                encode(actions).decode(),
-                encode(records).decode(),
-                body.webhookUrl,
-                encode(counts).decode(),
-                now,
-            ),
+        run_id = actions_runs.create_run(
+            conn,
+            entity,
+            encode(actions).decode(),
+            encode(records).decode(),
+            body.webhookUrl,
+            encode(counts).decode(),
+            now,
         )
-        run_id = cursor.lastrowid or 0
         schedule(conn, run_id, now)
         return run_id
 

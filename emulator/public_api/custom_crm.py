@@ -16,7 +16,7 @@ from emulator.outbound import CONNECT_DEADLINE
 from emulator.platform import connection as platform_connection
 from emulator.public_api.context import ApiContext
 from emulator.public_api.schemas import CustomCrmHealth, CustomCrmIn, CustomCrmStatus
-from emulator.simulation.crm_health import (
+from emulator.simulation.crm_link.health import (
     HEALTH_INTERVAL_SECONDS,
     ConnectionHealth,
     UsersProbe,

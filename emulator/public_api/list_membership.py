@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from emulator.errors import BadRequest, NotFound
+from emulator.platform import lists
 from emulator.public_api.context import ApiContext
 
 
@@ -23,6 +24,4 @@ async def check_list(ctx: ApiContext, list_id: int | None, list_type: str) -> No
 
 
 def add_member(conn: sqlite3.Connection, list_id: int, entity_id: int) -> None:
-    conn.execute(
-        "INSERT OR IGNORE INTO list_members(listId, entityId) VALUES (?, ?)", (list_id, entity_id)
-    )
+    lists.add_members(conn, [(list_id, entity_id)])

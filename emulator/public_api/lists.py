@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from emulator.platform import lists
 from emulator.public_api.context import ApiContext
 from emulator.public_api.listing import Where, page_of, rows_by_ids
 from emulator.public_api.schemas import ContactList, ListIn, Ref, SavedView
@@ -68,19 +69,15 @@ async def create_list(ctx: ApiContext, body: ListIn) -> ContactList:
 
     def insert(conn: sqlite3.Connection) -> int:
         user = conn.execute("SELECT MIN(id) FROM users").fetchone()[0]
-        cursor = conn.execute(
-            "INSERT INTO lists(name, description, type, folderId, createdBy, createdAt)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                body.name,
-                body.description,
-                body.type,
-                body.folderId,
-                API_USER_ID if user is None else user,
-                now,
-            ),
+        return lists.create_list(
+            conn,
+            body.name,
+            body.description,
+            body.type,
+            body.folderId,
+            API_USER_ID if user is None else user,
+            now,
         )
-        return cursor.lastrowid or 0
 
     list_id = await ctx.store.write(insert)
     return (await rows_by_ids(ctx.store, [list_id], _LIST_SELECT, _list))[0]

@@ -11,10 +11,11 @@ from typing import Any
 import msgspec
 
 from emulator.errors import BadRequest, NotFound, refuse_control_target
+from emulator.platform import webhooks
 from emulator.public_api.context import ApiContext
 from emulator.public_api.listing import Where, page_of, rows_by_ids
 from emulator.public_api.schemas import Webhook, WebhookIn, WebhookLog, WebhookPatch
-from emulator.simulation import webhook_delivery as delivery
+from emulator.simulation.webhooks import delivery
 from emulator.wire import decode, encode
 
 _SELECT = (
@@ -94,9 +95,8 @@ async def create_webhook(ctx: ApiContext, body: WebhookIn) -> Webhook:
 
     def insert(conn: sqlite3.Connection) -> int:
         _check_campaigns(conn, body.campaignIds)
-        cursor = conn.execute(
-            "INSERT INTO webhooks(name, url, secret, events, campaignIds, customFields, enabled,"
-            " createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        return webhooks.create_webhook(
+            conn,
             (
                 body.name,
                 body.url,
@@ -109,7 +109,6 @@ async def create_webhook(ctx: ApiContext, body: WebhookIn) -> Webhook:
                 now,
             ),
         )
-        return cursor.lastrowid or 0
 
     return await get_webhook(ctx, await ctx.store.write(insert))
 
@@ -133,10 +132,7 @@ async def update_webhook(ctx: ApiContext, webhook_id: int, patch: WebhookPatch) 
         _exists(conn, webhook_id)
         if isinstance(patch.campaignIds, list):
             _check_campaigns(conn, patch.campaignIds)
-        assignments = ", ".join(f"{name} = ?" for name in changes)
-        conn.execute(
-            f"UPDATE webhooks SET {assignments} WHERE id = ?", (*changes.values(), webhook_id)
-        )
+        webhooks.update_webhook(conn, webhook_id, changes)
 
     await ctx.store.write(update)
     return await get_webhook(ctx, webhook_id)
@@ -147,8 +143,8 @@ async def delete_webhook(ctx: ApiContext, webhook_id: int) -> None:
 
     def delete(conn: sqlite3.Connection) -> None:
         _exists(conn, webhook_id)
-        conn.execute("DELETE FROM webhook_deliveries WHERE webhookId = ?", (webhook_id,))
-        conn.execute("DELETE FROM webhooks WHERE id = ?", (webhook_id,))
+        delivery.forget_log(conn, webhook_id)
+        webhooks.delete_webhook(conn, webhook_id)
 
     await ctx.store.write(delete)
 

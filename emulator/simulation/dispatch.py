@@ -6,9 +6,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 
-from emulator.simulation.actions_runs import step_runs
-from emulator.simulation.deliveries import Sender, process_due
-from emulator.simulation.webhooks import enqueue_events
+from emulator.simulation.actions.runs import step_runs
+from emulator.simulation.webhooks.events import enqueue_events
+from emulator.simulation.webhooks.queue import Sender, process_due
 from emulator.state import Emulator
 from emulator.wire import now_iso
 

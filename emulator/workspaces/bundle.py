@@ -16,9 +16,9 @@ from emulator.redaction import SecretBook
 from emulator.server import AppFactory, server_opener
 from emulator.services import DEFAULT_ID, Services
 from emulator.settings import Settings
-from emulator.simulation.actions_export import ActionsExports
-from emulator.simulation.autosync import AutoSync, InProcessTransport
-from emulator.simulation.crm_health import HealthChecker
+from emulator.simulation.actions.export import ActionsExports
+from emulator.simulation.crm_link.autosync import AutoSync, InProcessTransport
+from emulator.simulation.crm_link.health import HealthChecker
 from emulator.simulation.dispatch import DeliveryListener
 from emulator.simulation.engine import Simulation
 from emulator.simulation.seed import seed as seed_simulation

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from emulator.dashboard.webhook_attempts import shown_headers
-from emulator.simulation.webhook_delivery import Subscription
+from emulator.simulation.webhooks.delivery import Subscription
 
 
 def subscription(secret: str | None) -> Subscription:

@@ -1,58 +1,202 @@
-"""Each platform table has exactly one writing package: emulator/platform/ (issue 12)."""
+"""Every table of the schema is written from exactly one module (issue 12, extended by issue 24).
+
+The tables come from the schema itself (the store's DDL applied to an empty database), the
+writers from a scan of every module under emulator/: each SQL statement in a string literal
+(docstrings and comments aside) that inserts into, replaces into, updates or deletes from a
+table. A write whose table the scan cannot read (a table name computed at run time) fails
+too: each statement names its table, so the owner of every row is found by reading the code.
+"""
 
 from __future__ import annotations
 
+import ast
 import re
+import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import emulator
+from emulator.store.ddl import schema_sql
 
 PACKAGE = Path(emulator.__file__).parent
-OWNER = PACKAGE / "platform"
-TABLES = ("contacts", "companies", "platform_tasks", "crm_connection", "campaign_members")
-# A write statement naming one of the tables, in any spelling SQLite accepts.
+# The campaign engine's tables: the engine branch gives each of them one owning module in
+# emulator/simulation/campaigns/ (issue 24). TEMPORARY: removed when that branch merges, after
+# which they are checked like every other table.
+ENGINE_TABLES_UNTIL_ENGINE_MERGE = frozenset(
+    {
+        "campaigns",
+        "messages",
+        "events",
+        "conversations",
+        "simulation_campaigns",
+        "simulation_members",
+    }
+)
+# The platform's state (issue 12): tables whose one writer sits in emulator/platform/.
+PLATFORM_TABLES = frozenset(
+    {
+        "api_keys",
+        "users",
+        "identities",
+        "saved_views",
+        "contacts",
+        "companies",
+        "campaign_members",
+        "platform_tasks",
+        "crm_connection",
+        "lists",
+        "list_members",
+        "webhooks",
+        "actions_runs",
+    }
+)
+# A write statement and the table it writes, in any spelling SQLite accepts. "DO UPDATE SET"
+# (an upsert's other half) and a trigger's "AFTER UPDATE ON t" write nothing of their own.
 WRITE = re.compile(
-    r"\b(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)"
-    r"\s+[\"`\[]?(" + "|".join(TABLES) + r")\b",
+    r"(?<![\w.])(?<!DO )(?<!AFTER )(?<!BEFORE )(?<!OF )"
+    r"(?P<verb>INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)"
+    r"(?:\s+(?:(?:main|temp)\.)?[\"`\[]?(?P<table>\w+)|(?P<computed>\s*\{|\s+$))",
     re.IGNORECASE,
 )
+NOT_TABLES = frozenset({"on", "of", "set"})  # "UPDATE OF col ON" in a trigger's head
 
 
-def writers_outside_platform(root: Path = PACKAGE) -> list[str]:
-    found = []
-    for path in sorted(root.rglob("*.py")):
-        if OWNER in path.parents:
-            continue
-        text = path.read_text(encoding="utf-8")
-        for match in WRITE.finditer(text):
-            line = text.count("\n", 0, match.start()) + 1
-            found.append(f"{path.relative_to(root.parent)}:{line}: {match.group(0)}")
+def schema_tables() -> frozenset[str]:
+    """Every table the store creates."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(schema_sql())
+        rows = conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+        return frozenset(name for (name,) in rows)
+    finally:
+        conn.close()
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                found.add(id(body[0].value))
     return found
 
 
-def test_only_the_platform_package_writes_platform_tables() -> None:
-    assert writers_outside_platform() == []
+def string_literals(source: str) -> Iterator[tuple[int, str]]:
+    """(line, text) of each string literal but docstrings; an f-string's replacement fields
+    read as "{}"."""
+    tree = ast.parse(source)
+    docstrings = _docstrings(tree)
+    inside_fstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            parts = []
+            for value in node.values:
+                inside_fstrings.add(id(value))
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    parts.append(value.value)
+                else:
+                    parts.append("{}")
+            yield node.lineno, "".join(parts)
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and id(node) not in inside_fstrings
+        ):
+            yield node.lineno, node.value
 
 
-def test_the_platform_package_writes_every_platform_table() -> None:
-    text = "\n".join(p.read_text(encoding="utf-8") for p in OWNER.rglob("*.py"))
-    assert {m.group(1).lower() for m in WRITE.finditer(text)} == set(TABLES)
+def module_of(path: Path, root: Path) -> str:
+    parts = path.relative_to(root.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def test_the_check_finds_a_writer_outside_the_platform(tmp_path: Path) -> None:
-    stray = tmp_path / "emulator" / "elsewhere.py"
-    stray.parent.mkdir()
-    (stray.parent / "platform").mkdir()
-    stray.write_text(
+class Scan:
+    """Who writes what under `root` (a package directory)."""
+
+    def __init__(self, root: Path = PACKAGE) -> None:
+        self.writers: dict[str, set[str]] = {}  # table -> modules
+        self.computed: list[str] = []  # "module:line: statement" of unreadable tables
+        for path in sorted(root.rglob("*.py")):
+            module = module_of(path, root)
+            for line, text in string_literals(path.read_text(encoding="utf-8")):
+                for match in WRITE.finditer(text):
+                    if match.group("computed") is not None:
+                        if not match.group("verb").isupper():
+                            continue  # prose ("Update {kind}"): SQL here is upper case
+                        self.computed.append(f"{module}:{line}: {match.group(0).strip()}")
+                    elif (table := match.group("table").lower()) not in NOT_TABLES:
+                        self.writers.setdefault(table, set()).add(module)
+
+
+def ownership_problems(scan: Scan, tables: frozenset[str]) -> list[str]:
+    """One line per table without exactly one writing module, naming the modules."""
+    problems = []
+    for table in sorted(tables):
+        modules = sorted(scan.writers.get(table, ()))
+        if len(modules) != 1:
+            problems.append(f"{table}: written from {len(modules)} modules: {', '.join(modules)}")
+    return problems
+
+
+def test_every_table_is_written_from_exactly_one_module() -> None:
+    tables = schema_tables() - ENGINE_TABLES_UNTIL_ENGINE_MERGE
+    assert ownership_problems(Scan(), tables) == []
+
+
+def test_the_platform_package_owns_the_platform_tables() -> None:
+    scan = Scan()
+    owners = {table: sorted(scan.writers.get(table, ())) for table in sorted(PLATFORM_TABLES)}
+    elsewhere = {
+        table: modules
+        for table, modules in owners.items()
+        if not all(m.startswith("emulator.platform.") for m in modules)
+    }
+    assert elsewhere == {}
+
+
+def test_every_write_names_its_table() -> None:
+    assert Scan().computed == []
+
+
+def test_the_temporary_engine_set_names_schema_tables_only() -> None:
+    assert schema_tables() >= ENGINE_TABLES_UNTIL_ENGINE_MERGE
+
+
+def test_the_check_finds_a_second_writer_and_a_computed_table(tmp_path: Path) -> None:
+    root = tmp_path / "emulator"
+    (root / "platform").mkdir(parents=True)
+    (root / "platform" / "contacts.py").write_text(
         'SQL = "UPDATE contacts SET updatedAt = ?"\n'
-        'OTHER = "insert or ignore into platform_tasks(id) VALUES (?)"\n'
-        'MEMBERS = "UPDATE campaign_members SET nextActionAt = ? WHERE campaignId = ?"\n'
-        'FINE = "UPDATE messages SET crmActivityId = ?"\n',
+        'UPSERT = "INSERT INTO lists VALUES (?) ON CONFLICT(id) DO UPDATE SET name = ?"\n',
         encoding="utf-8",
     )
-    found = writers_outside_platform(stray.parent)
-    assert [f.split(": ", 1)[1] for f in found] == [
-        "UPDATE contacts",
-        "insert or ignore into platform_tasks",
-        "UPDATE campaign_members",
+    (root / "elsewhere.py").write_text(
+        '"""Docstrings may say: UPDATE lists SET name, and DELETE FROM lists."""\n'
+        "# so may comments: INSERT INTO lists\n"
+        "TABLE = 'contacts'\n"
+        'OTHER = "insert or ignore into platform_tasks(id) VALUES (?)"\n'
+        'STRAY = ("UPDATE main.contacts"\n'
+        '         " SET updatedAt = ?")\n'
+        'COMPUTED = f"DELETE FROM {TABLE} WHERE id = ?"\n'
+        'GLUED = "INSERT INTO " + TABLE\n'
+        'TRIGGER = "CREATE TRIGGER t AFTER UPDATE ON companies BEGIN SELECT 1; END"\n',
+        encoding="utf-8",
+    )
+    scan = Scan(root)
+    assert scan.writers == {
+        "contacts": {"emulator.platform.contacts", "emulator.elsewhere"},
+        "lists": {"emulator.platform.contacts"},
+        "platform_tasks": {"emulator.elsewhere"},
+    }
+    assert scan.computed == [
+        "emulator.elsewhere:7: DELETE FROM {",
+        "emulator.elsewhere:8: INSERT INTO",
+    ]
+    assert ownership_problems(scan, frozenset({"contacts", "lists", "companies"})) == [
+        "companies: written from 0 modules: ",
+        "contacts: written from 2 modules: emulator.elsewhere, emulator.platform.contacts",
     ]

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from emulator.simulation import webhook_delivery as delivery
+from emulator.simulation.webhooks import delivery
 from tests.conftest import ALL
 from tests.public_api.checks import assert_guarded
 from tests.public_api.paging import fixtures

@@ -15,7 +15,7 @@ import pytest
 from emulator.app import create_app
 from emulator.platform.engagement import engagement_rank
 from tests.conftest import make_settings, open_client
-from tests.simulation.autosync_harness import crm_all, export_in_process
+from tests.simulation.crm_link.autosync_harness import crm_all, export_in_process
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ from emulator.public_api.auth import guarded
 from emulator.public_api.context import ApiContext
 from emulator.public_api.envelopes import Success, success
 from emulator.public_api.schemas import CustomCrmHealth, CustomCrmIn, CustomCrmStatus
-from emulator.simulation.crm_health import UsersProbe
+from emulator.simulation.crm_link.health import UsersProbe
 from emulator.workspace_scope import workspace
 
 

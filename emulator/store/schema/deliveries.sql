@@ -1,4 +1,4 @@
--- Deliveries on the virtual clock (emulator/simulation/deliveries.py): webhook events and
+-- Deliveries on the virtual clock (emulator/simulation/webhooks/queue.py): webhook events and
 -- actions-run completions waiting for their due time, and the actions runs that progress.
 
 -- One attempt still to make. The key is the processing order (and so the order of log ids):
@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS actions_deliveries (
 );
 CREATE INDEX IF NOT EXISTS actions_deliveries_run ON actions_deliveries(runId, id);
 
--- The outcome of each record's EXPORT_TO_CRM in an actions run (simulation/actions_export.py),
+-- The outcome of each record's EXPORT_TO_CRM in an actions run (simulation/actions/export.py),
 -- exported through the exporter under the journal's exportId `exportId`.
 CREATE TABLE IF NOT EXISTS actions_exports (
     runId INTEGER NOT NULL,

@@ -15,7 +15,7 @@ import pytest
 
 from emulator.outbound import lane as outbound_lane
 from emulator.outbound.calls import call
-from emulator.simulation import sender
+from emulator.simulation.webhooks import sender
 from tests.raw_http import (
     NO_CONTENT,
     Certificate,
@@ -176,7 +176,7 @@ def test_the_sender_alone_keeps_httpcore_from_searching_for_sniffio() -> None:
     delivery path sets the guard itself, whatever else the process imported."""
     code = (
         "import importlib.util, sys\n"
-        "import emulator.simulation.sender\n"
+        "import emulator.simulation.webhooks.sender\n"
         "assert importlib.util.find_spec('sniffio') is not None or sys.modules['sniffio'] is None\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

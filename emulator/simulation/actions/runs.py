@@ -1,5 +1,5 @@
 """Actions runs on the clock: their stored status follows the timeline, each completed action
-changes its record when the record's processing ends (action_effects.py), EXPORT_TO_CRM
+changes its record when the record's processing ends (effects.py), EXPORT_TO_CRM
 exports the ended records through the exporter, and each record whose actions all ended gets
 one completion delivery to the run's `webhookUrl` (retried like webhooks).
 
@@ -18,11 +18,12 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
+from emulator.platform import actions_runs
 from emulator.platform.records import Table, apply
-from emulator.simulation import action_types as types
-from emulator.simulation.action_effects import company_changes, contact_changes
-from emulator.simulation.actions_timeline import Timeline
-from emulator.simulation.deliveries import ACTIONS, QUEUE_INSERT
+from emulator.simulation.actions import types
+from emulator.simulation.actions.effects import company_changes, contact_changes
+from emulator.simulation.actions.timeline import Timeline
+from emulator.simulation.webhooks.queue import ACTIONS, enqueue
 from emulator.store.db import Store
 from emulator.wire import decode, encode, now_iso, parse_iso
 
@@ -83,14 +84,13 @@ def queue_completions(
         at = now_iso(timeline.ends_at(index))
         payload = encode(_completion(timeline, entity, index, at)).decode()
         queued.append((at, ACTIONS, timeline.run_id, index, 1, COMPLETION_EVENT, url, payload))
-    conn.executemany(QUEUE_INSERT, queued)
+    enqueue(conn, queued)
 
 
 def store_state(conn: sqlite3.Connection, timeline: Timeline, target: datetime) -> None:
     state = timeline.state(target)
-    conn.execute(
-        "UPDATE actions_runs SET overallStatus = ?, statusCounts = ? WHERE id = ?",
-        (state.overallStatus, encode(state.counts).decode(), timeline.run_id),
+    actions_runs.set_status(
+        conn, timeline.run_id, state.overallStatus, encode(state.counts).decode()
     )
 
 

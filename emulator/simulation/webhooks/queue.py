@@ -16,13 +16,13 @@ import asyncio
 import heapq
 import sqlite3
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any, NamedTuple
 
 from emulator.outbound.calls import Outcome
-from emulator.simulation import webhook_delivery as delivery
-from emulator.simulation.sender import Sender
+from emulator.simulation.webhooks import delivery
+from emulator.simulation.webhooks.sender import Sender
 from emulator.store.db import Store
 from emulator.wire import decode, now_iso, parse_iso
 
@@ -38,10 +38,16 @@ BATCH = 2_000
 WEBHOOK = 0  # kinds of queued attempts
 ACTIONS = 1
 
-QUEUE_INSERT = (
+_QUEUE_INSERT = (
     "INSERT OR REPLACE INTO delivery_queue(dueAt, kind, sourceId, targetId, attempt, eventType,"
     " url, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
+
+
+def enqueue(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Queue attempts: (dueAt, kind, sourceId, targetId, attempt, eventType, url, payload);
+    the one writer of delivery_queue (webhook events and actions runs call it)."""
+    conn.executemany(_QUEUE_INSERT, rows)
 
 
 class Due(NamedTuple):
@@ -129,12 +135,12 @@ def _record(conn: sqlite3.Connection, done: Sequence[Done]) -> int:
                 )
             )
     # Retries first: one made and consumed within `done` is then deleted with the rest.
-    conn.executemany(QUEUE_INSERT, [retry for _, _, retry in done if retry is not None])
+    enqueue(conn, [retry for _, _, retry in done if retry is not None])
     conn.executemany(
         "DELETE FROM delivery_queue WHERE dueAt = ? AND kind = ? AND sourceId = ? AND targetId = ?",
         [item[:4] for item, _, _ in done],
     )
-    conn.executemany(delivery.INSERT_ATTEMPT, hook_rows)
+    delivery.log_attempts(conn, hook_rows)
     conn.executemany(
         "INSERT INTO actions_deliveries(runId, contactId, url, payload, statusCode, errorMessage,"
         " attemptNumber, durationMs, createdAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

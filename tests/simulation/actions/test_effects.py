@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from starlette.applications import Starlette
 
 from emulator.app import create_app
-from emulator.simulation.actions_timeline import action_fails
+from emulator.simulation.actions.timeline import action_fails
 from tests.conftest import ALL, make_settings
 from tests.public_api.checks import assert_error
 from tests.public_api.paging import fixtures

@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 from emulator.simulation.dispatch import DeliveryListener
 from tests.conftest import ALL
 from tests.public_api.paging import fixtures
-from tests.simulation.delivery_harness import (
+from tests.simulation.webhooks.delivery_harness import (
     SECRET,
     always,
     at,

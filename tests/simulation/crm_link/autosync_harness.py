@@ -14,7 +14,7 @@ from emulator.exporter.report import Report
 from emulator.exporter.run import Exporter
 from emulator.platform import connection as platform_connection
 from emulator.platform.connection import IN_PROCESS_BASE
-from emulator.simulation.autosync import AutoSync
+from emulator.simulation.crm_link.autosync import AutoSync
 from emulator.state import Emulator
 
 # Campaign 1 ("Q1 SaaS Founders") has message sync on; campaign 6 has it off.

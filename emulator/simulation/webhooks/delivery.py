@@ -11,7 +11,7 @@ attempt number `attempt` and records it, with `next_attempt_at` when it failed.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from emulator.outbound.calls import TIMEOUT_SECONDS, Outcome, call
@@ -268,6 +268,16 @@ INSERT_ATTEMPT = (
     "INSERT INTO webhook_deliveries(webhookId, eventType, payload, statusCode, errorMessage,"
     " attemptNumber, durationMs, createdAt, nextAttemptAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+
+
+def log_attempts(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    """`attempt_row`s into the log: the one writer of webhook_deliveries."""
+    conn.executemany(INSERT_ATTEMPT, rows)
+
+
+def forget_log(conn: sqlite3.Connection, webhook_id: int) -> None:
+    """Drop one subscription's log (the subscription is being deleted)."""
+    conn.execute("DELETE FROM webhook_deliveries WHERE webhookId = ?", (webhook_id,))
 
 
 def attempt_row(

@@ -28,8 +28,8 @@ from emulator.exporter.run import Exporter
 from emulator.fixtures.models import CrmConnection
 from emulator.outbound import RetryPolicy
 from emulator.platform import connection as platform_connection
-from emulator.simulation import action_types as types
-from emulator.simulation.actions_runs import (
+from emulator.simulation.actions import types
+from emulator.simulation.actions.runs import (
     TABLE,
     parse_actions,
     queue_completions,
@@ -37,7 +37,7 @@ from emulator.simulation.actions_runs import (
     store_state,
     timeline_of,
 )
-from emulator.simulation.crm_health import fresh_owner_selection, read_health
+from emulator.simulation.crm_link.health import fresh_owner_selection, read_health
 from emulator.state import Emulator
 from emulator.wire import encode
 

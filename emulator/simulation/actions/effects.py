@@ -18,7 +18,7 @@ import hashlib
 import re
 from typing import Any
 
-from emulator.simulation import action_types as t
+from emulator.simulation.actions import types as t
 
 Changes = dict[str, Any]
 RANGES = (

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.applications import Starlette
 
-from tests.simulation.autosync_harness import (
+from tests.simulation.crm_link.autosync_harness import (
     SYNCED,
     UNSYNCED,
     autosync_of,

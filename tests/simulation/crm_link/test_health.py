@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from emulator.simulation.crm_health import HEALTH_INTERVAL_SECONDS
+from emulator.simulation.crm_link.health import HEALTH_INTERVAL_SECONDS
 from tests.conftest import ALL
 from tests.public_api.paging import fixtures
 from tests.servers import recording_server

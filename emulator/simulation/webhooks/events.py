@@ -15,8 +15,8 @@ from typing import Any, get_args
 
 from emulator.errors import NotFound
 from emulator.fixtures.models import WebhookEvent
-from emulator.simulation import webhook_delivery as delivery
-from emulator.simulation.deliveries import QUEUE_INSERT, WEBHOOK
+from emulator.simulation.webhooks import delivery
+from emulator.simulation.webhooks.queue import WEBHOOK, enqueue
 from emulator.store.db import Store, read_meta, write_meta
 from emulator.wire import decode, encode
 
@@ -65,7 +65,7 @@ def _enqueue_chunk(conn: sqlite3.Connection, horizon: str) -> bool:
             queued.append(
                 (occurred, WEBHOOK, event_id, sub.id, 1, kind, None, encode(payload).decode())
             )
-    conn.executemany(QUEUE_INSERT, queued)
+    enqueue(conn, queued)
     if last != cursor:
         write_meta(conn, CURSOR, str(last))
     return len(rows) == _CHUNK and last == rows[-1][0]

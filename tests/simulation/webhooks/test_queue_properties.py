@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from starlette.applications import Starlette
 
 from emulator.simulation.dispatch import DeliveryListener
-from emulator.simulation.webhooks import WEBHOOK_EVENTS
-from tests.simulation.delivery_harness import (
+from emulator.simulation.webhooks.events import WEBHOOK_EVENTS
+from tests.simulation.webhooks.delivery_harness import (
     Scripted,
     at,
     by_hash,

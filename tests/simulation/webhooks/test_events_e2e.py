@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emulator.simulation.webhooks import WEBHOOK_EVENTS
+from emulator.simulation.webhooks.events import WEBHOOK_EVENTS
 from tests.public_api.paging import fixtures
-from tests.simulation.delivery_harness import (
+from tests.simulation.webhooks.delivery_harness import (
     SECRET,
     always,
     by_hash,

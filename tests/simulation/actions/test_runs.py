@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.applications import Starlette
 
-from emulator.simulation.actions_timeline import Timeline
+from emulator.simulation.actions.timeline import Timeline
 from emulator.simulation.dispatch import DeliveryListener
 from emulator.wire import parse_iso
 from tests.conftest import ALL
-from tests.simulation.delivery_harness import T0, fail_first, scripted_receiver
+from tests.simulation.webhooks.delivery_harness import T0, fail_first, scripted_receiver
 
 pytestmark = pytest.mark.anyio
 
