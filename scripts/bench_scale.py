@@ -55,6 +55,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -229,7 +230,9 @@ def compile_code(code: Path) -> None:
 
 
 EMULATOR = [sys.executable, "-m", "emulator"]
-SEED_CACHES = ROOT / "build" / "scale-seed-cache"  # removed at exit
+(ROOT / "build").mkdir(exist_ok=True)
+# this run's own (another run beside it keeps its own), removed at exit
+SEED_CACHES = Path(tempfile.mkdtemp(prefix="scale-seed-cache-", dir=ROOT / "build"))
 atexit.register(shutil.rmtree, SEED_CACHES, ignore_errors=True)
 
 
