@@ -25,7 +25,9 @@ Parts (--only picks some; all by default):
   with --db peak RSS <= 400 MB. The contacts worker of a cold start (a child process that
   ends before the server listens) is not in the server's RSS.
 - simulation: --days consecutive one-day advances (POST /_emulator/clock/advance), events
-  counted from each answer: events/s over them, and the slowest day. Targets: >= 50,000
+  counted from each answer: events/s over them, and the slowest day. The fixtures are read
+  without their webhook subscriptions (their receivers do not exist; deliveries are
+  scripts/bench_simulation.py's), auto-sync as they have it (off). Targets: >= 50,000
   events/s at 10,000, >= 30,000 at 100,000 and 1,000,000 (a per-event cost independent of
   size), one day at 100,000 in <= 5 s.
 
@@ -47,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import compileall
 import itertools
 import json
 import os
@@ -210,23 +213,26 @@ def fixtures_for(contacts: int, work: Path) -> Path:
     return out
 
 
-# Bytecode of both checkouts in a tree of its own (never written into --before's checkout):
-# compiled once before any start, so no start pays for compiling (a pip install compiles too).
-PYCACHE = ROOT / "build" / "scale-pycache"
-
-
 def env_for(code: Path) -> dict[str, str]:
-    """The environment that runs the emulator package of `code` (this checkout or --before)."""
-    return dict(os.environ, PYTHONPYCACHEPREFIX=str(PYCACHE), PYTHONPATH=str(code))
+    """The environment that runs the emulator package of `code` (this checkout or --before's
+    copy): bytecode is read, never written (no start writes into a checkout)."""
+    return dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=str(code))
 
 
-def compile_code(code: Path) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(code / "emulator")],
-        check=True,
-        env=env_for(code),
-        stdout=subprocess.DEVNULL,
-    )
+def runnable(code: Path, into: Path) -> Path:
+    """A checkout to run with its package's bytecode compiled, as a pip install has it (else
+    every start compiles every module): this checkout in place; --before's package and
+    fixtures copied into `into` and compiled there (nothing is written into that checkout)."""
+    if code != ROOT:
+        shutil.rmtree(into, ignore_errors=True)
+        for name in ("emulator", "fixtures"):
+            if (code / name).is_dir():
+                shutil.copytree(
+                    code / name, into / name, ignore=shutil.ignore_patterns("__pycache__")
+                )
+        code = into
+    compileall.compile_dir(code / "emulator", quiet=1)
+    return code
 
 
 EMULATOR = [sys.executable, "-m", "emulator"]
@@ -699,10 +705,25 @@ def advance_days(port: int, days: int) -> list[tuple[int, float]]:
     return out
 
 
+def without_webhooks(fixtures: Path) -> Path:
+    """The fixtures without their webhook subscriptions (links to every other file): the
+    simulation's own cost, not that of deliveries to the generated fixtures' unreachable
+    receivers (bench_simulation.py measures deliveries to a real one)."""
+    out = SEED_CACHES / f"{fixtures.name}-without-webhooks"
+    if not out.exists():
+        out.mkdir()
+        for path in fixtures.iterdir():
+            if path.name != "webhooks.json":
+                (out / path.name).symlink_to(path.resolve())
+        (out / "webhooks.json").write_text("[]")
+    return out
+
+
 def bench_simulation(
     report: Report, codes: dict[str, Path], fixtures: Path, size: int, days: int
 ) -> None:
     got = {}
+    fixtures = without_webhooks(fixtures)
     for label, code in codes.items():
         proc, port, _ = serve(code, fixtures)
         try:
@@ -794,8 +815,8 @@ def main() -> int:
             parser.error(f"--sizes: not a list of integers: {args.sizes}")
     if not sizes:
         parser.error("no size between --min and --max")
-    for code in codes.values():
-        compile_code(code)
+    for label, code in codes.items():
+        codes[label] = runnable(code, SEED_CACHES / f"code-{label}")
     report = Report()
     for size, part in itertools.product(sizes, parts):
         fixtures = fixtures_for(size, args.work.resolve())
