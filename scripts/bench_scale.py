@@ -19,7 +19,7 @@ Parts (--only picks some; all by default):
 - start: seconds from spawn to the first 200 on /_emulator/health, cold (a fresh seed
   cache) then warm (a second start with the same --seed-cache), and the server process's
   peak RSS (VmHWM of /proc/PID/status, after a page read and a search) against the size of
-  the seeded image it made; then two starts with `--db FILE` (the first seeds the file, the
+  the seeded image it made; then two starts with `--db FILE` (the first makes the file, the
   second opens it) and their peak RSS. Targets: at 1,000,000 cold <= 10 s, warm <= 1.5 s,
   in-memory peak RSS <= 1.2 x the image; at 100,000 cold <= 2.5 s, warm <= 1.0 s (issue 13);
   with --db peak RSS <= 400 MB. The contacts worker of a cold start (a child process that
@@ -623,6 +623,8 @@ def bench_start(report: Report, codes: dict[str, Path], fixtures: Path, size: in
         cache = work / "cache"
         cold = start_once(code, fixtures, cache)
         image = image_mb(cache)
+        if not image:
+            raise SystemExit(f"bench_scale: the cold start wrote no seeded image into {cache}")
         warm = start_once(code, fixtures, cache)
         db = work / "state.db"
         db_first = start_once(code, fixtures, cache, "--db", str(db))
@@ -652,7 +654,7 @@ def bench_start(report: Report, codes: dict[str, Path], fixtures: Path, size: in
             **warm,
         )
         for name, run in (("cold", cold), ("warm", warm)):
-            ratio = run["peak_mb"] / image if image else float("inf")
+            ratio = run["peak_mb"] / image
             report.line(
                 "start",
                 size,
@@ -665,7 +667,7 @@ def bench_start(report: Report, codes: dict[str, Path], fixtures: Path, size: in
                 image_mb=image,
                 **run,
             )
-        for name, run in (("first start (seeds)", db_first), ("second start", db_again)):
+        for name, run in (("first start (a new file)", db_first), ("second start", db_again)):
             report.line(
                 "start",
                 size,
