@@ -89,14 +89,19 @@ def start_server(
     *extra: str,
     command: list[str] | None = None,
     sampled: list[TreeMemory] | None = None,
+    cwd: Path = ROOT,
+    env: dict[str, str] | None = None,
+    limit: float = 120,
 ) -> tuple[subprocess.Popen[bytes], float]:
-    """Start `emulator serve` (or `command`); answer the process and seconds to its first 200
-    (with `sampled`, its memory is sampled from the spawn on: a TreeMemory appended there)."""
+    """Start `emulator serve` (or `command`) in `cwd` with `env`; answer the process and
+    seconds to its first 200, waiting `limit` seconds at most (with `sampled`, its memory is
+    sampled from the spawn on: a TreeMemory appended there)."""
     began = time.perf_counter()
     proc = subprocess.Popen(
         command or [*EMULATOR, "serve", "--fixtures", str(fixtures), "--port", str(port), *extra],
         stdout=subprocess.DEVNULL,
-        cwd=ROOT,
+        cwd=cwd,
+        env=env,
     )
     if sampled is not None:
         sampled.append(TreeMemory(proc.pid))
@@ -113,9 +118,9 @@ def start_server(
             except httpx.TransportError:
                 pass
             time.sleep(0.005)
-            if time.perf_counter() - began > 120:
+            if time.perf_counter() - began > limit:
                 proc.kill()
-                raise SystemExit("emulator serve did not answer within 120 s")
+                raise SystemExit(f"emulator serve did not answer within {limit:.0f} s")
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
@@ -124,6 +129,16 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+def proc_kb(pid: int, file: str, name: str) -> int:
+    """A figure in kB of /proc/PID/FILE (`status`: VmHWM, VmRSS; `smaps_rollup`: Pss), 0 once
+    the process has ended."""
+    try:
+        match = re.search(rf"^{name}:\s+(\d+) kB", Path(f"/proc/{pid}/{file}").read_text(), re.M)
+    except OSError:  # ended between the listing and the read
+        return 0
+    return int(match.group(1)) if match else 0
 
 
 class TreeMemory:
@@ -147,23 +162,13 @@ class TreeMemory:
                 todo += map(int, Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
         return found
 
-    @staticmethod
-    def _kb(pid: int, file: str, name: str) -> int:
-        try:
-            match = re.search(
-                rf"^{name}:\s+(\d+) kB", Path(f"/proc/{pid}/{file}").read_text(), re.M
-            )
-        except OSError:  # ended between the listing and the read
-            return 0
-        return int(match.group(1)) if match else 0
-
     def _run(self) -> None:
         while not self._stop.is_set():
             tree = self._tree()
-            pss = sum(self._kb(pid, "smaps_rollup", "Pss") for pid in tree)
+            pss = sum(proc_kb(pid, "smaps_rollup", "Pss") for pid in tree)
             self.peak_pss_kb = max(self.peak_pss_kb, pss)
             for pid in tree:
-                self.hwm_kb[pid] = max(self.hwm_kb.get(pid, 0), self._kb(pid, "status", "VmHWM"))
+                self.hwm_kb[pid] = max(self.hwm_kb.get(pid, 0), proc_kb(pid, "status", "VmHWM"))
             time.sleep(0.01)
 
     def stop(self) -> tuple[float, float]:

@@ -1,28 +1,57 @@
-"""Scale benchmark (issue 24, items 1 and 3): what one more record costs at 10,000, 100,000
-and (with --max 1000000) 1,000,000 generated contacts, each figure beside its target.
+"""Scale benchmark (issue 24): every figure of the issue at 10,000, 100,000 and (with --max
+1000000) 1,000,000 generated contacts, each beside its target with met or MISSED, then one
+table of what an item costs at each size.
+
+Parts (--only picks some; all by default):
 
 - export: `emulator export` with the embedded reference CRM against the same export to a
   served emulator's /crm (a fresh server per run), per phase per call, and records/s (as
-  scripts/bench_export.py: companies and contacts sent over those two phases' seconds). Targets: embedded >= 10,000 records/s
-  from 100,000 contacts on; each phase's per-call cost <= 1.5 x the served one's.
+  scripts/bench_export.py: companies and contacts sent over those two phases' seconds).
+  Targets: embedded >= 10,000 records/s from 100,000 contacts on; each phase's per-call cost
+  <= 1.5 x the served one's.
 - filters: every documented /v1 list filter and search, uncached: each call a query not
   asked before, then the same kind of query right after a write (POST /v1/contact); p99 over
-  --samples calls each, <= 25 ms. The contact search's trigram index is built by the first
-  search after a start: that one call is printed on its own line (and not in the p99).
-- start: seconds from spawn to the first 200 (a cold start: no seeded image yet).
-- mixed load (wrk): page reads with one request in ten a new contact, against the bare
-  Starlette ceiling (scripts/bench_ceiling.py) in the same run: >= 0.55 x, p99 <= 10 ms.
+  --samples calls each, <= 25 ms. The contact search's trigram index is built by the server
+  once it listens: the first search and the time the index is whole are printed on their
+  own lines (and not in the p99).
+- mixed: wrk, page reads with one request in ten a new contact, against the bare Starlette
+  ceiling (scripts/bench_ceiling.py) in the same run: >= 0.55 x, p99 <= 10 ms.
+- start: seconds from spawn to the first 200 on /_emulator/health, cold (a fresh seed
+  cache) then warm (a second start with the same --seed-cache), and the server process's
+  peak RSS (VmHWM of /proc/PID/status, once the search index is whole, 60 s at most, and
+  after a page read and a search) against the size of
+  the seeded image it made; then two starts with `--db FILE` (the first makes the file, the
+  second opens it) and their peak RSS. Targets: at 1,000,000 cold <= 10 s, warm <= 1.5 s,
+  in-memory peak RSS <= 1.2 x the image; at 100,000 cold <= 2.5 s, warm <= 1.0 s (issue 13);
+  with --db peak RSS <= 400 MB. The contacts worker of a cold start (a child process that
+  ends before the server listens) is not in the server's RSS.
+- simulation: --days consecutive one-day advances (POST /_emulator/clock/advance), events
+  counted from each answer: events/s over them, and the slowest day. The fixtures are read
+  without their webhook subscriptions (their receivers do not exist; deliveries are
+  scripts/bench_simulation.py's), auto-sync as they have it (off). Targets: >= 50,000
+  events/s at 10,000, >= 30,000 at 100,000 and 1,000,000 (a per-event cost independent of
+  size), one day at 100,000 in <= 5 s.
 
-With --before DIR (a checkout of the code to compare with, e.g. `git worktree add`), the
-export and filter figures of that code are measured in the same run, beside these.
-Fixtures are generated once per size into build/scale-fixtures-N (seed 7; --work DIR elsewhere).
-Run it on a quiet machine: `nice -n 5` and a loaded one give slower, noisier figures.
+Targets stated at some sizes (records/s, start, memory against the image, events/s) have no
+verdict at other sizes (--sizes); those that hold at any size (per-call ratios, p99s, the
+mixed load, RSS with --db) have one at every size.
+With --before DIR (a checkout of the code to compare with, e.g. `git worktree add`), that
+code's figures are measured in the same run, alternating with these, for every part.
+--json FILE writes every figure, the cost table and the counts. The last line counts the
+targets met and missed; the exit status is 0 either way (a measurement), 1 when a part
+failed to run.
+
+Fixtures: --work DIR/fixtures-N or DIR/scale-fixtures-N when it exists, else generated once
+into DIR/scale-fixtures-N (seed 7; DIR defaults to build/). Run it on a quiet machine:
+`nice -n 5` and a loaded one give slower, noisier figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import atexit
+import compileall
+import itertools
 import json
 import os
 import random
@@ -30,8 +59,10 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -39,14 +70,17 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_api import ensure_wrk, run_wrk, start_server, stop
+from bench_api import ensure_wrk, proc_kb, run_wrk, start_server, stop, verdict
 
 from emulator.testing import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 PHASES = ("companies", "contacts", "associations", "activities", "tasks", "engagement")
+PARTS = ("export", "filters", "mixed", "start", "simulation")
+ISSUE_SIZES = (10_000, 100_000, 1_000_000)
 KEY = {"x-api-key": "demo-all"}
 CRM_KEY = "crm-demo-key"
+DAY = 86_400
 
 MIXED_SCRIPT = """
 local n = 0
@@ -67,82 +101,165 @@ end
 """
 
 
-def verdict(ok: bool) -> str:
-    return "met" if ok else "MISSED"
+# -- what the run found: every figure with its verdict, and the cost table ---------------------
 
 
-def line(name: str, value: str, target: str, ok: bool | None) -> None:
-    mark = "" if ok is None else f": {verdict(ok)}"
-    print(f"  {name:<44} {value:>26}   [{target}{mark}]", flush=True)
+@dataclass
+class Figure:
+    part: str
+    size: int
+    code: str  # "now", or "before" (--before)
+    name: str
+    shown: str  # as printed
+    target: str
+    verdict: str | None  # "met", "MISSED", or None (information, or a size without a target)
+    values: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Report:
+    figures: list[Figure] = field(default_factory=list)
+    # cost row -> column ("10000" or "10000 before") -> value
+    costs: dict[str, dict[str, float]] = field(default_factory=dict)
+    failed: list[str] = field(default_factory=list)
+
+    def line(
+        self,
+        part: str,
+        size: int,
+        code: str,
+        name: str,
+        shown: str,
+        target: str,
+        ok: bool | None,
+        **values: float,
+    ) -> None:
+        tag = "" if code == "now" else f" ({code})"
+        mark = "" if ok is None else f": {verdict(ok)}"
+        print(f"  {name + tag:<44} {shown:>26}   [{target}{mark}]", flush=True)
+        self.figures.append(
+            Figure(
+                part, size, code, name, shown, target, None if ok is None else verdict(ok), values
+            )
+        )
+
+    def cost(self, row: str, size: int, code: str, value: float) -> None:
+        column = str(size) if code == "now" else f"{size} {code}"
+        self.costs.setdefault(row, {})[column] = value
+
+    def counts(self) -> tuple[int, int]:
+        marks = [f.verdict for f in self.figures if f.code == "now" and f.verdict]
+        return marks.count("met"), marks.count("MISSED")
+
+    def print_costs(self, sizes: list[int], codes: list[str]) -> None:
+        if not self.costs:
+            return
+        print("cost per item against size (before: the --before code, same run)", flush=True)
+        header = "".join(f"{size:>22,}" for size in sizes)
+        print(f"  {'':<58}{header}")
+        for row, columns in self.costs.items():
+            cells = []
+            for size in sizes:
+                now = columns.get(str(size))
+                old = columns.get(f"{size} before") if "before" in codes else None
+                cell = "-" if now is None else _number(now)
+                if old is not None:
+                    cell += f" ({_number(old)})"
+                cells.append(f"{cell:>22}")
+            print(f"  {row:<58}{''.join(cells)}", flush=True)
+
+    def write_json(self, path: Path, sizes: list[int], codes: list[str]) -> None:
+        met, missed = self.counts()
+        path.write_text(
+            json.dumps(
+                {
+                    "sizes": sizes,
+                    "codes": codes,
+                    "figures": [asdict(f) for f in self.figures],
+                    "costs": self.costs,
+                    "met": met,
+                    "missed": missed,
+                    "failed": self.failed,
+                },
+                indent=2,
+            )
+            + "\n"
+        )
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+
+# -- fixtures and servers ----------------------------------------------------------------------
 
 
 def fixtures_for(contacts: int, work: Path) -> Path:
+    """An existing WORK/fixtures-N or WORK/scale-fixtures-N, else one generated (seed 7)."""
+    for name in (f"fixtures-{contacts}", f"scale-fixtures-{contacts}"):
+        if (work / name / "contacts.json").exists():
+            return work / name
     out = work / f"scale-fixtures-{contacts}"
-    if not (out / "contacts.json").exists():
-        print(f"generating {contacts:,} contacts into {out} ...", flush=True)
-        subprocess.run(
-            [
-                sys.executable,
-                str(ROOT / "scripts" / "generate_fixtures.py"),
-                "--contacts",
-                str(contacts),
-                "--companies",
-                str(max(10, contacts // 10)),
-                "--seed",
-                "7",
-                "--out",
-                str(out),
-            ],
-            check=True,
-            cwd=ROOT,
-        )
+    print(f"generating {contacts:,} contacts into {out} ...", flush=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "generate_fixtures.py"),
+            *("--contacts", str(contacts), "--companies", str(max(10, contacts // 10))),
+            *("--seed", "7", "--out", str(out)),
+        ],
+        check=True,
+        cwd=ROOT,
+    )
     return out
 
 
 def env_for(code: Path) -> dict[str, str]:
-    """The environment that runs the emulator package of `code` (this checkout or --before)."""
+    """The environment that runs the emulator package of `code` (this checkout or --before's
+    copy): bytecode is read, never written (no start writes into a checkout)."""
     return dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=str(code))
 
 
+def runnable(code: Path, into: Path) -> Path:
+    """A checkout to run with its package's bytecode compiled, as a pip install has it (else
+    every start compiles every module): this checkout in place; --before's package and
+    fixtures copied into `into` and compiled there (nothing is written into that checkout)."""
+    if code != ROOT:
+        shutil.rmtree(into, ignore_errors=True)
+        for name in ("emulator", "fixtures"):
+            if (code / name).is_dir():
+                shutil.copytree(
+                    code / name, into / name, ignore=shutil.ignore_patterns("__pycache__")
+                )
+        code = into
+    compileall.compile_dir(code / "emulator", quiet=1)
+    return code
+
+
 EMULATOR = [sys.executable, "-m", "emulator"]
-SEED_CACHES = ROOT / "build" / "scale-seed-cache"  # one per server started, removed at exit
+(ROOT / "build").mkdir(exist_ok=True)
+# this run's own (another run beside it keeps its own), removed at exit
+SEED_CACHES = Path(tempfile.mkdtemp(prefix="scale-seed-cache-", dir=ROOT / "build"))
 atexit.register(shutil.rmtree, SEED_CACHES, ignore_errors=True)
 
 
-def serve(code: Path, fixtures: Path) -> tuple[subprocess.Popen[bytes], int, float]:
-    """`emulator serve` of `code` on a free port, cold (a fresh seed cache): (process, port,
-    seconds to its first 200 on /_emulator/health)."""
+def serve(
+    code: Path, fixtures: Path, cache: Path | None = None, *extra: str
+) -> tuple[subprocess.Popen[bytes], int, float]:
+    """`emulator serve` of `code` on a free port with the seed cache `cache` (default: that
+    code's own, shared by its servers: warm after its first): (process, port, seconds to its
+    first 200 on /_emulator/health)."""
     port = free_port()
-    cache = SEED_CACHES / str(port)
-    began = time.perf_counter()
-    proc = subprocess.Popen(
-        [
-            *EMULATOR,
-            "serve",
-            "--fixtures",
-            str(fixtures),
-            "--port",
-            str(port),
-            "--seed-cache",
-            str(cache),
-        ],
-        stdout=subprocess.DEVNULL,
+    cache = cache or SEED_CACHES / "shared" / str(code).strip("/").replace("/", "_")
+    proc, seconds = start_server(
+        fixtures.resolve(),
+        port,
+        *("--seed-cache", str(cache), *extra),
         cwd=code,
         env=env_for(code),
+        limit=600,
     )
-    with httpx.Client(timeout=1.0) as client:
-        while True:
-            if proc.poll() is not None:
-                raise SystemExit(f"bench_scale: emulator serve exited with {proc.returncode}")
-            try:
-                if client.get(f"http://127.0.0.1:{port}/_emulator/health").status_code == 200:
-                    return proc, port, time.perf_counter() - began
-            except httpx.TransportError:
-                pass
-            time.sleep(0.005)
-            if time.perf_counter() - began > 600:
-                proc.kill()
-                raise SystemExit("bench_scale: emulator serve did not answer within 600 s")
+    return proc, port, seconds
 
 
 # -- export ------------------------------------------------------------------------------------
@@ -188,7 +305,9 @@ def medians(runs: list[dict[str, float]]) -> dict[str, float]:
     return {k: statistics.median(r[k] for r in runs if k in r) for k in keys}
 
 
-def bench_export(codes: dict[str, Path], fixtures: Path, size: int, runs: int) -> None:
+def bench_export(
+    report: Report, codes: dict[str, Path], fixtures: Path, size: int, runs: int
+) -> None:
     print(f"export, {size:,} contacts (median of {runs} run(s) each, alternating)", flush=True)
     got: dict[tuple[str, str], list[dict[str, float]]] = {}
     for _ in range(runs):
@@ -201,30 +320,47 @@ def bench_export(codes: dict[str, Path], fixtures: Path, size: int, runs: int) -
             )
     for label in codes:
         emb, srv = medians(got[(label, "embedded")]), medians(got[(label, "served")])
-        tag = "" if label == "now" else f" ({label})"
+        issue = size in ISSUE_SIZES
         target = ">= 10,000 records/s" if size >= 100_000 else "10,000 records/s from 100,000 on"
-        ok = emb["records/s"] >= 10_000 if size >= 100_000 else None
-        line(
-            f"embedded export{tag}",
+        report.line(
+            "export",
+            size,
+            label,
+            "embedded export",
             f"{emb['records/s']:,.0f} rec/s, run {emb['seconds']:.2f} s",
             target,
-            ok,
+            emb["records/s"] >= 10_000 if issue and size >= 100_000 else None,
+            **emb,
         )
-        line(
-            f"served /crm export{tag}",
+        report.line(
+            "export",
+            size,
+            label,
+            "served /crm export",
             f"{srv['records/s']:,.0f} rec/s, run {srv['seconds']:.2f} s",
             "reference",
             None,
+            **srv,
         )
+        report.cost("export, embedded CRM: µs per record", size, label, 1e6 / emb["records/s"])
+        report.cost("export, served /crm: µs per record", size, label, 1e6 / srv["records/s"])
+        worst = 0.0
         for phase in PHASES:
             if phase in emb and phase in srv:
                 ratio = emb[phase] / srv[phase]
-                line(
-                    f"  {phase} per call{tag}",
+                worst = max(worst, ratio)
+                report.line(
+                    "export",
+                    size,
+                    label,
+                    f"  {phase} per call",
                     f"{emb[phase]:.2f} vs {srv[phase]:.2f} ms ({ratio:.2f}x)",
                     "embedded <= 1.5 x served",
                     ratio <= 1.5,
+                    embedded_ms=emb[phase],
+                    served_ms=srv[phase],
                 )
+        report.cost("export, embedded / served per call, worst phase (x)", size, label, worst)
 
 
 # -- filters -----------------------------------------------------------------------------------
@@ -268,6 +404,7 @@ def queries(
             if len(term) >= 3 and term not in terms:  # as the API trims it
                 terms.append(term)
     stamps = sorted(c["updatedAt"] for c in contacts)
+    del contacts  # ~1 GB of objects at 1,000,000 contacts: not kept through the calls
     company_ids = [c["id"] for c in rng.sample(companies, min(len(companies), samples))]
     contact_lists = [x["id"] for x in lists if x["type"] == "CONTACTS"] or [1]
     industries = sorted({c.get("industry") for c in companies if c.get("industry")})
@@ -311,11 +448,11 @@ def queries(
     }
 
 
-def bench_filters(code: Path, fixtures: Path, samples: int) -> dict[str, tuple[float, float]]:
-    """(first-call p99, after-a-write p99) per filter, plus the index build line."""
-    proc, port, started = serve(code, fixtures.resolve())
+def measure_filters(code: Path, fixtures: Path, samples: int) -> dict[str, tuple[float, float]]:
+    """(first-call p99, after-a-write p99) per filter, plus the index lines."""
+    proc, port, started = serve(code, fixtures)
     spawned = time.perf_counter() - started
-    out: dict[str, tuple[float, float]] = {"start (s)": (started, started)}
+    out: dict[str, tuple[float, float]] = {}
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=KEY, timeout=120) as client:
             first_search = timed(lambda: client.get("/v1/contacts", params={"search": "zzq"}))
@@ -348,30 +485,63 @@ def index_ready(client: httpx.Client, spawned: float, cap: float = 600) -> float
     return time.perf_counter() - spawned
 
 
-def report_filters(results: dict[str, dict[str, tuple[float, float]]], size: int) -> None:
+def bench_filters(
+    report: Report, codes: dict[str, Path], fixtures: Path, size: int, samples: int
+) -> None:
+    results = {label: measure_filters(code, fixtures, samples) for label, code in codes.items()}
     print(f"filters, {size:,} contacts (p99 ms: first call / right after a write)", flush=True)
     for label, figures in results.items():
-        tag = "" if label == "now" else f" ({label})"
         for name, (fresh, after) in figures.items():
-            if name == "start (s)":
-                ok = fresh <= 2.5 if size == 100_000 else None
-                line(f"cold start{tag}", f"{fresh:.2f} s", "<= 2.5 s at 100,000", ok)
-            elif name.startswith("first search"):
-                line(f"first search after start{tag}", f"{fresh:.1f} ms", "information", None)
+            if name.startswith("first search"):
+                report.line(
+                    "filters",
+                    size,
+                    label,
+                    "first search after start",
+                    f"{fresh:.1f} ms",
+                    "information",
+                    None,
+                    ms=fresh,
+                )
             elif name.startswith("search index"):
-                line(f"search index ready{tag}", f"{fresh:.2f} s after spawn", "information", None)
-            elif name.endswith("(2 characters)"):
-                line(f"{name}{tag}", f"{fresh:.1f} / {after:.1f} ms", "no index: a scan", None)
+                report.line(
+                    "filters",
+                    size,
+                    label,
+                    "search index ready",
+                    f"{fresh:.2f} s after spawn",
+                    "information",
+                    None,
+                    seconds=fresh,
+                )
             else:
-                ok = fresh <= 25 and after <= 25
-                line(f"{name}{tag}", f"{fresh:.1f} / {after:.1f} ms", "<= 25 ms p99", ok)
+                scan = name.endswith("(2 characters)")
+                report.line(
+                    "filters",
+                    size,
+                    label,
+                    name,
+                    f"{fresh:.1f} / {after:.1f} ms",
+                    "no index: a scan" if scan else "<= 25 ms p99",
+                    None if scan else fresh <= 25 and after <= 25,
+                    first_ms=fresh,
+                    after_write_ms=after,
+                )
+                row = name.removeprefix("contacts ")
+                report.cost(f"filter {row}: p99 ms, first call", size, label, fresh)
+                report.cost(f"filter {row}: p99 ms, after a write", size, label, after)
 
 
 # -- mixed load --------------------------------------------------------------------------------
 
 
 def bench_mixed(
-    codes: dict[str, Path], fixtures: Path, size: int, seconds: int, connections: int
+    report: Report,
+    codes: dict[str, Path],
+    fixtures: Path,
+    size: int,
+    seconds: int,
+    connections: int,
 ) -> None:
     """The ceiling, then each code's server, one after the other in the same run."""
     wrk = ensure_wrk()
@@ -383,7 +553,16 @@ def bench_mixed(
     finally:
         stop(proc)
     print(f"mixed load, {size:,} contacts (wrk -c{connections}, {seconds} s)", flush=True)
-    line("ceiling (bare Starlette)", f"{ceiling['rps']:,.0f} req/s", "reference", None)
+    report.line(
+        "mixed",
+        size,
+        "now",
+        "ceiling (bare Starlette)",
+        f"{ceiling['rps']:,.0f} req/s",
+        "reference",
+        None,
+        **ceiling,
+    )
     for label, code in codes.items():
         proc, port, started = serve(code, fixtures)
         try:
@@ -395,13 +574,207 @@ def bench_mixed(
         finally:
             stop(proc)
         ratio = mixed["rps"] / ceiling["rps"]
-        tag = "" if label == "now" else f" ({label})"
-        line(
-            f"pages + 1 in 10 new contacts{tag}",
+        report.line(
+            "mixed",
+            size,
+            label,
+            "pages + 1 in 10 new contacts",
             f"{mixed['rps']:,.0f} req/s {ratio:.2f}x p99 {mixed['p99']:.1f} ms",
             ">= 0.55 x ceiling, p99 <= 10 ms",
             ratio >= 0.55 and mixed["p99"] <= 10 and not mixed["non2xx"],
+            ratio=ratio,
+            **mixed,
         )
+        report.cost("mixed load: ratio to the ceiling (x)", size, label, ratio)
+        report.cost("mixed load: p99 ms", size, label, mixed["p99"])
+
+
+# -- start and memory --------------------------------------------------------------------------
+
+
+def touched_memory(proc: subprocess.Popen[bytes], port: int, spawned: float) -> tuple[float, float]:
+    """(peak RSS, RSS) in MB of the server process once its search index is whole (60 s after
+    the spawn at most: code without one never is) and after a page read and a search."""
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=KEY, timeout=120) as client:
+        index_ready(client, spawned, cap=60)
+        for params in ({"page": 1, "pageSize": 100}, {"search": "smith"}):
+            timed(partial(client.get, "/v1/contacts", params=params))
+    return proc_kb(proc.pid, "status", "VmHWM") / 1024, proc_kb(proc.pid, "status", "VmRSS") / 1024
+
+
+def image_mb(cache: Path) -> float:
+    """The seeded image's size: the largest file the start wrote into its seed cache."""
+    sizes = [f.stat().st_size for f in cache.rglob("*") if f.is_file()]
+    return max(sizes, default=0) / 2**20
+
+
+def start_once(code: Path, fixtures: Path, cache: Path, *extra: str) -> dict[str, float]:
+    proc, port, seconds = serve(code, fixtures, cache, *extra)
+    try:
+        peak, rss = touched_memory(proc, port, time.perf_counter() - seconds)
+    finally:
+        stop(proc)
+    return {"seconds": seconds, "peak_mb": peak, "rss_mb": rss}
+
+
+def bench_start(report: Report, codes: dict[str, Path], fixtures: Path, size: int) -> None:
+    print(f"start and memory, {size:,} contacts (server process's peak RSS)", flush=True)
+    per_100k = size / 100_000
+    for label, code in codes.items():
+        work = SEED_CACHES / f"start-{label}"
+        shutil.rmtree(work, ignore_errors=True)
+        cache = work / "cache"
+        cold = start_once(code, fixtures, cache)
+        image = image_mb(cache)
+        if not image:
+            raise SystemExit(f"bench_scale: the cold start wrote no seeded image into {cache}")
+        warm = start_once(code, fixtures, cache)
+        db = work / "state.db"
+        db_first = start_once(code, fixtures, cache, "--db", str(db))
+        db_again = start_once(code, fixtures, cache, "--db", str(db))
+        db_mb = db.stat().st_size / 2**20 if db.exists() else 0.0
+        shutil.rmtree(work, ignore_errors=True)
+        cold_target = {1_000_000: 10.0, 100_000: 2.5}.get(size)
+        warm_target = {1_000_000: 1.5, 100_000: 1.0}.get(size)
+        report.line(
+            "start",
+            size,
+            label,
+            "cold start",
+            f"{cold['seconds']:.2f} s",
+            "<= 10 s at 1,000,000, <= 2.5 s at 100,000",
+            cold["seconds"] <= cold_target if cold_target else None,
+            **cold,
+        )
+        report.line(
+            "start",
+            size,
+            label,
+            "warm start (same --seed-cache)",
+            f"{warm['seconds']:.2f} s",
+            "<= 1.5 s at 1,000,000, <= 1.0 s at 100,000",
+            warm["seconds"] <= warm_target if warm_target else None,
+            **warm,
+        )
+        for name, run in (("cold", cold), ("warm", warm)):
+            ratio = run["peak_mb"] / image
+            report.line(
+                "start",
+                size,
+                label,
+                f"peak RSS in memory, {name}",
+                f"{run['peak_mb']:,.0f} MB, {ratio:.2f}x image",
+                f"<= 1.2 x the image ({image:,.0f} MB) at 1,000,000",
+                ratio <= 1.2 if size == 1_000_000 else None,
+                ratio=ratio,
+                image_mb=image,
+                **run,
+            )
+        for name, run in (("first start (a new file)", db_first), ("second start", db_again)):
+            report.line(
+                "start",
+                size,
+                label,
+                f"--db {name}",
+                f"{run['seconds']:.2f} s, peak {run['peak_mb']:,.0f} MB",
+                "peak RSS <= 400 MB",
+                run["peak_mb"] <= 400,
+                db_file_mb=db_mb,
+                **run,
+            )
+        report.cost("start, cold: s per 100,000 contacts", size, label, cold["seconds"] / per_100k)
+        report.cost("start, warm: s per 100,000 contacts", size, label, warm["seconds"] / per_100k)
+        report.cost("peak RSS in memory (warm) / image (x)", size, label, warm["peak_mb"] / image)
+        report.cost("peak RSS with --db (second start): MB", size, label, db_again["peak_mb"])
+
+
+# -- simulation --------------------------------------------------------------------------------
+
+
+def advance_days(port: int, days: int) -> list[tuple[int, float]]:
+    """(events, wall seconds) of each of `days` consecutive one-day advances."""
+    out = []
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=3600) as client:
+        for _ in range(days):
+            began = time.perf_counter()
+            response = client.post("/_emulator/clock/advance", json={"seconds": DAY})
+            seconds = time.perf_counter() - began
+            if response.status_code != 200:
+                raise SystemExit(
+                    f"bench_scale: advance answered {response.status_code}: {response.text[:300]}"
+                )
+            events = response.json()["events"]
+            if not isinstance(events, int):
+                raise SystemExit(f"bench_scale: advance answered events={events!r}")
+            out.append((events, seconds))
+    return out
+
+
+def without_webhooks(fixtures: Path) -> Path:
+    """The fixtures without their webhook subscriptions (links to every other file): the
+    simulation's own cost, not that of deliveries to the generated fixtures' unreachable
+    receivers (bench_simulation.py measures deliveries to a real one)."""
+    out = SEED_CACHES / f"{fixtures.name}-without-webhooks"
+    if not out.exists():
+        out.mkdir()
+        for path in fixtures.iterdir():
+            if path.name != "webhooks.json":
+                (out / path.name).symlink_to(path.resolve())
+        (out / "webhooks.json").write_text("[]")
+    return out
+
+
+def bench_simulation(
+    report: Report, codes: dict[str, Path], fixtures: Path, size: int, days: int
+) -> None:
+    got = {}
+    fixtures = without_webhooks(fixtures)
+    for label, code in codes.items():
+        proc, port, _ = serve(code, fixtures)
+        try:
+            got[label] = advance_days(port, days)
+        finally:
+            stop(proc)
+    print(f"simulation, {size:,} contacts ({days} consecutive one-day advances)", flush=True)
+    rate_target = {10_000: 50_000, 100_000: 30_000, 1_000_000: 30_000}.get(size)
+    for label, runs in got.items():
+        events = sum(e for e, _ in runs)
+        seconds = sum(s for _, s in runs)
+        rate = events / seconds if seconds else 0.0
+        slowest = max(s for _, s in runs)
+        report.line(
+            "simulation",
+            size,
+            label,
+            "one-day advances",
+            f"{rate:,.0f} events/s ({events:,} in {seconds:.2f} s)",
+            ">= 50,000 events/s at 10,000, >= 30,000 from 100,000",
+            rate >= rate_target if rate_target else None,
+            events_per_s=rate,
+            events=events,
+            seconds=seconds,
+        )
+        report.line(
+            "simulation",
+            size,
+            label,
+            "slowest one-day advance",
+            f"{slowest:.2f} s ({max(e for e, _ in runs):,} events at most)",
+            "<= 5 s at 100,000",
+            slowest <= 5 if size == 100_000 else None,
+            seconds=slowest,
+        )
+        if events:
+            report.cost("simulation: µs per event", size, label, 1e6 * seconds / events)
+        report.cost(
+            "simulation: s per one-day advance (median)",
+            size,
+            label,
+            statistics.median(s for _, s in runs),
+        )
+
+
+# -- the run -----------------------------------------------------------------------------------
 
 
 def main() -> int:
@@ -415,44 +788,66 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=100, help="calls per filter")
     parser.add_argument("--seconds", type=int, default=10, help="wrk duration")
     parser.add_argument("--connections", type=int, default=16, help="wrk connections")
+    parser.add_argument("--days", type=int, default=3, help="one-day advances per simulation")
     parser.add_argument(
-        "--only", default="export,filters,mixed", help="comma-separated: export, filters, mixed"
+        "--only", default=",".join(PARTS), help=f"comma-separated: {', '.join(PARTS)}"
     )
     parser.add_argument("--before", type=Path, help="a checkout to measure side by side")
     parser.add_argument(
-        "--work", type=Path, default=ROOT / "build", help="where fixtures are generated (build/)"
+        "--work",
+        type=Path,
+        default=ROOT / "build",
+        help="where fixtures-N or scale-fixtures-N are found, else generated (build/)",
     )
+    parser.add_argument("--json", type=Path, help="write every figure to this file")
     args = parser.parse_args()
-    parts = set(args.only.split(","))
-    unknown = parts - {"export", "filters", "mixed"}
+    parts = [p for p in PARTS if p in set(args.only.split(","))]
+    unknown = set(args.only.split(",")) - set(PARTS)
     if unknown:
         parser.error(f"--only: unknown part(s) {', '.join(sorted(unknown))}")
+    if args.days < 1:
+        parser.error("--days: at least 1")
     codes = {"now": ROOT}
     if args.before is not None:
         if not (args.before / "emulator" / "__init__.py").exists():
             parser.error(f"--before {args.before}: no emulator package there")
         codes["before"] = args.before.resolve()
-    sizes = [s for s in (10_000, 100_000, 1_000_000) if args.min <= s <= args.max]
+    sizes = [s for s in ISSUE_SIZES if args.min <= s <= args.max]
     if args.sizes:
         try:
             sizes = [int(s) for s in args.sizes.split(",")]
         except ValueError:
             parser.error(f"--sizes: not a list of integers: {args.sizes}")
-    for size in sizes:
+    if not sizes:
+        parser.error("no size between --min and --max")
+    for label, code in codes.items():
+        codes[label] = runnable(code, SEED_CACHES / f"code-{label}")
+    report = Report()
+    for size, part in itertools.product(sizes, parts):
         fixtures = fixtures_for(size, args.work.resolve())
-        if "export" in parts:
-            bench_export(codes, fixtures, size, 1 if size >= 1_000_000 else args.runs)
-        if "filters" in parts:
-            report_filters(
-                {
-                    label: bench_filters(code, fixtures, args.samples)
-                    for label, code in codes.items()
-                },
-                size,
-            )
-        if "mixed" in parts:
-            bench_mixed(codes, fixtures, size, args.seconds, args.connections)
-    return 0
+        try:
+            if part == "export":
+                bench_export(report, codes, fixtures, size, 1 if size >= 1_000_000 else args.runs)
+            elif part == "filters":
+                bench_filters(report, codes, fixtures, size, args.samples)
+            elif part == "mixed":
+                bench_mixed(report, codes, fixtures, size, args.seconds, args.connections)
+            elif part == "start":
+                bench_start(report, codes, fixtures, size)
+            else:
+                bench_simulation(report, codes, fixtures, size, args.days)
+        except (SystemExit, subprocess.SubprocessError, httpx.HTTPError, OSError) as exc:
+            # one part failing to run does not lose the others' figures; the exit status says it
+            message = f"{part} at {size:,}: {exc}"
+            report.failed.append(message)
+            print(f"  FAILED to run: {message}", file=sys.stderr, flush=True)
+    report.print_costs(sizes, list(codes))
+    if args.json:
+        report.write_json(args.json, sizes, list(codes))
+    met, missed = report.counts()
+    failed = f", {len(report.failed)} part(s) FAILED to run" if report.failed else ""
+    print(f"targets: {met} met, {missed} MISSED{failed}", flush=True)
+    return 1 if report.failed else 0
 
 
 if __name__ == "__main__":

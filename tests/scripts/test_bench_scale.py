@@ -1,24 +1,42 @@
-"""scripts/bench_scale.py keeps working: a tiny run prints every figure beside its target."""
+"""scripts/bench_scale.py keeps working: a tiny run prints every figure beside its target,
+the cost table and the count of targets, and writes the same figures with --json."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "bench_scale.py"
 PHASES = ("companies", "contacts", "associations", "activities", "tasks", "engagement")
 FILTERS = ("?search=", "?updatedAtFrom=", "?updatedAtTo=", "?companyId=", "?listId=")
 
 
-def test_tiny_run_prints_every_export_phase_and_filter_with_a_verdict(tmp_path: Path) -> None:
+def tiny_run(tmp_path: Path, parts: str) -> tuple[str, dict[str, Any]]:
+    """bench_scale over 300 contacts already generated as WORK/fixtures-300: (stdout, JSON)."""
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "generate_fixtures.py"),
+            *("--contacts", "300", "--companies", "30", "--seed", "7"),
+            *("--out", str(tmp_path / "fixtures-300")),
+        ],
+        check=True,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    figures = tmp_path / "figures.json"
     done = subprocess.run(
         [
             sys.executable,
-            str(ROOT / "scripts" / "bench_scale.py"),
-            *("--sizes", "300", "--runs", "1", "--samples", "5", "--only", "export,filters"),
-            *("--work", str(tmp_path)),
+            str(SCRIPT),
+            *("--sizes", "300", "--runs", "1", "--samples", "5", "--days", "1"),
+            *("--only", parts, "--work", str(tmp_path), "--json", str(figures)),
         ],
         capture_output=True,
         text=True,
@@ -28,6 +46,22 @@ def test_tiny_run_prints_every_export_phase_and_filter_with_a_verdict(tmp_path: 
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout
+    assert "generating" not in out, out  # the existing fixtures-300 were used
+
+    # the last line counts the verdicts printed; the JSON holds the same figures and counts
+    verdicts = re.findall(r": (met|MISSED)\]$", out, re.M)
+    last = out.strip().splitlines()[-1]
+    assert last == f"targets: {verdicts.count('met')} met, {verdicts.count('MISSED')} MISSED"
+    written = json.loads(figures.read_text())
+    assert written["sizes"] == [300] and written["failed"] == []
+    assert (written["met"], written["missed"]) == (verdicts.count("met"), verdicts.count("MISSED"))
+    assert {f["part"] for f in written["figures"]} == set(parts.split(","))
+    assert all(set(columns) == {"300"} for columns in written["costs"].values())
+    return out, written
+
+
+def test_export_and_filters_print_every_phase_and_filter_with_a_verdict(tmp_path: Path) -> None:
+    out, _ = tiny_run(tmp_path, "export,filters")
     assert re.search(r"embedded export +[\d,]+ rec/s, run [\d.]+ s", out), out
     for phase in PHASES:
         found = re.search(
@@ -41,3 +75,34 @@ def test_tiny_run_prints_every_export_phase_and_filter_with_a_verdict(tmp_path: 
         assert found, (name, out)
     assert re.search(r"POST /v1/companies/search +[\d.]+ / [\d.]+ ms", out), out
     assert re.search(r"search index ready +[\d.]+ s after spawn", out), out
+    for row in ("µs per record", "p99 ms, first call", "p99 ms, after a write"):
+        assert re.search(rf"^  .*{row}.* +[\d.,]+$", out, re.M), (row, out)
+
+
+def test_start_and_simulation_print_their_figures_and_costs(tmp_path: Path) -> None:
+    out, written = tiny_run(tmp_path, "start,simulation")
+    assert re.search(r"cold start +[\d.]+ s", out), out
+    assert re.search(r"warm start \(same --seed-cache\) +[\d.]+ s", out), out
+    assert re.search(r"peak RSS in memory, warm +[\d,]+ MB, [\d.]+x image", out), out
+    assert re.search(r"--db second start +[\d.]+ s, peak [\d,]+ MB +\[.*: (met|MISSED)\]", out)
+    assert re.search(r"one-day advances +[\d,]+ events/s \([\d,]+ in [\d.]+ s\)", out), out
+    assert re.search(r"slowest one-day advance +[\d.]+ s", out), out
+    for row in ("s per 100,000", "µs per event"):
+        assert re.search(rf"^  .*{row}.* +[\d.,]+$", out, re.M), (row, out)
+    events = next(f for f in written["figures"] if f["name"] == "one-day advances")
+    assert events["values"]["events"] > 0 and events["values"]["seconds"] > 0
+    image = next(f for f in written["figures"] if f["name"] == "peak RSS in memory, warm")
+    assert image["values"]["image_mb"] > 0 and image["values"]["peak_mb"] > 0
+
+
+def test_an_unknown_part_is_refused() -> None:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--only", "export,speed"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--only: unknown part(s) speed" in done.stderr
