@@ -51,6 +51,7 @@ class Clock:
         self.speed = speed
         self._at = self.start
         self._wall = time.monotonic()
+        self._frozen_iso: tuple[datetime | None, str] = (None, "")  # (the moment, its ISO text)
 
     @property
     def mode(self) -> str:
@@ -66,7 +67,15 @@ class Clock:
         return self._at + timedelta(milliseconds=min(int(elapsed * 1000), max(left, 0)))
 
     def now_iso(self) -> str:
-        return now_iso(self.now())
+        if self.speed is not None:
+            return now_iso(self.now())
+        # Frozen: the same moment until the clock is set, formatted once (every record an
+        # export writes and every call the CRM answers asks for it).
+        at, text = self._frozen_iso
+        if at is not self._at:
+            text = now_iso(self._at)
+            self._frozen_iso = (self._at, text)
+        return text
 
     def set(self, moment: datetime) -> None:
         """Jump to `moment` (backwards too: reset and restore use it)."""

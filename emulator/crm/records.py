@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -214,11 +214,16 @@ def insert_records(conn: sqlite3.Connection, kind: Kind, rows: Iterable[tuple[An
     conn.executemany(_INSERT[kind.table], rows)
 
 
-def update_records(conn: sqlite3.Connection, kind: Kind, rows: Iterable[tuple[Any, ...]]) -> None:
-    """Rewrite each record's externalId, record and match keys: rows of (externalId, record,
-    *keys, updatedAt, crmId)."""
-    columns = ", ".join(f"{c} = ?" for c in ("externalId", "record", *kind.key_columns))
-    conn.executemany(f"{_UPDATE[kind.table]} {columns}, updatedAt = ? WHERE crmId = ?", rows)
+def update_records(
+    conn: sqlite3.Connection, kind: Kind, sets: Sequence[str], rows: Iterable[tuple[Any, ...]]
+) -> None:
+    """Rewrite each record and the columns named in `sets` (of externalId and the match keys):
+    rows of (record, *those columns' values, updatedAt, crmId). Leaving out the keys that did
+    not change spares their index entries."""
+    columns = "".join(f", {c} = ?" for c in sets)
+    conn.executemany(
+        f"{_UPDATE[kind.table]} record = ?{columns}, updatedAt = ? WHERE crmId = ?", rows
+    )
 
 
 def reserve_ids_below(conn: sqlite3.Connection, prefix: str, number: int) -> None:

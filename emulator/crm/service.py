@@ -126,6 +126,22 @@ def _records(conn: sqlite3.Connection, kind: Kind, crm_ids: Iterable[str]) -> di
     return records
 
 
+def _stored_rows(
+    conn: sqlite3.Connection, kind: Kind, crm_ids: list[str]
+) -> dict[str, tuple[Record, tuple[str | None, ...]]]:
+    """crmId -> (its record, its stored externalId and match keys, in `record_row` order)."""
+    found: dict[str, tuple[Record, tuple[str | None, ...]]] = {}
+    keys = ", ".join(kind.key_columns)
+    for part in chunks(list(set(crm_ids))):
+        sql = (
+            f"SELECT crmId, record, externalId, {keys} FROM {kind.table}"
+            f" WHERE crmId IN ({marks(len(part))})"
+        )
+        for crm_id, record, *columns in conn.execute(sql, part):
+            found[crm_id] = (loads(record), tuple(columns))
+    return found
+
+
 async def sync(db: Store, kind: Kind, items: list[Record], settings: CrmSettings) -> SyncOut:
     """Matched items in `results`, injected failures in `errors`, unmatched ones left out."""
     mode = settings.syncBack
@@ -180,32 +196,36 @@ async def update(
     failing = set(settings.updateFailures)
 
     def write(conn: sqlite3.Connection) -> list[UpdateResult]:
-        stored = _records(conn, kind, (item["crmId"] for item in items))
+        stored = _stored_rows(conn, kind, [item["crmId"] for item in items])
         results: list[UpdateResult] = []
         changed: dict[str, Record] = {}
         for item in items:
             crm_id = item["crmId"]
-            record = stored.get(crm_id)
+            row = stored.get(crm_id)
             if crm_id in failing:
                 results.append(
                     UpdateResult(crmId=crm_id, success=False, error=f"Update failed for {crm_id}")
                 )
-            elif record is None:
+            elif row is None:
                 results.append(
                     UpdateResult(crmId=crm_id, success=False, error=f"Unknown crmId {crm_id}")
                 )
             else:
-                record.update((k, v) for k, v in item.items() if k != "crmId")
-                changed[crm_id] = record
+                row[0].update((k, v) for k, v in item.items() if k != "crmId")
+                changed[crm_id] = row[0]
                 results.append(UpdateResult(crmId=crm_id, success=True))
-        update_records(
-            conn,
-            kind,
-            [
-                (*record_row(kind, crm_id, r, now, now)[1:6], now, crm_id)
-                for crm_id, r in changed.items()
-            ],
-        )
+        # Only the indexed columns whose value changes are set: an update that leaves the
+        # match keys alone (engagement fields, a title) rewrites no index entry.
+        groups: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+        names = ("externalId", *kind.key_columns)
+        for crm_id, record in changed.items():
+            _, external_id, text, *keys = record_row(kind, crm_id, record, now, now)[:6]
+            new = (external_id, *keys)
+            sets = tuple(n for n, a, b in zip(names, stored[crm_id][1], new, strict=True) if a != b)
+            values = [v for n, v in zip(names, new, strict=True) if n in sets]
+            groups.setdefault(sets, []).append((text, *values, now, crm_id))
+        for sets, rows in groups.items():
+            update_records(conn, kind, sets, rows)
         return results
 
     return UpdateOut(results=await db.write(write))

@@ -272,6 +272,25 @@ def write_read_back(
 # Engagement
 
 
+def count_engagement(conn: sqlite3.Connection, kind: Kind, ids: Sequence[int] | None = None) -> int:
+    """How many records `read_engagement` would list from the start (a progress total)."""
+    crm_col = CRM_ID_COLUMN[kind]
+    extra, params = only("r.id", ids)
+    if kind == "contacts":
+        joined = "campaign_members m WHERE m.contactId = r.id"
+    else:
+        joined = (
+            "contacts ct JOIN campaign_members m ON m.contactId = ct.id WHERE ct.companyId = r.id"
+        )
+    return int(
+        conn.execute(
+            f"SELECT count(*) FROM {kind} r WHERE r.{crm_col} IS NOT NULL{extra}"
+            f" AND EXISTS (SELECT 1 FROM {joined})",
+            params,
+        ).fetchone()[0]
+    )
+
+
 def read_engagement(
     conn: sqlite3.Connection, kind: Kind, after: int, limit: int, ids: Sequence[int] | None = None
 ) -> list[tuple[int, str, list[eng.Membership], list[str]]]:

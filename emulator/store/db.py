@@ -118,6 +118,22 @@ def bulk_load(
     indexes.build_rest()
 
 
+# Whether a write noted anything for the collects below: most writes (the CRM's tables, the
+# export journal, a simulation's events) touch no watched table, and one statement then
+# stands for the collects' six (each a GIL hand-over on the database thread).
+NOTED_SQL = (
+    "SELECT EXISTS (SELECT 1 FROM temp.contact_watch) OR EXISTS (SELECT 1 FROM temp.company_watch)"
+    " OR (SELECT n FROM temp.contact_count) != 0 OR EXISTS (SELECT 1 FROM temp.table_watch)"
+)
+
+
+def collect_changes(conn: sqlite3.Connection) -> tuple[tuple[int | None, int], list[str]]:
+    """contact_changes.collect and table_changes.collect of the writing transaction."""
+    if not conn.execute(NOTED_SQL).fetchone()[0]:
+        return (None, 0), []
+    return contact_changes.collect(conn), table_changes.collect(conn)
+
+
 def read_meta(conn: sqlite3.Connection, key: str) -> str | None:
     """A `meta` value, inside a read or write function (Store.get_meta from async code)."""
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -242,7 +258,7 @@ class Store:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn)
-                (low, count), written = contact_changes.collect(conn), table_changes.collect(conn)
+                (low, count), written = collect_changes(conn)
             except BaseException:
                 conn.execute("ROLLBACK")
                 touched, tables = None, []  # the triggers' notes are rolled back with the rest

@@ -319,6 +319,30 @@ async def test_update_contacts_rekeys_a_changed_email(
     assert r.json()["results"][0]["crmId"] == crm_id
 
 
+async def test_update_of_some_keys_rekeys_those_and_keeps_the_others(
+    client: httpx.AsyncClient, contact: dict[str, Any]
+) -> None:
+    """An update sets only the match keys whose value changed: the others still match."""
+    crm_id, fields = contact["crmId"], contact["fields"]
+    item = {"crmId": crm_id, "title": "CTO", "phone": "+1 555 010 9999"}
+    r = await client.put("/crm/contacts", headers=CRM_KEY, json={"contacts": [item]})
+    assert r.json()["results"] == [{"crmId": crm_id, "success": True}]
+    by_email = {"externalId": "4", "email": fields["email"].upper()}
+    by_network = {"externalId": "5", "networkUrl": fields["networkUrl"]}
+    by_new_phone = {"externalId": "6", "phone": "+15550109999"}
+    by_old_phone = {"externalId": "7", "phone": fields["phone"]}
+    r = await post(
+        client,
+        "/contacts/sync",
+        {"contacts": [by_email, by_network, by_new_phone, by_old_phone]},
+    )
+    assert {x["externalId"]: x["crmId"] for x in r.json()["results"]} == {
+        "4": crm_id,
+        "5": crm_id,
+        "6": crm_id,
+    }
+
+
 # --- associations, activities, users ----------------------------------------------------
 
 

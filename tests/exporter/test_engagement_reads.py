@@ -77,6 +77,9 @@ async def test_pages_over_ids_answer_what_a_plain_reading_answers(kind: str) -> 
         )
         assert {r[0]: r[1:] for r in everything} == expected
         assert any(len(log) == 20 for _, _, log in expected.values())
+        # the engagement phase's progress total: the records a reading lists
+        count = await platform.db.read(lambda c: rec.count_engagement(c, kind))  # type: ignore[arg-type]
+        assert count == len(expected)
 
         wanted = random.Random(7).sample(range(0, 70), 40)  # unsorted, some unknown ids
         pages: list[Any] = []
@@ -87,6 +90,10 @@ async def test_pages_over_ids_answer_what_a_plain_reading_answers(kind: str) -> 
             pages += rows
             after = rows[-1][0]
         assert [r[0] for r in pages] == sorted(i for i in wanted if i in expected)
+        count = await platform.db.read(
+            lambda c: rec.count_engagement(c, kind, wanted)  # type: ignore[arg-type]
+        )
+        assert count == len(pages)
         assert {r[0]: r[1:] for r in pages} == {i: expected[i] for i in wanted if i in expected}
     finally:
         await platform.close()

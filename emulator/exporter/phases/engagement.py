@@ -66,9 +66,13 @@ async def run(
 ) -> None:
     """Engagement PUTs of every exported record, or of the given ones only (their pages from
     `read_ahead` when given, else read page by page)."""
+    wanted = _wanted(ctx, contacts, companies)
+    if ctx.on_progress is not None:  # a total to show (not counted for auto-sync's pushes)
+        counts = [partial(rec.count_engagement, kind=kind, ids=ids) for kind, ids, _ in wanted]
+        ctx.totals["engagement"] = sum([await ctx.store.read(count) for count in counts])
     with ctx.timed("engagement"):
         ahead = None if read_ahead is None else await read_ahead
-        for kind, ids, mapping in _wanted(ctx, contacts, companies):
+        for kind, ids, mapping in wanted:
             put = partial(engagement_put, ctx, kind, mapping)
             if ahead is not None:
                 jobs = _listed(ahead.get(kind, []))
