@@ -15,8 +15,8 @@ from emulator.platform import engagement, sequence_text
 from emulator.platform import tasks as platform_tasks
 from emulator.platform.engagement import SEQUENCE_ORDER, engagement_rank
 from emulator.platform.sql import many_rows
-from emulator.simulation import events as ev
-from emulator.simulation.timeline import DAY_MS, Plan, iso
+from emulator.simulation.campaigns import events as ev
+from emulator.simulation.campaigns.timeline import DAY_MS, Plan, iso
 from emulator.wire import encode
 
 

@@ -7,10 +7,10 @@ import sqlite3
 from typing import Literal, assert_never
 
 from emulator.fixtures.models import WebhookEvent
-from emulator.simulation import effects as fx
-from emulator.simulation.batch import Batch, Member
-from emulator.simulation.scheduling import SimulationError, complete_finished, load_plans
-from emulator.simulation.timeline import iso, parse_ms
+from emulator.simulation.campaigns import effects as fx
+from emulator.simulation.campaigns.batch import Batch, Member
+from emulator.simulation.campaigns.scheduling import SimulationError, complete_finished, load_plans
+from emulator.simulation.campaigns.timeline import iso, parse_ms
 from emulator.wire import Int64, Wire
 
 InjectableType = Literal[WebhookEvent, "EMAIL_OPENED", "LINK_CLICKED"]

@@ -7,7 +7,7 @@ import sqlite3
 from typing import Any
 
 from emulator.platform import engagement
-from emulator.simulation.timeline import Plan, iso, parse_ms
+from emulator.simulation.campaigns.timeline import Plan, iso, parse_ms
 
 
 class SimulationError(Exception):

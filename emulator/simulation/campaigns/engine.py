@@ -21,18 +21,18 @@ import msgspec
 
 from emulator.operations import Busy
 from emulator.platform import engagement
-from emulator.simulation import effects as fx
-from emulator.simulation import events as ev
-from emulator.simulation.batch import Batch, Known, Member
-from emulator.simulation.injection import Injected, InjectedOut, inject
-from emulator.simulation.scheduling import (
+from emulator.simulation.campaigns import effects as fx
+from emulator.simulation.campaigns import events as ev
+from emulator.simulation.campaigns.batch import Batch, Known, Member
+from emulator.simulation.campaigns.injection import Injected, InjectedOut, inject
+from emulator.simulation.campaigns.scheduling import (
     SimulationError,
     complete_finished,
     first_due,
     load_plans,
     schedule,
 )
-from emulator.simulation.timeline import (
+from emulator.simulation.campaigns.timeline import (
     ACCEPTED,
     CLICKED,
     DAY_MS,
@@ -48,7 +48,7 @@ from emulator.simulation.timeline import (
     timeline,
     to_ms,
 )
-from emulator.simulation.touches import Touches
+from emulator.simulation.campaigns.touches import Touches
 from emulator.state import Emulator
 from emulator.store.db import write_meta
 from emulator.wire import Wire, parse_iso
@@ -370,7 +370,7 @@ class Simulation:
 def prefetch(batch: Batch, plans: dict[int, Plan], due: list[Due]) -> None:
     """Read up front what applying `due` reads (the messages opens, clicks and replies point
     at, the tasks of TASK steps): in two queries instead of one an item, and none while the
-    contacts' touches hold the connection (simulation/touches.py)."""
+    contacts' touches hold the connection (touches.py)."""
     conversations = batch.conversations
     task_steps = {
         cid: {i for i, spec in enumerate(plan.steps) if spec.type == "TASK"}
