@@ -77,51 +77,17 @@ class Member:
         )
 
 
-class Known:
-    """Conversation ids by (contact, campaign), kept by the simulation from one chunk (one
-    write transaction) to the next, across advances. Valid while the conversations table's
-    (max id, row count) is the one `seal` saw as the last chunk ended: any other writer (an
-    injected event, a reset's seeding) changes it, and `valid_for` then answers a fresh one."""
-
-    LIMIT = 200_000  # conversations kept at most (~35 MB): with more, each chunk loads its own
-
-    def __init__(self) -> None:
-        self.conversations: dict[tuple[int, int], int] = {}
-        self.campaigns: set[int] = set()
-        self.stamp: tuple[Any, ...] | None = None
-        self.start: tuple[Any, ...] = (None, 0)  # the table as this transaction found it
-
-    def valid_for(self, conn: sqlite3.Connection) -> Known:
-        """This one if the table is as it was sealed, else an empty one."""
-        start = _stamp(conn)
-        known = self if self.stamp is not None and self.stamp == start else Known()
-        known.start = start
-        return known
-
-    def seal(self, added: int) -> None:
-        """Remember the table as this transaction leaves it: as `valid_for` found it, plus the
-        `added` rows the batch inserted at the ids after the highest (what the query would
-        answer, as nothing else writes in the transaction; it costs a scan of the table)."""
-        high, count = self.start
-        if added:
-            high, count = (high or 0) + added, count + added
-        self.stamp = (high, count) if len(self.conversations) <= self.LIMIT else None
-
-
-def _stamp(conn: sqlite3.Connection) -> tuple[Any, ...]:
-    return tuple(conn.execute("SELECT MAX(id), COUNT(*) FROM conversations").fetchone())
-
-
 class Batch:
     """Buffered effects of the events of one transaction."""
 
-    def __init__(self, conn: sqlite3.Connection, known: Known | None = None) -> None:
+    def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self.known = known or Known()
         self.next_message = _next_id(conn, "messages")
         self.next_conversation = _next_id(conn, "conversations")
         self.next_task = _next_id(conn, "platform_tasks")
-        self.conversations = self.known.conversations
+        # (contact, campaign) -> its conversation id (the lowest), for the keys looked up
+        self.conversations: dict[tuple[int, int], int] = {}
+        self.looked_up: set[tuple[int, int]] = set()  # keys `load_conversations` read
         self.sent: dict[tuple[int, int, int], int] = {}  # (conversation, n, 0) -> message id
         self.events: list[tuple[Any, ...]] = []
         self.messages: list[tuple[Any, ...]] = []
@@ -138,17 +104,18 @@ class Batch:
         self.outbound_of: set[int] = set()
         self.task_ids: dict[tuple[int, int, int], int | None] = {}
 
-    def load_conversations(self, campaign_ids: list[int]) -> None:
-        """Known conversations of these campaigns (lowest id per contact and campaign)."""
-        campaign_ids = [c for c in campaign_ids if c not in self.known.campaigns]
-        if not campaign_ids:
+    def load_conversations(self, keys: Iterable[tuple[int, int]]) -> None:
+        """Read the conversations of these (contact, campaign) keys in one query (the lowest
+        id of each), as `conversation` would read them one by one."""
+        wanted = sorted(set(keys) - self.looked_up)
+        if not wanted:
             return
-        self.known.campaigns.update(campaign_ids)
-        marks = ",".join("?" * len(campaign_ids))
-        for cid, contact, campaign in self.conn.execute(
-            f"SELECT id, contactId, campaignId FROM conversations WHERE campaignId IN ({marks})"
-            " ORDER BY id DESC",
-            campaign_ids,
+        self.looked_up.update(wanted)
+        for contact, campaign, cid in self.conn.execute(
+            "SELECT c.contactId, c.campaignId, MIN(c.id) FROM json_each(?) k"
+            " JOIN conversations c ON c.contactId = k.value ->> 0"
+            " AND c.campaignId = k.value ->> 1 GROUP BY 1, 2",
+            (encode(wanted).decode(),),
         ):
             self.conversations[(contact, campaign)] = cid
 
@@ -157,7 +124,7 @@ class Batch:
         cid = self.conversations.get(key)
         if cid is not None:
             return cid
-        if member.campaign_id not in self.known.campaigns:  # else all of them are known
+        if key not in self.looked_up:  # else it has none yet
             cid = self.conn.execute(
                 "SELECT MIN(id) FROM conversations WHERE contactId = ? AND campaignId = ?", key
             ).fetchone()[0]

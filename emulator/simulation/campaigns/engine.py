@@ -1,8 +1,11 @@
 """The campaign simulation: members of ACTIVE campaigns walk their sequences as the clock moves.
 
 `advance_to(target)` processes every item due at or before `target` in global time order
-(ties: campaign id, contact id, the member's own order) in chunks of at most CHUNK_MS of
-virtual time, each one store.write, then moves the clock and awaits the listeners.
+(ties: campaign id, contact id, the member's own order) in chunks, each one store.write that
+moves the clock to the moment it reached, then awaits the listeners. A chunk holds at most
+CHUNK_MS of virtual time and about CHUNK_ITEMS items (other requests wait for a write: a day
+of 290,000 events at 1,000,000 contacts is some 30 chunks, each well under a second); it may
+end inside a millisecond, between two members, as the items are processed in key order.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import functools
 import gc
 import logging
 import sqlite3
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
@@ -23,7 +26,7 @@ from emulator.operations import Busy
 from emulator.platform import engagement
 from emulator.simulation.campaigns import effects as fx
 from emulator.simulation.campaigns import events as ev
-from emulator.simulation.campaigns.batch import Batch, Known, Member
+from emulator.simulation.campaigns.batch import Batch, Member
 from emulator.simulation.campaigns.injection import Injected, InjectedOut, inject
 from emulator.simulation.campaigns.scheduling import (
     SimulationError,
@@ -49,14 +52,16 @@ from emulator.simulation.campaigns.timeline import (
     to_ms,
 )
 from emulator.simulation.campaigns.touches import Touches
+from emulator.simulation.progress import Progress, report
 from emulator.state import Emulator
 from emulator.store.db import write_meta
-from emulator.wire import Wire, parse_iso
+from emulator.wire import Wire, encode, parse_iso
 
 log = logging.getLogger(__name__)
 
 MAX_AHEAD_MS = 3650 * DAY_MS  # an injected event's `time`: beyond that a typo is likelier
 CHUNK_MS = 7 * DAY_MS  # one write per simulated week at most: other requests get a turn
+CHUNK_ITEMS = 10_000  # and about this many items (never fewer, unless time runs out first)
 Listener = Callable[[datetime], Awaitable[None]]
 # The due query's rows: (campaignId, contactId, stepIndex, sequenceStatus, engagementStatus,
 # opens, clicks, replies, nextActionAt, anchorAt, firstStep, firstName, company name,
@@ -64,6 +69,10 @@ Listener = Callable[[datetime], Awaitable[None]]
 _DUE_ROWS = msgspec.json.Decoder(list[tuple[Any, ...]])
 # (time, campaign, contact, order, item, its stored time, member): a due item, sorted
 Due = tuple[int, int, int, int, Item, str, Member]
+
+
+def _key(d: Due) -> tuple[int, int, int]:
+    return d[0], d[1], d[2]
 
 
 class AdvanceResult(Wire):
@@ -82,25 +91,26 @@ class Simulation:
     def __init__(self, emulator: Emulator) -> None:
         self.emulator = emulator
         self.listeners: list[Listener] = []
+        self.chunk_items = CHUNK_ITEMS
         self._lock = asyncio.Lock()
         self._generation = 0
         # (campaign, contact) -> (fingerprint, anchor, first step, items, their stored
         # timestamps): timelines are pure; the timestamps are in order, for bisect (comparing
         # text is cheaper than parsing it)
         self._timelines: dict[tuple[int, int], tuple[Any, str, int, list[Item], list[str]]] = {}
-        # conversation ids, checked against the table at the start of each chunk
-        self._known = Known()
         emulator.on_reset.append(self._forget)
 
     def _forget(self) -> None:
         self._generation += 1
         self._timelines.clear()
-        self._known = Known()
 
     # -----------------------------------------------------------------------------------------
-    async def advance_to(self, target: datetime, wait: float | None = None) -> AdvanceResult:
+    async def advance_to(
+        self, target: datetime, wait: float | None = None, progress: Progress | None = None
+    ) -> AdvanceResult:
         """Run every campaign item due at or before `target`, move the clock there, then await
-        each listener with `target` (a listener's error is logged, never raised).
+        each listener with `target` (a listener's error is logged, never raised). `progress` is
+        told after each chunk (simulation/progress.py) and may stop the advance there.
 
         The whole advance, listeners included, holds the emulator's operation guard: a reset,
         restore or export waits for it or is refused (Busy), and never sees half of it."""
@@ -124,12 +134,17 @@ class Simulation:
                 elif first > start_ms:
                     start_ms = min(first, target_ms)  # nothing due before: skip the empty span
                 end_ms = min(target_ms, start_ms + CHUNK_MS)
-                await self.emulator.db.write(
+                end_ms = await self.emulator.db.write(
                     functools.partial(self._paused_gc_chunk, end_ms=end_ms, result=result)
                 )
                 if self._generation != generation:
                     break  # reset or restored meanwhile: that state's clock stands
                 clock.move_to(from_ms(end_ms))
+                if progress is not None and not report(
+                    progress, result.previous, iso(target_ms), iso(end_ms), result.events
+                ):
+                    target, result.now = from_ms(end_ms), iso(end_ms)  # stopped by the caller
+                    break
                 if end_ms >= target_ms:
                     break
             if self._generation == generation:
@@ -154,28 +169,30 @@ class Simulation:
             except Exception:  # a listener records its own errors; this only keeps advancing
                 log.exception("simulation listener %r failed", listener)
 
-    def _paused_gc_chunk(
-        self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult
-    ) -> None:
+    def _paused_gc_chunk(self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult) -> int:
         """`_chunk` without cyclic garbage collection: its rows, items and members hold no
         cycles, and the collections their allocations set off walk every object the process
         keeps (~100 of ~1,400 ms over the bench's 30 advances)."""
         enabled = gc.isenabled()
         gc.disable()
         try:
-            self._chunk(conn, end_ms, result)
+            return self._chunk(conn, end_ms, result)
         finally:
             if enabled:
                 gc.enable()
 
-    def _chunk(self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult) -> None:
-        """Process every item due at or before `end_ms`; runs inside one write transaction."""
-        known = self._known.valid_for(conn)
-        self._known = Known()  # kept only if this chunk gets to its end (else it rolls back)
+    def _chunk(self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult) -> int:
+        """Process the items due at or before `end_ms` in key order, about `chunk_items` of
+        them at most; runs inside one write transaction. Answers the moment reached: `end_ms`,
+        or the time of the last item processed when the chunk stopped short (the items left
+        at that millisecond, of members after the last one processed, are the next chunk's)."""
         plans = load_plans(conn, "WHERE status = 'ACTIVE'")
-        batch = Batch(conn, known)
-        # Members first (the nextActionAt index), campaign status checked here: a join on
-        # campaigns lets SQLite walk every member of the active campaigns instead.
+        batch = Batch(conn)
+        limit = self.chunk_items
+        # The first `limit` members in (nextActionAt, campaign, contact) order, read along the
+        # index of that order: the rest of the members due come after the last one read, and
+        # so do all their items. Stopped campaigns keep their members' places: left out here
+        # (`+` keeps SQLite on the index rather than on the members of the active campaigns).
         # One JSON array of the rows, decoded by msgspec: sqlite3 makes each of the 15 columns
         # a Python object at ~0.2 us a value, ~20% more than SQLite's json_array plus msgspec.
         rows = _DUE_ROWS.decode(
@@ -183,23 +200,23 @@ class Simulation:
                 "SELECT json_group_array(json_array(m.campaignId, m.contactId, m.stepIndex,"
                 " m.sequenceStatus, m.engagementStatus, m.opens, m.clicks, m.replies,"
                 " m.nextActionAt, s.anchorAt, s.firstStep, c.firstName, co.name,"
-                " c.networkProfileUrl, m.rowid))"
-                " FROM campaign_members m"
+                " c.networkProfileUrl, m.rid))"
+                " FROM (SELECT rowid AS rid, * FROM campaign_members"
+                " WHERE nextActionAt IS NOT NULL AND nextActionAt <= ?"
+                " AND +campaignId IN (SELECT value FROM json_each(?))"
+                " ORDER BY nextActionAt, campaignId, contactId LIMIT ?) m"
                 " JOIN simulation_members s ON s.campaignId = m.campaignId"
                 " AND s.contactId = m.contactId"
                 " LEFT JOIN contacts c ON c.id = m.contactId"
-                " LEFT JOIN companies co ON co.id = c.companyId"
-                " WHERE m.nextActionAt IS NOT NULL AND m.nextActionAt <= ?",
-                (iso(end_ms),),
+                " LEFT JOIN companies co ON co.id = c.companyId",
+                (iso(end_ms), encode(sorted(plans)).decode(), limit),
             ).fetchone()[0]
         )
         due: list[Due] = []
         due_members = batch.members
         timelines = self._timelines
         for row in rows:
-            plan = plans.get(row[0])
-            if plan is None:  # a stopped campaign keeps its members' places
-                continue
+            plan = plans[row[0]]
             member = Member(row, row[14])  # its next_at None until an item after end_ms
             member.first_name, member.company, member.profile_url = row[11], row[12], row[13]
             key = campaign, contact = row[0], row[1]
@@ -221,7 +238,12 @@ class Simulation:
                 due.append((item[0], campaign, contact, item[1], item, ats[i], member))
             due_members[key] = member
         due.sort()  # (time, campaign, contact, order) is unique: the rest is never compared
-        batch.load_conversations(sorted({d[1] for d in due}))
+        reached: int | None = None
+        if len(rows) >= limit or len(due) > limit:
+            due, reached = self._cut(due, rows, limit, batch)
+        if reached is None:
+            reached = end_ms
+        batch.load_conversations([(d[2], d[1]) for d in due])
         prefetch(batch, plans, due)
         # each item makes one event at its time: a contact's last one is its updatedAt
         last = {d[2]: d[5] for d in due}
@@ -238,12 +260,49 @@ class Simulation:
         touches.wait()
         batch.flush(contacts=False, members=members)
         result.completedCampaigns.extend(complete_finished(conn, batch.touched))
-        write_meta(conn, "clock", iso(end_ms))
-        known.seal(len(batch.new_conversations))
-        self._known = known
+        write_meta(conn, "clock", iso(reached))
         result.events += len(batch.events)
         for etype, n in counts.items():
             result.eventsByType[etype] = result.eventsByType.get(etype, 0) + n
+        return reached
+
+    @staticmethod
+    def _cut(
+        due: list[Due], rows: list[tuple[Any, ...]], limit: int, batch: Batch
+    ) -> tuple[list[Due], int | None]:
+        """The items of `due` this chunk may process, and the moment they reach (None: the
+        chunk's end). When the query stopped at `limit` members, the members not read come
+        after the last one read (r) in (nextActionAt, campaign, contact) order, and so do their
+        items: the chunk ends at r's key. It ends earlier when more than `limit` items are
+        left, between two members (a member's items at one millisecond stay together: its
+        nextActionAt names them all)."""
+        cut, reached = len(due), None
+        if len(rows) >= limit:
+            last = max(rows, key=lambda r: (r[8], r[0], r[1]))
+            bound = (parse_ms(last[8]), last[0], last[1])
+            cut, reached = bisect_right(due, bound, key=_key), bound[0]
+        if cut > limit:
+            whole = cut
+            cut = limit
+            while cut < whole and _key(due[cut]) == _key(due[cut - 1]):
+                cut += 1
+            if cut < whole:
+                reached = due[cut - 1][0]
+        if cut == len(due):
+            return due, reached
+        kept = due[:cut]
+        resumed: set[int] = set()
+        for d in due[cut:]:  # each member left resumes at its first item not processed
+            member = d[6]
+            if id(member) not in resumed:
+                resumed.add(id(member))
+                member.next_at = d[5]
+        processed = {(d[1], d[2]) for d in kept}
+        members = batch.members
+        for key in [k for k in members if k not in processed]:
+            if id(members[key]) in resumed:  # nothing of it in this chunk: its row stands
+                del members[key]
+        return kept, reached
 
     def _timeline(
         self, plan: Plan, key: tuple[int, int], anchor: str, first_step: int
