@@ -134,7 +134,7 @@ class Simulation:
                 elif first > start_ms:
                     start_ms = min(first, target_ms)  # nothing due before: skip the empty span
                 end_ms = min(target_ms, start_ms + CHUNK_MS)
-                end_ms = await self.emulator.db.write(
+                end_ms, short = await self.emulator.db.write(
                     functools.partial(self._paused_gc_chunk, end_ms=end_ms, result=result)
                 )
                 if self._generation != generation:
@@ -145,7 +145,7 @@ class Simulation:
                 ):
                     target, result.now = from_ms(end_ms), iso(end_ms)  # stopped by the caller
                     break
-                if end_ms >= target_ms:
+                if end_ms >= target_ms and not short:
                     break
             if self._generation == generation:
                 await self._notify(target)
@@ -169,7 +169,9 @@ class Simulation:
             except Exception:  # a listener records its own errors; this only keeps advancing
                 log.exception("simulation listener %r failed", listener)
 
-    def _paused_gc_chunk(self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult) -> int:
+    def _paused_gc_chunk(
+        self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult
+    ) -> tuple[int, bool]:
         """`_chunk` without cyclic garbage collection: its rows, items and members hold no
         cycles, and the collections their allocations set off walk every object the process
         keeps (~100 of ~1,400 ms over the bench's 30 advances)."""
@@ -181,11 +183,14 @@ class Simulation:
             if enabled:
                 gc.enable()
 
-    def _chunk(self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult) -> int:
+    def _chunk(
+        self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult
+    ) -> tuple[int, bool]:
         """Process the items due at or before `end_ms` in key order, about `chunk_items` of
-        them at most; runs inside one write transaction. Answers the moment reached: `end_ms`,
-        or the time of the last item processed when the chunk stopped short (the items left
-        at that millisecond, of members after the last one processed, are the next chunk's)."""
+        them at most; runs inside one write transaction. Answers the moment reached and
+        whether the chunk stopped short of `end_ms`: then the moment is the time of the last
+        item processed, and the items left at that millisecond (of members after the last one
+        processed) are the next chunk's."""
         plans = load_plans(conn, "WHERE status = 'ACTIVE'")
         batch = Batch(conn)
         limit = self.chunk_items
@@ -205,7 +210,7 @@ class Simulation:
                 " WHERE nextActionAt IS NOT NULL AND nextActionAt <= ?"
                 " AND +campaignId IN (SELECT value FROM json_each(?))"
                 " ORDER BY nextActionAt, campaignId, contactId LIMIT ?) m"
-                " JOIN simulation_members s ON s.campaignId = m.campaignId"
+                " LEFT JOIN simulation_members s ON s.campaignId = m.campaignId"
                 " AND s.contactId = m.contactId"
                 " LEFT JOIN contacts c ON c.id = m.contactId"
                 " LEFT JOIN companies co ON co.id = c.companyId",
@@ -216,6 +221,8 @@ class Simulation:
         due_members = batch.members
         timelines = self._timelines
         for row in rows:
+            if row[9] is None:  # not simulated (no anchor): as before, it stays where it is
+                continue
             plan = plans[row[0]]
             member = Member(row, row[14])  # its next_at None until an item after end_ms
             member.first_name, member.company, member.profile_url = row[11], row[12], row[13]
@@ -241,6 +248,7 @@ class Simulation:
         reached: int | None = None
         if len(rows) >= limit or len(due) > limit:
             due, reached = self._cut(due, rows, limit, batch)
+        short = reached is not None
         if reached is None:
             reached = end_ms
         batch.load_conversations([(d[2], d[1]) for d in due])
@@ -264,7 +272,7 @@ class Simulation:
         result.events += len(batch.events)
         for etype, n in counts.items():
             result.eventsByType[etype] = result.eventsByType.get(etype, 0) + n
-        return reached
+        return reached, short
 
     @staticmethod
     def _cut(

@@ -58,3 +58,18 @@ async def test_a_chunk_stops_inside_a_millisecond_between_members(generated: Pat
         first = told[0]
         assert first.reached == told[1].reached  # still the same millisecond
         assert 50 <= first.events < told[1].events
+
+
+async def test_each_advance_does_all_that_is_due_by_its_end(generated: Path) -> None:
+    """Small chunks change how often the clock is written, never what one advance does."""
+    counts = {}
+    for items in (100_000, 50):
+        async with client_for(generated) as (app, client):
+            app.state.services.simulation.chunk_items = items
+            days = []
+            for _ in range(6):
+                r = await client.post("/_emulator/clock/advance", json={"seconds": DAY})
+                assert r.status_code == 200, r.text
+                days.append(r.json()["events"])
+            counts[items] = days
+    assert counts[50] == counts[100_000]
