@@ -6,14 +6,14 @@ from __future__ import annotations
 import sqlite3
 from typing import Literal, assert_never
 
-from emulator.fixtures.models import WebhookEvent
+from emulator.event_types import InjectableEvent
 from emulator.simulation.campaigns import effects as fx
 from emulator.simulation.campaigns.batch import Batch, Member
 from emulator.simulation.campaigns.scheduling import SimulationError, complete_finished, load_plans
 from emulator.simulation.campaigns.timeline import iso, parse_ms
 from emulator.wire import Int64, Wire
 
-InjectableType = Literal[WebhookEvent, "EMAIL_OPENED", "LINK_CLICKED"]
+InjectableType = InjectableEvent
 
 
 class Injected(Wire):
