@@ -10,6 +10,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+import msgspec
+
 from emulator.platform import contacts as platform_contacts
 from emulator.platform import engagement, sequence_text
 from emulator.platform import tasks as platform_tasks
@@ -18,6 +20,28 @@ from emulator.platform.sql import many_rows
 from emulator.simulation.campaigns import events as ev
 from emulator.simulation.campaigns.timeline import DAY_MS, Plan, iso
 from emulator.wire import encode
+
+
+class MemberRow(msgspec.Struct, array_like=True, frozen=True):
+    """A member as the engine reads it: its campaign_members row, where its timeline starts
+    (simulation_members; None for a member the simulation does not schedule) and what its
+    messages name. array_like: decoded from the JSON array SQLite builds of each row."""
+
+    campaignId: int
+    contactId: int
+    stepIndex: int
+    sequenceStatus: str
+    engagementStatus: str
+    opens: int
+    clicks: int
+    replies: int
+    nextActionAt: str | None
+    anchorAt: str | None
+    firstStep: int | None
+    firstName: str | None
+    company: str | None  # the contact's company's name
+    profileUrl: str | None
+    rowid: int
 
 
 class Member:
@@ -39,22 +63,18 @@ class Member:
         "step_index",
     )
 
-    def __init__(self, row: tuple[Any, ...], rowid: int) -> None:
-        self.rowid = rowid  # of its campaign_members row, read in this transaction
-        (
-            self.campaign_id,
-            self.contact_id,
-            self.step_index,
-            self.sequence_status,
-            self.engagement,
-            self.opens,
-            self.clicks,
-            self.replies,
-        ) = row[:8]
+    def __init__(self, row: MemberRow) -> None:
+        self.rowid = row.rowid  # of its campaign_members row, read in this transaction
+        self.campaign_id = row.campaignId
+        self.contact_id = row.contactId
+        self.step_index = row.stepIndex
+        self.sequence_status = row.sequenceStatus
+        self.engagement = row.engagementStatus
+        self.opens, self.clicks, self.replies = row.opens, row.clicks, row.replies
         self.next_at: str | None = None  # stored form of its next item's time, if any
-        self.first_name: str | None = None
-        self.company: str | None = None
-        self.profile_url: str | None = None
+        self.first_name = row.firstName
+        self.company = row.company
+        self.profile_url = row.profileUrl
 
     def engage(self, status: str) -> None:
         if engagement_rank(status) > engagement_rank(self.engagement):

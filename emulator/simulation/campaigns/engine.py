@@ -18,7 +18,7 @@ import sqlite3
 from bisect import bisect_left, bisect_right
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any
+from typing import NamedTuple
 
 import msgspec
 
@@ -26,7 +26,7 @@ from emulator.operations import Busy
 from emulator.platform import engagement
 from emulator.simulation.campaigns import effects as fx
 from emulator.simulation.campaigns import events as ev
-from emulator.simulation.campaigns.batch import Batch, Member
+from emulator.simulation.campaigns.batch import Batch, Member, MemberRow
 from emulator.simulation.campaigns.injection import Injected, InjectedOut, inject
 from emulator.simulation.campaigns.scheduling import (
     SimulationError,
@@ -63,16 +63,36 @@ MAX_AHEAD_MS = 3650 * DAY_MS  # an injected event's `time`: beyond that a typo i
 CHUNK_MS = 7 * DAY_MS  # one write per simulated week at most: other requests get a turn
 CHUNK_ITEMS = 10_000  # and about this many items (never fewer, unless time runs out first)
 Listener = Callable[[datetime], Awaitable[None]]
-# The due query's rows: (campaignId, contactId, stepIndex, sequenceStatus, engagementStatus,
-# opens, clicks, replies, nextActionAt, anchorAt, firstStep, firstName, company name,
-# networkProfileUrl, rowid), as sqlite3 would answer them.
-_DUE_ROWS = msgspec.json.Decoder(list[tuple[Any, ...]])
-# (time, campaign, contact, order, item, its stored time, member): a due item, sorted
-Due = tuple[int, int, int, int, Item, str, Member]
+# The due query's rows, decoded from one JSON array of arrays.
+_DUE_ROWS = msgspec.json.Decoder(list[MemberRow])
+
+
+class Due(NamedTuple):
+    """An item due in a chunk; they sort by (ms, campaign, contact, order), which is unique:
+    `item` and `member` are never compared."""
+
+    ms: int
+    campaign: int
+    contact: int
+    order: int
+    item: Item
+    at: str  # its time as stored
+    member: Member
+
+
+class Timeline(NamedTuple):
+    """A member's items and their stored times (both in time order; comparing text is cheaper
+    than parsing it, for bisect), with what they were made from."""
+
+    fingerprint: int  # the plan's
+    anchor: str
+    first_step: int
+    items: list[Item]
+    ats: list[str]
 
 
 def _key(d: Due) -> tuple[int, int, int]:
-    return d[0], d[1], d[2]
+    return d.ms, d.campaign, d.contact
 
 
 class AdvanceResult(Wire):
@@ -94,10 +114,8 @@ class Simulation:
         self.chunk_items = CHUNK_ITEMS
         self._lock = asyncio.Lock()
         self._generation = 0
-        # (campaign, contact) -> (fingerprint, anchor, first step, items, their stored
-        # timestamps): timelines are pure; the timestamps are in order, for bisect (comparing
-        # text is cheaper than parsing it)
-        self._timelines: dict[tuple[int, int], tuple[Any, str, int, list[Item], list[str]]] = {}
+        # (campaign, contact) -> its timeline: timelines are pure
+        self._timelines: dict[tuple[int, int], Timeline] = {}
         emulator.on_reset.append(self._forget)
 
     def _forget(self) -> None:
@@ -221,28 +239,28 @@ class Simulation:
         due_members = batch.members
         timelines = self._timelines
         for row in rows:
-            if row[9] is None:  # not simulated (no anchor): as before, it stays where it is
+            anchor, first_step = row.anchorAt, row.firstStep
+            if anchor is None or first_step is None:  # not simulated: it stays where it is
                 continue
-            plan = plans[row[0]]
-            member = Member(row, row[14])  # its next_at None until an item after end_ms
-            member.first_name, member.company, member.profile_url = row[11], row[12], row[13]
-            key = campaign, contact = row[0], row[1]
+            plan = plans[row.campaignId]
+            member = Member(row)  # its next_at None until an item after end_ms
+            key = campaign, contact = row.campaignId, row.contactId
             cached = timelines.get(key)  # as _timeline, without a call per member
             if (
                 cached is not None
-                and cached[1] == row[9]
-                and cached[2] == row[10]
-                and cached[0] == plan.fingerprint
+                and cached.anchor == anchor
+                and cached.first_step == first_step
+                and cached.fingerprint == plan.fingerprint
             ):
-                items, ats = cached[3], cached[4]
+                items, ats = cached.items, cached.ats
             else:
-                items, ats = self._timeline(plan, key, row[9], row[10])
-            for i in range(bisect_left(ats, row[8]), len(items)):  # from nextActionAt on
+                items, ats = self._timeline(plan, key, anchor, first_step)
+            for i in range(bisect_left(ats, row.nextActionAt or ""), len(items)):  # from it on
                 item = items[i]
-                if item[0] > end_ms:
+                if item.ms > end_ms:
                     member.next_at = ats[i]
                     break
-                due.append((item[0], campaign, contact, item[1], item, ats[i], member))
+                due.append(Due(item.ms, campaign, contact, item.order, item, ats[i], member))
             due_members[key] = member
         due.sort()  # (time, campaign, contact, order) is unique: the rest is never compared
         reached: int | None = None
@@ -251,10 +269,10 @@ class Simulation:
         short = reached is not None
         if reached is None:
             reached = end_ms
-        batch.load_conversations([(d[2], d[1]) for d in due])
+        batch.load_conversations([(d.contact, d.campaign) for d in due])
         prefetch(batch, plans, due)
         # each item makes one event at its time: a contact's last one is its updatedAt
-        last = {d[2]: d[5] for d in due}
+        last = {d.contact: d.at for d in due}
         touches = Touches(conn, [(last[contact], contact) for contact in sorted(last)])
         try:
             for ms, _cid, _contact, _order, item, at, member in due:
@@ -276,7 +294,7 @@ class Simulation:
 
     @staticmethod
     def _cut(
-        due: list[Due], rows: list[tuple[Any, ...]], limit: int, batch: Batch
+        due: list[Due], rows: list[MemberRow], limit: int, batch: Batch
     ) -> tuple[list[Due], int | None]:
         """The items of `due` this chunk may process, and the moment they reach (None: the
         chunk's end). When the query stopped at `limit` members, the members not read come
@@ -286,8 +304,8 @@ class Simulation:
         nextActionAt names them all)."""
         cut, reached = len(due), None
         if len(rows) >= limit:
-            last = max(rows, key=lambda r: (r[8], r[0], r[1]))
-            bound = (parse_ms(last[8]), last[0], last[1])
+            last = max(rows, key=lambda r: (r.nextActionAt or "", r.campaignId, r.contactId))
+            bound = (parse_ms(last.nextActionAt or ""), last.campaignId, last.contactId)
             cut, reached = bisect_right(due, bound, key=_key), bound[0]
         if cut > limit:
             whole = cut
@@ -295,17 +313,17 @@ class Simulation:
             while cut < whole and _key(due[cut]) == _key(due[cut - 1]):
                 cut += 1
             if cut < whole:
-                reached = due[cut - 1][0]
+                reached = due[cut - 1].ms
         if cut == len(due):
             return due, reached
         kept = due[:cut]
         resumed: set[int] = set()
         for d in due[cut:]:  # each member left resumes at its first item not processed
-            member = d[6]
+            member = d.member
             if id(member) not in resumed:
                 resumed.add(id(member))
-                member.next_at = d[5]
-        processed = {(d[1], d[2]) for d in kept}
+                member.next_at = d.at
+        processed = {(d.campaign, d.contact) for d in kept}
         members = batch.members
         for key in [k for k in members if k not in processed]:
             if id(members[key]) in resumed:  # nothing of it in this chunk: its row stands
@@ -320,14 +338,14 @@ class Simulation:
         cached = self._timelines.get(key)
         if (
             cached is not None
-            and cached[1] == anchor
-            and cached[2] == first_step
-            and cached[0] == plan.fingerprint
+            and cached.anchor == anchor
+            and cached.first_step == first_step
+            and cached.fingerprint == plan.fingerprint
         ):
-            return cached[3], cached[4]
+            return cached.items, cached.ats
         items = timeline(plan, key[1], parse_ms(anchor), first_step)
-        ats = [iso(item[0]) for item in items]
-        self._timelines[key] = (plan.fingerprint, anchor, first_step, items, ats)
+        ats = [iso(item.ms) for item in items]
+        self._timelines[key] = Timeline(plan.fingerprint, anchor, first_step, items, ats)
         return items, ats
 
     # -----------------------------------------------------------------------------------------
@@ -446,12 +464,12 @@ def prefetch(batch: Batch, plans: dict[int, Plan], due: list[Due]) -> None:
     answered = set()
     tasks = []
     for d in due:
-        kind, step = d[4][2], d[4][3]
+        kind, step = d.item.kind, d.item.step
         if kind == STEP:
-            if step in task_steps[d[1]]:
-                tasks.append((d[2], d[1], step))
+            if step in task_steps[d.campaign]:
+                tasks.append((d.contact, d.campaign, step))
         elif kind in (OPENED, CLICKED, REPLIED):
-            conversation = conversations.get((d[2], d[1]))
+            conversation = conversations.get((d.contact, d.campaign))
             if conversation is not None:
                 answered.add(conversation)
     batch.prefetch(answered, tasks)
@@ -459,7 +477,7 @@ def prefetch(batch: Batch, plans: dict[int, Plan], due: list[Due]) -> None:
 
 def apply_item(batch: Batch, plan: Plan, member: Member, item: Item, ms: int, at: str) -> None:
     """The effects of one timeline item (`at`: its time as stored)."""
-    kind, step = item[2], item[3]
+    kind, step = item.kind, item.step
     if kind == FINISHED:
         fx.finish(batch, plan, member, at)
         return
