@@ -12,11 +12,10 @@ from typing import Any
 
 import msgspec
 
+from emulator.platform import campaign_tables, engagement, sequence_text
 from emulator.platform import contacts as platform_contacts
-from emulator.platform import engagement, sequence_text
 from emulator.platform import tasks as platform_tasks
 from emulator.platform.engagement import SEQUENCE_ORDER, engagement_rank
-from emulator.platform.sql import many_rows
 from emulator.simulation.campaigns import events as ev
 from emulator.simulation.campaigns.timeline import DAY_MS, Plan, iso
 from emulator.wire import encode
@@ -282,24 +281,13 @@ class Batch:
         """Write every buffered row (`contacts`: the contacts' touches too; `members`: the
         members' rows when the caller made them already, as `member_rows` does)."""
         conn = self.conn
-        many_rows(conn, "INSERT INTO conversations VALUES ", self.new_conversations)
-        many_rows(
-            conn,
-            "INSERT INTO messages(id, conversationId, content, subject, type, isContactSender,"
-            " isAutosent, sequenceIndex, createdAt, updatedAt) VALUES ",
-            self.messages,
-        )
-        conn.executemany(
-            "UPDATE messages SET viewCount = viewCount + ?, clickCount = clickCount + ?,"
-            " updatedAt = max(updatedAt, ?) WHERE id = ?",
-            [(v, c, at, mid) for mid, (v, c, at) in self.counts.items()],
+        campaign_tables.insert_conversations(conn, self.new_conversations)
+        campaign_tables.insert_messages(conn, self.messages)
+        campaign_tables.count_views(
+            conn, [(v, c, at, mid) for mid, (v, c, at) in self.counts.items()]
         )
         platform_tasks.insert_sequence_tasks(conn, self.tasks)
-        many_rows(
-            conn,
-            "INSERT INTO events(type, contactId, campaignId, messageId, occurredAt, data) VALUES ",
-            self.events,
-        )
+        campaign_tables.insert_events(conn, self.events)
         engagement.write_members(conn, self.member_rows() if members is None else members)
         if contacts:
             last = {e[1]: e[4] for e in self.events}  # a contact's last event: its updatedAt

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import msgspec
 
 from emulator.operations import Busy
-from emulator.platform import engagement
+from emulator.platform import campaign_tables, engagement
 from emulator.simulation.campaigns import effects as fx
 from emulator.simulation.campaigns import events as ev
 from emulator.simulation.campaigns.batch import Batch, Member, MemberRow
@@ -386,21 +386,16 @@ class Simulation:
                 " WHERE s.campaignId = ?",
                 (campaign_id,),
             ).fetchall()
-            conn.executemany(
-                "UPDATE simulation_members SET anchorAt = ? WHERE campaignId = ? AND contactId = ?",
-                [(iso(parse_ms(a) + shift), campaign_id, c) for c, a, _ in rows],
+            campaign_tables.move_anchors(
+                conn, [(iso(parse_ms(a) + shift), campaign_id, c) for c, a, _ in rows]
             )
             engagement.schedule_members(
                 conn,
                 [(iso(parse_ms(n) + shift), campaign_id, c) for c, _, n in rows if n is not None],
             )
-        conn.execute(
-            "INSERT INTO simulation_campaigns(campaignId, pausedAt) VALUES (?, NULL)"
-            " ON CONFLICT(campaignId) DO UPDATE SET pausedAt = NULL",
-            (campaign_id,),
-        )
+        campaign_tables.pause_campaign(conn, campaign_id, None)
         scheduled = schedule(conn, plan, now_ms)
-        conn.execute("UPDATE campaigns SET status = 'ACTIVE' WHERE id = ?", (campaign_id,))
+        campaign_tables.set_campaign_status(conn, campaign_id, "ACTIVE")
         complete_finished(conn, {campaign_id})
         return "ACTIVE", scheduled
 
@@ -419,12 +414,8 @@ class Simulation:
                     raise SimulationError(
                         409, f"Campaign {campaign_id} is {row[0]}: only an ACTIVE campaign can stop"
                     )
-                conn.execute("UPDATE campaigns SET status = 'PENDING' WHERE id = ?", (campaign_id,))
-                conn.execute(
-                    "INSERT INTO simulation_campaigns(campaignId, pausedAt) VALUES (?, ?)"
-                    " ON CONFLICT(campaignId) DO UPDATE SET pausedAt = excluded.pausedAt",
-                    (campaign_id, now),
-                )
+                campaign_tables.set_campaign_status(conn, campaign_id, "PENDING")
+                campaign_tables.pause_campaign(conn, campaign_id, now)
                 return "PENDING"
 
             return await self.emulator.db.write(stop)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from emulator.platform import engagement
+from emulator.platform import campaign_tables, engagement
 from emulator.simulation.campaigns.timeline import Plan, iso, parse_ms
 
 
@@ -60,10 +60,7 @@ def schedule(conn: sqlite3.Connection, plan: Plan, anchor_ms: int) -> int:
     anchor = iso(anchor_ms)
     # A fresh member's first item is step 0 (or, for an empty sequence, finishing at once).
     first = iso(anchor_ms + (plan.steps[0].delaySeconds * 1000 if plan.steps else 0))
-    conn.executemany(
-        "INSERT INTO simulation_members(campaignId, contactId, anchorAt, firstStep) VALUES (?, ?, ?, 0)",
-        [(plan.id, cid, anchor) for cid in ids],
-    )
+    campaign_tables.insert_simulation_members(conn, [(plan.id, cid, anchor) for cid in ids])
     engagement.schedule_members(conn, [(first, plan.id, cid) for cid in ids])
     return len(ids)
 
@@ -76,13 +73,10 @@ def complete_finished(conn: sqlite3.Connection, campaign_ids: set[int]) -> list[
             "SELECT 1 FROM campaign_members WHERE campaignId = ? AND nextActionAt IS NOT NULL LIMIT 1",
             (cid,),
         ).fetchone()
-        if busy is None:
-            cur = conn.execute(
-                "UPDATE campaigns SET status = 'COMPLETED' WHERE id = ? AND status = 'ACTIVE'",
-                (cid,),
-            )
-            if cur.rowcount:
-                done.append(cid)
+        if busy is None and campaign_tables.set_campaign_status(
+            conn, cid, "COMPLETED", only_from="ACTIVE"
+        ):
+            done.append(cid)
     return done
 
 
