@@ -81,8 +81,12 @@ def complete_finished(conn: sqlite3.Connection, campaign_ids: set[int]) -> list[
 
 
 def first_due(conn: sqlite3.Connection) -> int | None:
+    """The time of the first item due in an ACTIVE campaign: the first entry of the
+    nextActionAt index that is one (`+`: SQLite walks that index in order and stops there,
+    where a join on campaigns would weigh every scheduled member)."""
     row = conn.execute(
-        "SELECT MIN(m.nextActionAt) FROM campaign_members m JOIN campaigns ca ON ca.id = m.campaignId"
-        " WHERE m.nextActionAt IS NOT NULL AND ca.status = 'ACTIVE'"
+        "SELECT nextActionAt FROM campaign_members WHERE nextActionAt IS NOT NULL"
+        " AND +campaignId IN (SELECT id FROM campaigns WHERE status = 'ACTIVE')"
+        " ORDER BY nextActionAt LIMIT 1"
     ).fetchone()
     return parse_ms(row[0]) if row and row[0] else None
