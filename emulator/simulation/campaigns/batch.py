@@ -123,12 +123,24 @@ class Batch:
         self.outbound_of: set[int] = set()
         self.task_ids: dict[tuple[int, int, int], int | None] = {}
 
-    def load_conversations(self, keys: Iterable[tuple[int, int]]) -> None:
+    def load_conversations(
+        self, keys: Iterable[tuple[int, int]], known: dict[tuple[int, int], int] | None = None
+    ) -> None:
         """Read the conversations of these (contact, campaign) keys in one query (the lowest
-        id of each), as `conversation` would read them one by one."""
-        wanted = sorted(set(keys) - self.looked_up)
+        id of each), as `conversation` would read them one by one; those in `known` (ids
+        read or made by earlier transactions) are taken from there."""
+        wanted = []
+        conversations = self.conversations
+        for key in set(keys) - self.looked_up:
+            cid = None if known is None else known.get(key)
+            if cid is None:
+                wanted.append(key)
+            else:
+                conversations[key] = cid
+                self.looked_up.add(key)
         if not wanted:
             return
+        wanted.sort()
         self.looked_up.update(wanted)
         for contact, campaign, cid in self.conn.execute(
             "SELECT c.contactId, c.campaignId, MIN(c.id) FROM json_each(?) k"

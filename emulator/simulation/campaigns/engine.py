@@ -62,6 +62,7 @@ log = logging.getLogger(__name__)
 MAX_AHEAD_MS = 3650 * DAY_MS  # an injected event's `time`: beyond that a typo is likelier
 CHUNK_MS = 7 * DAY_MS  # one write per simulated week at most: other requests get a turn
 CHUNK_ITEMS = 10_000  # and about this many items (never fewer, unless time runs out first)
+CONVERSATIONS_KEPT = 300_000  # conversation ids kept between chunks (~40 MB)
 Listener = Callable[[datetime], Awaitable[None]]
 # The due query's rows, decoded from one JSON array of arrays.
 _DUE_ROWS = msgspec.json.Decoder(list[MemberRow])
@@ -117,11 +118,16 @@ class Simulation:
         self._generation = 0
         # (campaign, contact) -> its timeline: timelines are pure
         self._timelines: dict[tuple[int, int], Timeline] = {}
+        # (contact, campaign) -> its conversation id, as chunks read or made them: a fact that
+        # stays true (the lowest id of the pair; a new one only comes where there is none, and
+        # conversations are never deleted but by a reset or restore, which forget these)
+        self._conversations: dict[tuple[int, int], int] = {}
         emulator.on_reset.append(self._forget)
 
     def _forget(self) -> None:
         self._generation += 1
         self._timelines.clear()
+        self._conversations.clear()
 
     # -----------------------------------------------------------------------------------------
     async def advance_to(
@@ -270,7 +276,7 @@ class Simulation:
         short = reached is not None
         if reached is None:
             reached = end_ms
-        batch.load_conversations([(d.contact, d.campaign) for d in due])
+        batch.load_conversations([(d.contact, d.campaign) for d in due], self._conversations)
         prefetch(batch, plans, due)
         # each item makes one event at its time: a contact's last one is its updatedAt
         last = {d.contact: d.at for d in due}
@@ -289,10 +295,18 @@ class Simulation:
         batch.flush(contacts=False, members=members)
         result.completedCampaigns.extend(complete_finished(conn, batch.touched))
         write_meta(conn, "clock", iso(reached))
+        self._remember(batch.conversations)
         result.events += len(batch.events)
         for etype, n in counts.items():
             result.eventsByType[etype] = result.eventsByType.get(etype, 0) + n
         return reached, short
+
+    def _remember(self, conversations: dict[tuple[int, int], int]) -> None:
+        """Keep a chunk's conversation ids (as it ends: a chunk that fails keeps none), up to
+        CONVERSATIONS_KEPT of them (then start again: a chunk reads those it lacks)."""
+        if len(self._conversations) + len(conversations) > CONVERSATIONS_KEPT:
+            self._conversations.clear()
+        self._conversations.update(conversations)
 
     @staticmethod
     def _cut(
