@@ -21,7 +21,7 @@ from emulator.simulation.campaigns.timeline import DAY_MS, Plan, iso
 from emulator.wire import encode
 
 
-class MemberRow(msgspec.Struct, array_like=True, frozen=True):
+class MemberRow(msgspec.Struct, array_like=True, frozen=True, gc=False):
     """A member as the engine reads it: its campaign_members row, where its timeline starts
     (simulation_members; None for a member the simulation does not schedule) and what its
     messages name. array_like: decoded from the JSON array SQLite builds of each row."""

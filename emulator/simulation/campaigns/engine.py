@@ -18,7 +18,6 @@ import sqlite3
 from bisect import bisect_left, bisect_right
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import NamedTuple
 
 import msgspec
 
@@ -82,15 +81,16 @@ class Due(msgspec.Struct, order=True, gc=False):
     member: Member
 
 
-class Timeline(NamedTuple):
+class Timeline(msgspec.Struct, gc=False):
     """A member's items and their stored times (both in time order; comparing text is cheaper
-    than parsing it, for bisect), with what they were made from."""
+    than parsing it, for bisect), with what they were made from. Kept for every member: not
+    tracked by the cyclic GC (it holds no cycle), which would otherwise walk them all."""
 
     fingerprint: int  # the plan's
     anchor: str
     first_step: int
-    items: list[Item]
-    ats: list[str]
+    items: tuple[Item, ...]  # tuples of untracked items: untracked too
+    ats: tuple[str, ...]
 
 
 def _key(d: Due) -> tuple[int, int, int]:
@@ -348,7 +348,7 @@ class Simulation:
 
     def _timeline(
         self, plan: Plan, key: tuple[int, int], anchor: str, first_step: int
-    ) -> tuple[list[Item], list[str]]:
+    ) -> tuple[tuple[Item, ...], tuple[str, ...]]:
         """A member's items and their stored timestamps (both in time order); `key` is
         (campaign, contact)."""
         cached = self._timelines.get(key)
@@ -359,8 +359,8 @@ class Simulation:
             and cached.fingerprint == plan.fingerprint
         ):
             return cached.items, cached.ats
-        items = timeline(plan, key[1], parse_ms(anchor), first_step)
-        ats = [iso(item.ms) for item in items]
+        items = tuple(timeline(plan, key[1], parse_ms(anchor), first_step))
+        ats = tuple([iso(item.ms) for item in items])
         self._timelines[key] = Timeline(plan.fingerprint, anchor, first_step, items, ats)
         return items, ats
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 
@@ -26,8 +26,10 @@ TAIL_MS = 3 * DAY_MS  # how long the last step's outcomes may take; then the seq
 STEP, ACCEPTED, OPENED, CLICKED, REPLIED, FINISHED = range(6)
 
 
-class Item(NamedTuple):
-    """One moment of a member's timeline; items sort by (time, creation order)."""
+class Item(msgspec.Struct, order=True, frozen=True, gc=False):
+    """One moment of a member's timeline; items sort by (time, creation order). Not tracked
+    by the cyclic GC (ints only): the simulation keeps every member's timeline, and each
+    collection would walk them all (a NamedTuple is tracked; a plain tuple of ints is not)."""
 
     ms: int  # since the epoch
     order: int  # of creation within the member: ties at one time keep it
