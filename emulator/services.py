@@ -17,9 +17,9 @@ from emulator.public_api.context import ApiContext
 from emulator.redaction import SecretBook
 from emulator.server import ServerOpener
 from emulator.simulation.advances import AdvanceRuns
+from emulator.simulation.campaigns.engine import Simulation
 from emulator.simulation.crm_link.autosync import AutoSync
 from emulator.simulation.dispatch import DeliveryListener
-from emulator.simulation.engine import Simulation
 from emulator.state import Emulator
 from emulator.verify.runs import VerifyRuns
 

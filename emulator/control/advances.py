@@ -18,7 +18,7 @@ from emulator.errors import BadRequest, Conflict, NotFound
 from emulator.http import decode_body, json_response
 from emulator.openapi import BUSY, Param, operation, query
 from emulator.simulation.advances import AdvanceRun, AdvanceRunning, AdvanceRuns, AdvanceStatus
-from emulator.simulation.engine import AdvanceResult
+from emulator.simulation.campaigns.engine import AdvanceResult
 from emulator.wire import Wire, encode
 from emulator.workspace_scope import workspace
 

@@ -14,10 +14,10 @@ from emulator.errors import ApiError, BadRequest, Conflict, NotFound
 from emulator.http import decode_body, json_response
 from emulator.openapi import BUSY, Param, operation, query
 from emulator.public_api.params import path_id
-from emulator.simulation.engine import AdvanceResult, Simulation
-from emulator.simulation.event_log import EventOut, read_events
-from emulator.simulation.injection import Injected, InjectedOut
-from emulator.simulation.scheduling import SimulationError
+from emulator.simulation.campaigns.engine import AdvanceResult, Simulation
+from emulator.simulation.campaigns.event_log import EventOut, read_events
+from emulator.simulation.campaigns.injection import Injected, InjectedOut
+from emulator.simulation.campaigns.scheduling import SimulationError
 from emulator.state import Emulator
 from emulator.wire import Wire, WireOmit, now_iso, parse_iso
 from emulator.workspace_scope import workspace

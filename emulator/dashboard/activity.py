@@ -19,7 +19,7 @@ from emulator.dashboard.render import (
 from emulator.dashboard.webhook_attempts import sent_by_attempt
 from emulator.errors import ApiError
 from emulator.public_api.webhooks import get_webhook, list_webhooks, webhook_logs
-from emulator.simulation.event_log import event_types, read_events
+from emulator.simulation.campaigns.event_log import event_types, read_events
 from emulator.simulation.webhooks.delivery import load_subscription
 from emulator.simulation.webhooks.status import DeliveryCounts, delivery_counts, queued_attempts
 

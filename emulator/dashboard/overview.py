@@ -14,7 +14,7 @@ from emulator.fixtures.models import CampaignStatus
 from emulator.platform import connection as platform_connection
 from emulator.public_api import custom_crm
 from emulator.public_api.campaigns import list_campaigns
-from emulator.simulation.event_log import count_events
+from emulator.simulation.campaigns.event_log import count_events
 from emulator.wire import now_iso
 from emulator.workspace_scope import workspace
 

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from emulator.event_types import WebhookEvent
 from emulator.fixtures.models import (
     ActionsStatus,
     CampaignStatus,
@@ -13,7 +14,6 @@ from emulator.fixtures.models import (
     ListType,
     SavedViewType,
     StatusCounts,
-    WebhookEvent,
 )
 from emulator.wire import Wire, WireOmit
 

@@ -1,3 +1,4 @@
 """Campaign simulation on the virtual clock (service code: no Starlette here).
 
-The engine is emulator.simulation.engine.Simulation (app.state.services.simulation)."""
+The campaign engine is the package `campaigns` (emulator.simulation.campaigns.engine.Simulation,
+app.state.services.simulation)."""

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Literal
 
 from emulator.operations import Busy
-from emulator.simulation.engine import AdvanceResult, Simulation
+from emulator.simulation.campaigns.engine import AdvanceResult, Simulation
 from emulator.simulation.progress import AdvanceProgress, AdvanceStopped
 from emulator.wire import now_iso, parse_iso
 

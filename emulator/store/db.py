@@ -210,7 +210,7 @@ class Store:
     async def open(cls, path: str | Path | None = None) -> Store:
         """Open (and create) the database: in memory by default, a WAL file with `path`."""
         # Not only from its worker thread: a simulation chunk touches contacts from a second
-        # thread inside its transaction (simulation/touches.py); SQLite serializes the calls.
+        # thread inside its transaction (simulation/campaigns/touches.py); SQLite serializes the calls.
         db = await aiosqlite.connect(
             ":memory:" if path is None else str(path),
             isolation_level=None,

@@ -17,11 +17,11 @@ from emulator.server import AppFactory, server_opener
 from emulator.services import DEFAULT_ID, Services
 from emulator.settings import Settings
 from emulator.simulation.actions.export import ActionsExports
+from emulator.simulation.campaigns.engine import Simulation
+from emulator.simulation.campaigns.seed import seed as seed_simulation
 from emulator.simulation.crm_link.autosync import AutoSync, InProcessTransport
 from emulator.simulation.crm_link.health import HealthChecker
 from emulator.simulation.dispatch import DeliveryListener
-from emulator.simulation.engine import Simulation
-from emulator.simulation.seed import seed as seed_simulation
 from emulator.state import Emulator, Seeding
 from emulator.verify.runs import VerifyRuns
 from emulator.workspace_scope import PREFIX, WORKSPACE

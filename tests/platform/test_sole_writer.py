@@ -19,19 +19,6 @@ import emulator
 from emulator.store.ddl import schema_sql
 
 PACKAGE = Path(emulator.__file__).parent
-# The campaign engine's tables: the engine branch gives each of them one owning module in
-# emulator/simulation/campaigns/ (issue 24). TEMPORARY: removed when that branch merges, after
-# which they are checked like every other table.
-ENGINE_TABLES_UNTIL_ENGINE_MERGE = frozenset(
-    {
-        "campaigns",
-        "messages",
-        "events",
-        "conversations",
-        "simulation_campaigns",
-        "simulation_members",
-    }
-)
 # The platform's state (issue 12): tables whose one writer sits in emulator/platform/.
 PLATFORM_TABLES = frozenset(
     {
@@ -48,6 +35,12 @@ PLATFORM_TABLES = frozenset(
         "list_members",
         "webhooks",
         "actions_runs",
+        "campaigns",
+        "conversations",
+        "messages",
+        "events",
+        "simulation_campaigns",
+        "simulation_members",
     }
 )
 # A write statement and the table it writes, in any spelling SQLite accepts. "DO UPDATE SET"
@@ -143,8 +136,7 @@ def ownership_problems(scan: Scan, tables: frozenset[str]) -> list[str]:
 
 
 def test_every_table_is_written_from_exactly_one_module() -> None:
-    tables = schema_tables() - ENGINE_TABLES_UNTIL_ENGINE_MERGE
-    assert ownership_problems(Scan(), tables) == []
+    assert ownership_problems(Scan(), schema_tables()) == []
 
 
 def test_the_platform_package_owns_the_platform_tables() -> None:
@@ -160,10 +152,6 @@ def test_the_platform_package_owns_the_platform_tables() -> None:
 
 def test_every_write_names_its_table() -> None:
     assert Scan().computed == []
-
-
-def test_the_temporary_engine_set_names_schema_tables_only() -> None:
-    assert schema_tables() >= ENGINE_TABLES_UNTIL_ENGINE_MERGE
 
 
 def test_the_check_finds_a_second_writer_and_a_computed_table(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from emulator.exporter.context import RunContext, wall_now
 from emulator.exporter.plan import Finding
 from emulator.exporter.report import PossibleDuplicate
 from emulator.exporter.sends import SendKind, SendLog, read_leftovers
+from emulator.platform import campaign_tables
 
 STREAM_PAGE = 500  # activity and task rows per read hop
 
@@ -65,9 +66,7 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
         crm_ids = await crm_id_writer(
             ctx,
             "activities",
-            lambda conn, rows: conn.executemany(
-                "UPDATE messages SET crmActivityId = ? WHERE id = ? AND crmActivityId IS NULL", rows
-            ),
+            campaign_tables.set_crm_activity_ids,
         )
         await send_all(ctx, rows, partial(activity, ctx, crm_ids), crm_ids)
 

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from typing import Any, get_args
+from typing import Any
 
 from emulator.errors import NotFound
-from emulator.fixtures.models import WebhookEvent
+from emulator.event_types import WEBHOOK_EVENTS
 from emulator.simulation.webhooks import delivery
 from emulator.simulation.webhooks.queue import WEBHOOK, enqueue
 from emulator.store.db import Store, read_meta, write_meta
 from emulator.wire import decode, encode
 
-WEBHOOK_EVENTS = frozenset(get_args(WebhookEvent))
 CURSOR = "webhooks.cursor"
 _CHUNK = 5_000
 

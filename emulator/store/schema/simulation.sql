@@ -13,7 +13,12 @@ CREATE TABLE IF NOT EXISTS simulation_campaigns (
     campaignId INTEGER PRIMARY KEY,
     pausedAt TEXT
 );
-CREATE INDEX IF NOT EXISTS campaign_members_next ON campaign_members(nextActionAt)
+-- The engine reads the first N due members in this order (simulation/campaigns/engine.py).
+CREATE INDEX IF NOT EXISTS campaign_members_next ON campaign_members(nextActionAt, campaignId, contactId)
+    WHERE nextActionAt IS NOT NULL;
+-- Whether a campaign has a member left to move (complete_finished): one seek, however many
+-- of its members are done.
+CREATE INDEX IF NOT EXISTS campaign_members_busy ON campaign_members(campaignId)
     WHERE nextActionAt IS NOT NULL;
 -- TASK steps look their task up by this key (so does exporter.records.ensure_platform_tasks).
 CREATE INDEX IF NOT EXISTS platform_tasks_step ON platform_tasks(contactId, campaignId, stepIndex);

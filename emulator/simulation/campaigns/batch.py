@@ -10,14 +10,37 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+import msgspec
+
+from emulator.platform import campaign_tables, engagement, sequence_text
 from emulator.platform import contacts as platform_contacts
-from emulator.platform import engagement, sequence_text
 from emulator.platform import tasks as platform_tasks
 from emulator.platform.engagement import SEQUENCE_ORDER, engagement_rank
-from emulator.platform.sql import many_rows
-from emulator.simulation import events as ev
-from emulator.simulation.timeline import DAY_MS, Plan, iso
+from emulator.simulation.campaigns import events as ev
+from emulator.simulation.campaigns.timeline import DAY_MS, Plan, iso
 from emulator.wire import encode
+
+
+class MemberRow(msgspec.Struct, array_like=True, frozen=True, gc=False):
+    """A member as the engine reads it: its campaign_members row, where its timeline starts
+    (simulation_members; None for a member the simulation does not schedule) and what its
+    messages name. array_like: decoded from the JSON array SQLite builds of each row."""
+
+    campaignId: int
+    contactId: int
+    stepIndex: int
+    sequenceStatus: str
+    engagementStatus: str
+    opens: int
+    clicks: int
+    replies: int
+    nextActionAt: str | None
+    anchorAt: str | None
+    firstStep: int | None
+    firstName: str | None
+    company: str | None  # the contact's company's name
+    profileUrl: str | None
+    rowid: int
 
 
 class Member:
@@ -39,22 +62,18 @@ class Member:
         "step_index",
     )
 
-    def __init__(self, row: tuple[Any, ...], rowid: int) -> None:
-        self.rowid = rowid  # of its campaign_members row, read in this transaction
-        (
-            self.campaign_id,
-            self.contact_id,
-            self.step_index,
-            self.sequence_status,
-            self.engagement,
-            self.opens,
-            self.clicks,
-            self.replies,
-        ) = row[:8]
+    def __init__(self, row: MemberRow) -> None:
+        self.rowid = row.rowid  # of its campaign_members row, read in this transaction
+        self.campaign_id = row.campaignId
+        self.contact_id = row.contactId
+        self.step_index = row.stepIndex
+        self.sequence_status = row.sequenceStatus
+        self.engagement = row.engagementStatus
+        self.opens, self.clicks, self.replies = row.opens, row.clicks, row.replies
         self.next_at: str | None = None  # stored form of its next item's time, if any
-        self.first_name: str | None = None
-        self.company: str | None = None
-        self.profile_url: str | None = None
+        self.first_name = row.firstName
+        self.company = row.company
+        self.profile_url = row.profileUrl
 
     def engage(self, status: str) -> None:
         if engagement_rank(status) > engagement_rank(self.engagement):
@@ -77,51 +96,17 @@ class Member:
         )
 
 
-class Known:
-    """Conversation ids by (contact, campaign), kept by the simulation from one chunk (one
-    write transaction) to the next, across advances. Valid while the conversations table's
-    (max id, row count) is the one `seal` saw as the last chunk ended: any other writer (an
-    injected event, a reset's seeding) changes it, and `valid_for` then answers a fresh one."""
-
-    LIMIT = 200_000  # conversations kept at most (~35 MB): with more, each chunk loads its own
-
-    def __init__(self) -> None:
-        self.conversations: dict[tuple[int, int], int] = {}
-        self.campaigns: set[int] = set()
-        self.stamp: tuple[Any, ...] | None = None
-        self.start: tuple[Any, ...] = (None, 0)  # the table as this transaction found it
-
-    def valid_for(self, conn: sqlite3.Connection) -> Known:
-        """This one if the table is as it was sealed, else an empty one."""
-        start = _stamp(conn)
-        known = self if self.stamp is not None and self.stamp == start else Known()
-        known.start = start
-        return known
-
-    def seal(self, added: int) -> None:
-        """Remember the table as this transaction leaves it: as `valid_for` found it, plus the
-        `added` rows the batch inserted at the ids after the highest (what the query would
-        answer, as nothing else writes in the transaction; it costs a scan of the table)."""
-        high, count = self.start
-        if added:
-            high, count = (high or 0) + added, count + added
-        self.stamp = (high, count) if len(self.conversations) <= self.LIMIT else None
-
-
-def _stamp(conn: sqlite3.Connection) -> tuple[Any, ...]:
-    return tuple(conn.execute("SELECT MAX(id), COUNT(*) FROM conversations").fetchone())
-
-
 class Batch:
     """Buffered effects of the events of one transaction."""
 
-    def __init__(self, conn: sqlite3.Connection, known: Known | None = None) -> None:
+    def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self.known = known or Known()
         self.next_message = _next_id(conn, "messages")
         self.next_conversation = _next_id(conn, "conversations")
         self.next_task = _next_id(conn, "platform_tasks")
-        self.conversations = self.known.conversations
+        # (contact, campaign) -> its conversation id (the lowest), for the keys looked up
+        self.conversations: dict[tuple[int, int], int] = {}
+        self.looked_up: set[tuple[int, int]] = set()  # keys `load_conversations` read
         self.sent: dict[tuple[int, int, int], int] = {}  # (conversation, n, 0) -> message id
         self.events: list[tuple[Any, ...]] = []
         self.messages: list[tuple[Any, ...]] = []
@@ -138,17 +123,30 @@ class Batch:
         self.outbound_of: set[int] = set()
         self.task_ids: dict[tuple[int, int, int], int | None] = {}
 
-    def load_conversations(self, campaign_ids: list[int]) -> None:
-        """Known conversations of these campaigns (lowest id per contact and campaign)."""
-        campaign_ids = [c for c in campaign_ids if c not in self.known.campaigns]
-        if not campaign_ids:
+    def load_conversations(
+        self, keys: Iterable[tuple[int, int]], known: dict[tuple[int, int], int] | None = None
+    ) -> None:
+        """Read the conversations of these (contact, campaign) keys in one query (the lowest
+        id of each), as `conversation` would read them one by one; those in `known` (ids
+        read or made by earlier transactions) are taken from there."""
+        wanted = []
+        conversations = self.conversations
+        for key in set(keys) - self.looked_up:
+            cid = None if known is None else known.get(key)
+            if cid is None:
+                wanted.append(key)
+            else:
+                conversations[key] = cid
+                self.looked_up.add(key)
+        if not wanted:
             return
-        self.known.campaigns.update(campaign_ids)
-        marks = ",".join("?" * len(campaign_ids))
-        for cid, contact, campaign in self.conn.execute(
-            f"SELECT id, contactId, campaignId FROM conversations WHERE campaignId IN ({marks})"
-            " ORDER BY id DESC",
-            campaign_ids,
+        wanted.sort()
+        self.looked_up.update(wanted)
+        for contact, campaign, cid in self.conn.execute(
+            "SELECT c.contactId, c.campaignId, MIN(c.id) FROM json_each(?) k"
+            " JOIN conversations c ON c.contactId = k.value ->> 0"
+            " AND c.campaignId = k.value ->> 1 GROUP BY 1, 2",
+            (encode(wanted).decode(),),
         ):
             self.conversations[(contact, campaign)] = cid
 
@@ -157,7 +155,7 @@ class Batch:
         cid = self.conversations.get(key)
         if cid is not None:
             return cid
-        if member.campaign_id not in self.known.campaigns:  # else all of them are known
+        if key not in self.looked_up:  # else it has none yet
             cid = self.conn.execute(
                 "SELECT MIN(id) FROM conversations WHERE contactId = ? AND campaignId = ?", key
             ).fetchone()[0]
@@ -295,24 +293,13 @@ class Batch:
         """Write every buffered row (`contacts`: the contacts' touches too; `members`: the
         members' rows when the caller made them already, as `member_rows` does)."""
         conn = self.conn
-        many_rows(conn, "INSERT INTO conversations VALUES ", self.new_conversations)
-        many_rows(
-            conn,
-            "INSERT INTO messages(id, conversationId, content, subject, type, isContactSender,"
-            " isAutosent, sequenceIndex, createdAt, updatedAt) VALUES ",
-            self.messages,
-        )
-        conn.executemany(
-            "UPDATE messages SET viewCount = viewCount + ?, clickCount = clickCount + ?,"
-            " updatedAt = max(updatedAt, ?) WHERE id = ?",
-            [(v, c, at, mid) for mid, (v, c, at) in self.counts.items()],
+        campaign_tables.insert_conversations(conn, self.new_conversations)
+        campaign_tables.insert_messages(conn, self.messages)
+        campaign_tables.count_views(
+            conn, [(v, c, at, mid) for mid, (v, c, at) in self.counts.items()]
         )
         platform_tasks.insert_sequence_tasks(conn, self.tasks)
-        many_rows(
-            conn,
-            "INSERT INTO events(type, contactId, campaignId, messageId, occurredAt, data) VALUES ",
-            self.events,
-        )
+        campaign_tables.insert_events(conn, self.events)
         engagement.write_members(conn, self.member_rows() if members is None else members)
         if contacts:
             last = {e[1]: e[4] for e in self.events}  # a contact's last event: its updatedAt

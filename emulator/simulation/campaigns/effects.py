@@ -1,6 +1,6 @@
 """What one event changes, for simulated and injected events alike (runs on the db thread),
-written into a `Batch` (simulation/batch.py). Each event's `data` is one struct of
-simulation/events.py."""
+written into a `Batch` (batch.py). Each event's `data` is one struct of
+events.py."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Literal
 
 from emulator.platform import sequence_text
 from emulator.platform.engagement import CHANNELS
-from emulator.simulation import events as ev
-from emulator.simulation.batch import Batch, Member
-from emulator.simulation.timeline import DAY_MS, Plan, iso
+from emulator.simulation.campaigns import events as ev
+from emulator.simulation.campaigns.batch import Batch, Member
+from emulator.simulation.campaigns.timeline import DAY_MS, Plan, iso
 
 REPLY_TEXTS = (
     "Thanks for reaching out, happy to chat next week.",

@@ -6,8 +6,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from emulator.platform import engagement
-from emulator.simulation.timeline import Plan, iso, parse_ms
+from emulator.platform import campaign_tables, engagement
+from emulator.simulation.campaigns.timeline import Plan, iso, parse_ms
 
 
 class SimulationError(Exception):
@@ -60,10 +60,7 @@ def schedule(conn: sqlite3.Connection, plan: Plan, anchor_ms: int) -> int:
     anchor = iso(anchor_ms)
     # A fresh member's first item is step 0 (or, for an empty sequence, finishing at once).
     first = iso(anchor_ms + (plan.steps[0].delaySeconds * 1000 if plan.steps else 0))
-    conn.executemany(
-        "INSERT INTO simulation_members(campaignId, contactId, anchorAt, firstStep) VALUES (?, ?, ?, 0)",
-        [(plan.id, cid, anchor) for cid in ids],
-    )
+    campaign_tables.insert_simulation_members(conn, [(plan.id, cid, anchor) for cid in ids])
     engagement.schedule_members(conn, [(first, plan.id, cid) for cid in ids])
     return len(ids)
 
@@ -76,19 +73,20 @@ def complete_finished(conn: sqlite3.Connection, campaign_ids: set[int]) -> list[
             "SELECT 1 FROM campaign_members WHERE campaignId = ? AND nextActionAt IS NOT NULL LIMIT 1",
             (cid,),
         ).fetchone()
-        if busy is None:
-            cur = conn.execute(
-                "UPDATE campaigns SET status = 'COMPLETED' WHERE id = ? AND status = 'ACTIVE'",
-                (cid,),
-            )
-            if cur.rowcount:
-                done.append(cid)
+        if busy is None and campaign_tables.set_campaign_status(
+            conn, cid, "COMPLETED", only_from="ACTIVE"
+        ):
+            done.append(cid)
     return done
 
 
 def first_due(conn: sqlite3.Connection) -> int | None:
+    """The time of the first item due in an ACTIVE campaign: the first entry of the
+    nextActionAt index that is one (`+`: SQLite walks that index in order and stops there,
+    where a join on campaigns would weigh every scheduled member)."""
     row = conn.execute(
-        "SELECT MIN(m.nextActionAt) FROM campaign_members m JOIN campaigns ca ON ca.id = m.campaignId"
-        " WHERE m.nextActionAt IS NOT NULL AND ca.status = 'ACTIVE'"
+        "SELECT nextActionAt FROM campaign_members WHERE nextActionAt IS NOT NULL"
+        " AND +campaignId IN (SELECT id FROM campaigns WHERE status = 'ACTIVE')"
+        " ORDER BY nextActionAt LIMIT 1"
     ).fetchone()
     return parse_ms(row[0]) if row and row[0] else None

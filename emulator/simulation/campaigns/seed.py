@@ -6,8 +6,8 @@ import sqlite3
 
 from emulator.clock import wall_now
 from emulator.fixtures.models import FixtureSet
-from emulator.simulation.scheduling import load_plans, schedule
-from emulator.simulation.timeline import parse_ms, to_ms
+from emulator.simulation.campaigns.scheduling import load_plans, schedule
+from emulator.simulation.campaigns.timeline import parse_ms, to_ms
 
 
 def seed(conn: sqlite3.Connection, fx: FixtureSet) -> None:

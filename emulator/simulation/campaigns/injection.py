@@ -6,14 +6,14 @@ from __future__ import annotations
 import sqlite3
 from typing import Literal, assert_never
 
-from emulator.fixtures.models import WebhookEvent
-from emulator.simulation import effects as fx
-from emulator.simulation.batch import Batch, Member
-from emulator.simulation.scheduling import SimulationError, complete_finished, load_plans
-from emulator.simulation.timeline import iso, parse_ms
+from emulator.event_types import InjectableEvent
+from emulator.simulation.campaigns import effects as fx
+from emulator.simulation.campaigns.batch import Batch, Member, MemberRow
+from emulator.simulation.campaigns.scheduling import SimulationError, complete_finished, load_plans
+from emulator.simulation.campaigns.timeline import iso, parse_ms
 from emulator.wire import Int64, Wire
 
-InjectableType = Literal[WebhookEvent, "EMAIL_OPENED", "LINK_CLICKED"]
+InjectableType = InjectableEvent
 
 
 class Injected(Wire):
@@ -44,8 +44,9 @@ def inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
         raise SimulationError(404, f"Campaign {event.campaignId} not found", "campaignId")
     row = conn.execute(
         "SELECT m.campaignId, m.contactId, m.stepIndex, m.sequenceStatus, m.engagementStatus,"
-        " m.opens, m.clicks, m.replies, m.nextActionAt, c.firstName, co.name, c.networkProfileUrl,"
-        " m.rowid FROM campaign_members m LEFT JOIN contacts c ON c.id = m.contactId"
+        " m.opens, m.clicks, m.replies, m.nextActionAt, NULL, NULL, c.firstName, co.name,"
+        " c.networkProfileUrl, m.rowid FROM campaign_members m"
+        " LEFT JOIN contacts c ON c.id = m.contactId"
         " LEFT JOIN companies co ON co.id = c.companyId WHERE m.campaignId = ? AND m.contactId = ?",
         (event.campaignId, event.contactId),
     ).fetchone()
@@ -55,9 +56,9 @@ def inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
             f"Contact {event.contactId} is not a member of campaign {event.campaignId}",
             "contactId",
         )
-    member = Member(row, row[12])
-    member.next_at = iso(parse_ms(row[8])) if row[8] else None
-    member.first_name, member.company, member.profile_url = row[9], row[10], row[11]
+    read = MemberRow(*row)
+    member = Member(read)
+    member.next_at = iso(parse_ms(read.nextActionAt)) if read.nextActionAt else None
     batch = Batch(conn)
     batch.members[(member.campaign_id, member.contact_id)] = member
     at = iso(ms)

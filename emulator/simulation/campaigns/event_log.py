@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from emulator.simulation.injection import InjectedOut
+from emulator.simulation.campaigns.injection import InjectedOut
 from emulator.store.db import Store
 
 

@@ -1,14 +1,17 @@
 """The simulation's event types: one struct per type, the `data` an event row stores.
 
 The struct is the `data` JSON of the events table and of webhook payloads, so field names and
-order are the wire's; the type name lives in the row's own column (`event_type`).
+order are the wire's; the type name lives in the row's own column (`event_type`): each
+struct's TYPE, one of the names emulator/event_types.py declares.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, get_args
 
 import msgspec
+
+from emulator.event_types import EventType
 
 # A JSON object without the type tag: the events table keeps the type in its own column.
 _encode = msgspec.json.Encoder().encode
@@ -27,22 +30,24 @@ class _Sent(msgspec.Struct, omit_defaults=True):
 
 
 class ConnectionRequestSent(_Sent):
-    TYPE: ClassVar[str] = "CONNECTION_REQUEST_SENT"
+    TYPE: ClassVar[EventType] = "CONNECTION_REQUEST_SENT"
 
 
 class NetworkMessageSent(_Sent):
-    TYPE: ClassVar[str] = "NETWORK_MESSAGE_SENT"
+    TYPE: ClassVar[EventType] = "NETWORK_MESSAGE_SENT"
 
 
 class InmailSent(_Sent):
-    TYPE: ClassVar[str] = "INMAIL_SENT"
+    TYPE: ClassVar[EventType] = "INMAIL_SENT"
 
 
 class EmailSent(_Sent):
-    TYPE: ClassVar[str] = "EMAIL_SENT"
+    TYPE: ClassVar[EventType] = "EMAIL_SENT"
 
 
 class ConnectionRequestAccepted(msgspec.Struct):
+    TYPE: ClassVar[EventType] = "CONNECTION_REQUEST_ACCEPTED"
+
     step: int | None
     channel: str
     messageId: int
@@ -50,6 +55,8 @@ class ConnectionRequestAccepted(msgspec.Struct):
 
 
 class MessageReplied(msgspec.Struct, omit_defaults=True):
+    TYPE: ClassVar[EventType] = "MESSAGE_REPLIED"
+
     step: int | None
     channel: str
     sequenceIndex: int
@@ -61,6 +68,8 @@ class MessageReplied(msgspec.Struct, omit_defaults=True):
 
 
 class LinkClicked(msgspec.Struct):
+    TYPE: ClassVar[EventType] = "LINK_CLICKED"
+
     step: int | None
     channel: str
     messageId: int | None
@@ -69,6 +78,8 @@ class LinkClicked(msgspec.Struct):
 
 
 class EmailOpened(msgspec.Struct):
+    TYPE: ClassVar[EventType] = "EMAIL_OPENED"
+
     step: int | None
     channel: str
     messageId: int | None
@@ -76,6 +87,8 @@ class EmailOpened(msgspec.Struct):
 
 
 class ProfileVisited(msgspec.Struct):
+    TYPE: ClassVar[EventType] = "PROFILE_VISITED"
+
     step: int | None
     channel: str
     visitedAt: str
@@ -83,6 +96,8 @@ class ProfileVisited(msgspec.Struct):
 
 
 class PostLiked(msgspec.Struct):
+    TYPE: ClassVar[EventType] = "POST_LIKED"
+
     step: int | None
     channel: str
     likedAt: str
@@ -90,6 +105,8 @@ class PostLiked(msgspec.Struct):
 
 
 class TaskCreated(msgspec.Struct):
+    TYPE: ClassVar[EventType] = "TASK_CREATED"
+
     step: int
     taskId: int
     subject: str
@@ -98,6 +115,8 @@ class TaskCreated(msgspec.Struct):
 
 
 class SequenceFinished(msgspec.Struct):
+    TYPE: ClassVar[EventType] = "SEQUENCE_FINISHED"
+
     finishedAt: str
 
 
@@ -124,20 +143,7 @@ SENT: dict[str, type[Sent]] = {
 
 # The events table's `type` by struct class: a dict lookup per event (a `match` over the
 # classes tried each pattern in turn).
-_TYPES: dict[type, str] = {
-    ConnectionRequestSent: ConnectionRequestSent.TYPE,
-    NetworkMessageSent: NetworkMessageSent.TYPE,
-    InmailSent: InmailSent.TYPE,
-    EmailSent: EmailSent.TYPE,
-    ConnectionRequestAccepted: "CONNECTION_REQUEST_ACCEPTED",
-    MessageReplied: "MESSAGE_REPLIED",
-    LinkClicked: "LINK_CLICKED",
-    EmailOpened: "EMAIL_OPENED",
-    ProfileVisited: "PROFILE_VISITED",
-    PostLiked: "POST_LIKED",
-    TaskCreated: "TASK_CREATED",
-    SequenceFinished: "SEQUENCE_FINISHED",
-}
+_TYPES: dict[type, str] = {cls: cls.TYPE for cls in get_args(Event)}
 
 
 def event_type(event: Event) -> str:

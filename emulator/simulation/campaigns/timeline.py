@@ -25,8 +25,16 @@ TAIL_MS = 3 * DAY_MS  # how long the last step's outcomes may take; then the seq
 # Item kinds, in the order they are created for one step (ties at one time keep this order).
 STEP, ACCEPTED, OPENED, CLICKED, REPLIED, FINISHED = range(6)
 
-# (time in ms since the epoch, creation order within the member, kind, step index)
-Item = tuple[int, int, int, int]
+
+class Item(msgspec.Struct, order=True, frozen=True, gc=False):
+    """One moment of a member's timeline; items sort by (time, creation order). Not tracked
+    by the cyclic GC (ints only): the simulation keeps every member's timeline, and each
+    collection would walk them all (a NamedTuple is tracked; a plain tuple of ints is not)."""
+
+    ms: int  # since the epoch
+    order: int  # of creation within the member: ties at one time keep it
+    kind: int  # STEP, ACCEPTED, OPENED, CLICKED, REPLIED or FINISHED
+    step: int  # the step's index (FINISHED: the number of steps)
 
 
 def draw(seed: int, contact_id: int, step: int, kind: str) -> float:
@@ -119,35 +127,35 @@ def timeline(plan: Plan, contact_id: int, anchor_ms: int, first_step: int) -> li
         gap = steps[i + 1].delaySeconds * 1000 if i + 1 < len(steps) else TAIL_MS
         if step.type == "NETWORK_MESSAGE" and has_request and not connected:
             continue  # one cannot message a contact who did not accept the connection request
-        items.append((t, order, STEP, i))
+        items.append(Item(t, order, STEP, i))
         order += 1
         if step.type == "CONNECTION_REQUEST":
             has_request = True
             if _draw(prefix, i, "accept") < rates.acceptance:
                 connected = True
-                items.append((t + int(_draw(prefix, i, "accept.at") * gap), order, ACCEPTED, i))
+                items.append(Item(t + int(_draw(prefix, i, "accept.at") * gap), order, ACCEPTED, i))
                 order += 1
             continue
         if step.type not in MESSAGE_STEPS:
             continue
         if step.type == "EMAIL" and _draw(prefix, i, "open") < rates.open:
             opened = t + int(_draw(prefix, i, "open.at") * gap)
-            items.append((opened, order, OPENED, i))
+            items.append(Item(opened, order, OPENED, i))
             order += 1
             if _draw(prefix, i, "click") < rates.click:
                 clicked = opened + int(_draw(prefix, i, "click.at") * (t + gap - opened))
-                items.append((clicked, order, CLICKED, i))
+                items.append(Item(clicked, order, CLICKED, i))
                 order += 1
         if _draw(prefix, i, "reply") < rates.reply:
             at = t + int(_draw(prefix, i, "reply.at") * gap)
-            items.append((at, order, REPLIED, i))
+            items.append(Item(at, order, REPLIED, i))
             replied_at = (at, order)
             break
     items.sort()
     if replied_at is not None:
-        return [item for item in items if item[:2] <= replied_at]
-    end = items[-1][0] if items else anchor_ms
-    items.append((end, order, FINISHED, len(steps)))
+        return [item for item in items if (item.ms, item.order) <= replied_at]
+    end = items[-1].ms if items else anchor_ms
+    items.append(Item(end, order, FINISHED, len(steps)))
     return items
 
 

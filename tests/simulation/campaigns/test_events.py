@@ -7,7 +7,7 @@ from typing import get_args
 import msgspec
 
 from emulator.fixtures.models import WebhookEvent
-from emulator.simulation import events as ev
+from emulator.simulation.campaigns import events as ev
 
 
 def test_every_event_type_has_one_struct_and_one_name() -> None:

@@ -11,8 +11,8 @@ import pytest
 
 from emulator.platform import contacts as platform_contacts
 from emulator.platform import tasks as platform_tasks
-from emulator.simulation.batch import Batch
-from emulator.simulation.touches import Touches
+from emulator.simulation.campaigns.batch import Batch
+from emulator.simulation.campaigns.touches import Touches
 from emulator.store.db import open_sync
 
 AT = "2026-03-01T10:00:00.000Z"

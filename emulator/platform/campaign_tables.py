@@ -1,0 +1,119 @@
+"""The only writer of the campaign engine's tables: campaigns, conversations, messages, events,
+simulation_campaigns and simulation_members (tests/platform/test_sole_writer.py). The engine
+(simulation/campaigns/), the fixture seeder and the exporter call these; it sits down here, at
+the bottom layer, so that the seeder may too. Rows are tuples in each statement's column order.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from emulator.platform.sql import many_rows
+
+Row = tuple[Any, ...]
+
+
+# -- campaigns -----------------------------------------------------------------------------------
+
+
+def insert_campaigns(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
+    """Fixture campaigns, every column in the table's order."""
+    conn.executemany("INSERT INTO campaigns VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def set_campaign_status(
+    conn: sqlite3.Connection, campaign_id: int, status: str, only_from: str | None = None
+) -> bool:
+    """Move a campaign to `status` (only from `only_from`, if given); True if it moved."""
+    if only_from is None:
+        cur = conn.execute("UPDATE campaigns SET status = ? WHERE id = ?", (status, campaign_id))
+    else:
+        cur = conn.execute(
+            "UPDATE campaigns SET status = ? WHERE id = ? AND status = ?",
+            (status, campaign_id, only_from),
+        )
+    return cur.rowcount > 0
+
+
+def pause_campaign(conn: sqlite3.Connection, campaign_id: int, paused_at: str | None) -> None:
+    """Record when a campaign stopped (None: it runs again)."""
+    conn.execute(
+        "INSERT INTO simulation_campaigns(campaignId, pausedAt) VALUES (?, ?)"
+        " ON CONFLICT(campaignId) DO UPDATE SET pausedAt = excluded.pausedAt",
+        (campaign_id, paused_at),
+    )
+
+
+# -- simulated members -----------------------------------------------------------------------------
+
+
+def insert_simulation_members(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
+    """(campaignId, contactId, anchorAt) of members whose timelines start at step 0."""
+    conn.executemany(
+        "INSERT INTO simulation_members(campaignId, contactId, anchorAt, firstStep)"
+        " VALUES (?, ?, ?, 0)",
+        rows,
+    )
+
+
+def move_anchors(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
+    """(anchorAt, campaignId, contactId): members' timelines shifted (a stopped campaign
+    resumes)."""
+    conn.executemany(
+        "UPDATE simulation_members SET anchorAt = ? WHERE campaignId = ? AND contactId = ?", rows
+    )
+
+
+# -- conversations, messages, events ---------------------------------------------------------------
+
+
+def insert_conversations(conn: sqlite3.Connection, rows: list[Row]) -> None:
+    """(id, contactId, campaignId, identityId) rows."""
+    many_rows(conn, "INSERT INTO conversations VALUES ", rows)
+
+
+def insert_fixture_messages(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
+    """Fixture messages: every column in the table's order but the CRM activity id."""
+    conn.executemany(
+        "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+        rows,
+    )
+
+
+def insert_messages(conn: sqlite3.Connection, rows: list[Row]) -> None:
+    """Simulated messages: (id, conversationId, content, subject, type, isContactSender,
+    isAutosent, sequenceIndex, createdAt, updatedAt)."""
+    many_rows(
+        conn,
+        "INSERT INTO messages(id, conversationId, content, subject, type, isContactSender,"
+        " isAutosent, sequenceIndex, createdAt, updatedAt) VALUES ",
+        rows,
+    )
+
+
+def count_views(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
+    """(views, clicks, at, messageId): opens and clicks added; updatedAt never moves back."""
+    conn.executemany(
+        "UPDATE messages SET viewCount = viewCount + ?, clickCount = clickCount + ?,"
+        " updatedAt = max(updatedAt, ?) WHERE id = ?",
+        rows,
+    )
+
+
+def set_crm_activity_ids(conn: sqlite3.Connection, rows: Iterable[Row]) -> sqlite3.Cursor:
+    """(crmActivityId, messageId): the CRM's ids of exported messages (a message keeps the
+    first one it got)."""
+    return conn.executemany(
+        "UPDATE messages SET crmActivityId = ? WHERE id = ? AND crmActivityId IS NULL", rows
+    )
+
+
+def insert_events(conn: sqlite3.Connection, rows: list[Row]) -> None:
+    """(type, contactId, campaignId, messageId, occurredAt, data): ids follow the rows' order."""
+    many_rows(
+        conn,
+        "INSERT INTO events(type, contactId, campaignId, messageId, occurredAt, data) VALUES ",
+        rows,
+    )

@@ -1,0 +1,75 @@
+"""Chunks bounded by item count: an advance writes in chunks of about `chunk_items` items, each
+ending between two members (inside a millisecond if need be), tells its progress after each
+one, and writes the same story as one big chunk (the pinned digest of test_digest)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from emulator.simulation.progress import AdvanceProgress
+from tests.simulation.sim_helpers import small_fixtures
+from tests.simulation.test_digest import DAY, PINNED, client_for, story
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return small_fixtures(tmp_path_factory.mktemp("chunks"), contacts=1500, campaigns=8, seed=7)
+
+
+@pytest.mark.parametrize(("name", "items"), [("default", 1), ("default", 7), ("generated", 400)])
+async def test_small_chunks_write_the_pinned_story(name: str, items: int, generated: Path) -> None:
+    async with client_for(generated if name == "generated" else None) as (app, client):
+        app.state.services.simulation.chunk_items = items
+        assert await story(app, client, []) == PINNED[name]
+        assert await story(app, client, [DAY, 2 * DAY + 17]) == PINNED[name]
+
+
+async def test_progress_is_told_after_each_chunk(generated: Path) -> None:
+    async with client_for(generated) as (app, _client):
+        simulation = app.state.services.simulation
+        emulator = app.state.services.emulator
+        simulation.chunk_items = 500
+        told: list[AdvanceProgress] = []
+        start = emulator.clock.now()
+        result = await simulation.advance_to(start + timedelta(days=1), progress=told.append)
+        assert len(told) > 2  # a day of 1,500 contacts' campaigns takes several chunks
+        assert [p.events for p in told] == sorted(p.events for p in told)
+        assert [p.reached for p in told] == sorted(p.reached for p in told)
+        assert {(p.previous, p.target) for p in told} == {(result.previous, result.now)}
+        assert told[-1].reached == result.now and told[-1].events == result.events
+        steps = [b.events - a.events for a, b in zip([told[0], *told], told, strict=False)]
+        assert max(steps) <= 500 + 10  # a chunk ends between members: a few more at most
+
+
+async def test_a_chunk_stops_inside_a_millisecond_between_members(generated: Path) -> None:
+    """Every member's first step falls at the clock's start: a chunk of 50 items ends there,
+    at that very millisecond, and the next chunk goes on from the next member."""
+    async with client_for(generated) as (app, _client):
+        simulation = app.state.services.simulation
+        simulation.chunk_items = 50
+        start = app.state.services.emulator.clock.now()
+        told: list[AdvanceProgress] = []
+        await simulation.advance_to(start + timedelta(seconds=1), progress=told.append)
+        first = told[0]
+        assert first.reached == told[1].reached  # still the same millisecond
+        assert 50 <= first.events < told[1].events
+
+
+async def test_each_advance_does_all_that_is_due_by_its_end(generated: Path) -> None:
+    """Small chunks change how often the clock is written, never what one advance does."""
+    counts = {}
+    for items in (100_000, 50):
+        async with client_for(generated) as (app, client):
+            app.state.services.simulation.chunk_items = items
+            days = []
+            for _ in range(6):
+                r = await client.post("/_emulator/clock/advance", json={"seconds": DAY})
+                assert r.status_code == 200, r.text
+                days.append(r.json()["events"])
+            counts[items] = days
+    assert counts[50] == counts[100_000]
