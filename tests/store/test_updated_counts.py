@@ -4,6 +4,7 @@ text a column holds and any bound, after any insert, update and delete."""
 from __future__ import annotations
 
 import sqlite3
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -41,28 +42,38 @@ Write = st.one_of(
     st.tuples(st.just("insert"), TEXT),
     st.tuples(st.just("update"), st.integers(1, 30), TEXT),
     st.tuples(st.just("delete"), st.integers(1, 30)),
+    st.tuples(st.just("fill")),  # the build's next chunk: writes land on both sides of it
 )
 
 
 @settings(max_examples=200, deadline=None)
 @given(
     stamps=st.lists(TEXT, max_size=30),
-    writes=st.lists(Write, max_size=10),
+    writes=st.lists(Write, max_size=12),
     bounds=st.lists(st.tuples(BOUND, BOUND), min_size=1, max_size=5),
+    chunk=st.integers(1, 4),
 )
 def test_a_range_counts_what_counting_every_row_gives(
-    stamps: list[str], writes: list[tuple[object, ...]], bounds: list[tuple[str | None, ...]]
+    stamps: list[str],
+    writes: list[tuple[object, ...]],
+    bounds: list[tuple[str | None, ...]],
+    chunk: int,
 ) -> None:
     conn = store(stamps)
-    updated_counts.start(conn)
-    for write in writes:
-        match write:
-            case ("insert", stamp):
-                conn.execute("INSERT INTO contacts(updatedAt) VALUES (?)", (stamp,))
-            case ("update", row, stamp):
-                conn.execute("UPDATE contacts SET updatedAt = ? WHERE id = ?", (stamp, row))
-            case ("delete", row):
-                conn.execute("DELETE FROM contacts WHERE id = ?", (row,))
+    with patch.object(updated_counts, "CHUNK", chunk):
+        updated_counts.start(conn)
+        for write in writes:
+            match write:
+                case ("insert", stamp):
+                    conn.execute("INSERT INTO contacts(updatedAt) VALUES (?)", (stamp,))
+                case ("update", row, stamp):
+                    conn.execute("UPDATE contacts SET updatedAt = ? WHERE id = ?", (stamp, row))
+                case ("delete", row):
+                    conn.execute("DELETE FROM contacts WHERE id = ?", (row,))
+                case ("fill",):
+                    updated_counts.fill(conn, "contacts")
+        while not updated_counts.fill(conn, "contacts"):
+            pass
     for low, high in bounds:
         assert updated_counts.range_count(conn, "contacts", low, high) == counted(conn, low, high)
 
