@@ -88,7 +88,13 @@ def _transaction(conn: sqlite3.Connection, work: Callable[[], None]) -> None:
 
 def start(conn: sqlite3.Connection) -> None:
     """Every table's empty hour counts, marks and triggers: one transaction."""
-    _transaction(conn, lambda: [conn.execute(sql) for table in TABLES for sql in start_sql(table)])
+
+    def create() -> None:
+        for table in TABLES:
+            for sql in start_sql(table):
+                conn.execute(sql)
+
+    _transaction(conn, create)
 
 
 def fill(conn: sqlite3.Connection, table: str) -> bool:
