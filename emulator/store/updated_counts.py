@@ -209,6 +209,13 @@ def warm(store: Store) -> None:
     _building[store] = asyncio.ensure_future(_build(store))
 
 
+async def ensure(store: Store) -> None:
+    """Wait until the store's counts are ready (building them if need be)."""
+    while not ready(store):
+        warm(store)
+        await asyncio.shield(_building[store])
+
+
 async def _build(store: Store) -> None:
     restored = store.restored
     try:
