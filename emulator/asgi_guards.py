@@ -115,10 +115,17 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        chunked = False
         for name, value in scope["headers"]:
             if name == b"content-length" and value.isdigit() and int(value) > self.max_body:
                 await self._refuse(scope, receive, send)
                 return
+            chunked = chunked or name == b"transfer-encoding"
+        if not chunked:
+            # a declared length within the limit (the server reads no byte past it), or
+            # none and so no body (HTTP/1.1): nothing to count as it is read
+            await self.app(scope, receive, send)
+            return
         received = 0
         started = False
 

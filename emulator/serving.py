@@ -58,15 +58,16 @@ def run_server(
     """Open the app's store, serve on `sock` until a signal; answers the exit code."""
     import uvicorn  # deferred: commands other than `serve` start without it
 
-    from emulator.store import contact_search
+    from emulator.store import contact_search, updated_counts
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
             if self.started:
                 print(banner, flush=True)
-                # the contact search's index, built in the background once serving
+                # the contact search's index and the updatedAt counts, built in the background
                 contact_search.warm(app.state.services.emulator.db)
+                updated_counts.warm(app.state.services.emulator.db)
 
     if settings.db is not None:
         try:

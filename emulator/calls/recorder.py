@@ -30,10 +30,20 @@ DROP_HEADER = (b"x-drop", b"\n")  # the invalid header DroppedConnection sends (
 
 def surface_of(path: str) -> str | None:
     """ "/v1" or "/crm" for a call of those surfaces, else None (not recorded)."""
-    for surface in ("/v1", "/crm"):
-        if path.startswith(surface) and (len(path) == len(surface) or path[len(surface)] == "/"):
-            return surface
+    if path.startswith("/v1/") or path == "/v1":
+        return "/v1"
+    if path.startswith("/crm/") or path == "/crm":
+        return "/crm"
     return None
+
+
+def may_have_body(scope: Scope) -> bool:
+    """Whether the request can carry a body: HTTP/1.1 frames one only by a Content-Length
+    (not 0) or a Transfer-Encoding; without either, the body is empty and is not read."""
+    for name, value in scope["headers"]:
+        if name == b"transfer-encoding" or (name == b"content-length" and value != b"0"):
+            return True
+    return False
 
 
 def route_of(scope: Scope, surface: str, answered_early: bool) -> str | None:
@@ -200,8 +210,9 @@ class CallRecorder:
                 else:
                     call.fault = CallFault(id=armed.id, effects=effects(armed.fault))
                     await shape(armed.fault, self.app, scope, ahead, recording_send)
-            else:
-                await self.app(scope, recording_receive, recording_send)
+            else:  # a bodiless call's receive holds nothing to keep: not wrapped
+                wrapped = recording_receive if may_have_body(scope) else receive
+                await self.app(scope, wrapped, recording_send)
         except BaseException:
             if call.status is None and not dropped:
                 call.status = 500  # the server's error handler answers it, outside this one

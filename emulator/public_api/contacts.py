@@ -71,12 +71,23 @@ class ContactFilter(RecordFilter):
         if company_id is not None:
             self.where.add("companyId = ?", company_id)
         self.indexed: Where | None = None  # the same conditions, the search through the index
+        self.alone: str | None = None  # the index's phrase, when the search is the only filter
         if search:
             folded = search.casefold()
             if contact_search.usable(folded):
-                self.indexed = self.where.copy().add(*contact_search.matches_clause(folded))
+                clause, phrase = contact_search.matches_clause(folded)
+                self.alone = None if self.where.clauses else phrase
+                self.indexed = self.where.copy().add(clause, phrase)
             self.where.add(*contains_folded(self.search_columns, search))
             self.where.folds = True
+
+    async def page(self, ctx: ApiContext, page: int, page_size: int) -> tuple[int, list[int]]:
+        """A search alone is answered by the index itself (its count and its rowids, which
+        are the contacts' ids), not by a lookup of each match in the contacts table."""
+        if self.alone is not None and contact_search.ready(ctx.store):
+            query, first = contact_search.alone_queries()
+            return await ctx.pages.page(query, (self.alone,), page, page_size, first)
+        return await super().page(ctx, page, page_size)
 
     def where_now(self, ctx: ApiContext) -> Where:
         """The search through the trigram index when it is ready (the same answers: see

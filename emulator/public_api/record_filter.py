@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from emulator.public_api.context import ApiContext
 from emulator.public_api.filters import like_pattern, non_ascii
 from emulator.public_api.list_membership import check_list
 from emulator.public_api.listing import Where, page_ids
+from emulator.store import updated_counts
+from emulator.store.pages import FirstAsk
+
+# A list filter alone, read from list_members' primary key (listId, entityId) without a
+# lookup of each member in the listed table: every member of a list is a row of the table
+# its type names (the fixture check, and add_member in the transaction that checks the
+# list's type, see to it; contacts and companies are never deleted), as the lists' own
+# member counts (public_api/lists.py) take for granted too.
+MEMBER_IDS = "SELECT entityId FROM list_members WHERE listId = ? ORDER BY entityId"
+MEMBER_COUNT = FirstAsk("SELECT count(*) FROM list_members WHERE listId = ?")
 
 
 class RecordFilter:
@@ -23,6 +35,7 @@ class RecordFilter:
         updated_to: str | None = None,
     ) -> None:
         self.list_id = list_id
+        self.updated = (updated_from, updated_to)
         self.where = Where()
         if search:
             self.where.add(*contains_folded(self.search_columns, search))
@@ -38,7 +51,21 @@ class RecordFilter:
     async def page(self, ctx: ApiContext, page: int, page_size: int) -> tuple[int, list[int]]:
         """(total, ids of the page); an unknown list is a 404, one of the other type a 400."""
         await check_list(ctx, self.list_id, self.list_type)
-        return await page_ids(ctx, self.table, self.where_now(ctx), page, page_size)
+        if self.list_id is not None and len(self.where.clauses) == 1:
+            return await ctx.pages.page(MEMBER_IDS, (self.list_id,), page, page_size, MEMBER_COUNT)
+        where = self.where_now(ctx)
+        if where.clauses and all(c.startswith("updatedAt ") for c in where.clauses):
+            if updated_counts.ready(ctx.store):
+                low, high = self.updated
+                first = where.first_ask(self.table)._replace(
+                    counter=partial(
+                        updated_counts.range_count, table=self.table, low=low, high=high
+                    )
+                )
+                sql = where.ids_sql(self.table)
+                return await ctx.pages.page(sql, where.params, page, page_size, first)
+            updated_counts.warm(ctx.store)
+        return await page_ids(ctx, self.table, where, page, page_size)
 
     def where_now(self, ctx: ApiContext) -> Where:
         """The conditions to query with now (a subclass may narrow them with an index)."""

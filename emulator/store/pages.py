@@ -28,6 +28,8 @@ class FirstAsk(NamedTuple):
 
     count_sql: str
     few_sql: str | None = None
+    # counts what count_sql counts, another way (store/updated_counts.py), when set
+    counter: Callable[[sqlite3.Connection], int] | None = None
 
 
 def first_page(
@@ -39,7 +41,10 @@ def first_page(
     conn: sqlite3.Connection,
 ) -> tuple[int, list[int]]:
     """(total, ids of the page) of `sql` (ordered, without LIMIT), in one read."""
-    (total,) = conn.execute(first.count_sql, params).fetchone()
+    if first.counter is not None:
+        total = first.counter(conn)
+    else:
+        (total,) = conn.execute(first.count_sql, params).fetchone()
     offset = (page - 1) * page_size
     if offset >= total:  # past the end (also pages whose offset no SQLite integer holds)
         return int(total), []

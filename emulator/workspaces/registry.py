@@ -21,6 +21,7 @@ from emulator.fixtures.loader import DEFAULT_FIXTURES, load_fixture_dir
 from emulator.path_roots import PathRoots
 from emulator.server import AppFactory
 from emulator.services import Services
+from emulator.store import contact_search, updated_counts
 from emulator.workspaces.bundle import build_services
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,9 @@ class Workspaces:
         finally:
             self._starting -= 1
         self._spaces[workspace_id] = services
+        # its contact search's index and updatedAt counts, in the background as for the default
+        contact_search.warm(services.emulator.db)
+        updated_counts.warm(services.emulator.db)
         log.info("workspace %s created on %s", workspace_id, services.emulator.fixtures_dir)
         return services
 

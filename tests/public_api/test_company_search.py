@@ -7,8 +7,11 @@ every condition kind, NULL handling and the include/exclude combination at once.
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections import Counter
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -16,10 +19,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from emulator.app import create_app
 from emulator.errors import BadRequest
+from emulator.fixtures.loader import DEFAULT_FIXTURES
 from emulator.fixtures.models import Company as CompanyFixture
 from emulator.public_api.company_search import KEYS, parse_conditions
-from tests.conftest import ALL
+from tests.conftest import ALL, make_settings, open_client
 from tests.public_api.paging import fixtures, walk
 
 pytestmark = pytest.mark.anyio
@@ -271,6 +276,24 @@ async def test_text_conditions_fold_non_ascii_case(client: httpx.AsyncClient) ->
     assert [c["id"] for c in listed.json()["data"]] == [new_id]
 
 
+async def test_an_indexed_text_condition_folds_non_ascii_case(tmp_path: Path) -> None:
+    """industry is read through its index (its distinct spellings folded): the same rule."""
+    shutil.copytree(DEFAULT_FIXTURES, tmp_path / "fx")
+    companies = json.loads((tmp_path / "fx" / "companies.json").read_text())
+    companies[0]["industry"] = "MÉDIAS GROẞ"
+    companies[1]["industry"] = None
+    (tmp_path / "fx" / "companies.json").write_text(json.dumps(companies))
+    odd = companies[0]["id"]
+    async for client in open_client(create_app(make_settings(fixtures=str(tmp_path / "fx")))):
+        for industry in ("médias gross", "Médias Groß", "MÉDIAS GROSS"):
+            found = await search(client, {"include": {"industry": [industry, "Nothing"]}})
+            assert [c["id"] for c in found.json()["data"]] == [odd], industry
+            excluded = await search(client, {"exclude": {"industry": [industry]}, "pageSize": 100})
+            # only that one: a company without an industry meets no condition on it
+            assert excluded.json()["meta"]["total"] == len(companies) - 1
+            assert odd not in [c["id"] for c in excluded.json()["data"]]
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [
@@ -351,10 +374,10 @@ def test_empty_conditions_constrain_nothing() -> None:
 
 
 def test_exclude_treats_null_as_not_met() -> None:
-    conds = parse_conditions({}, {"industry": ["Software"]})
+    conds = parse_conditions({}, {"country": ["Software"]})
     assert conds.sql == (
-        "NOT IFNULL((lower(industry) IN (?) OR (length(CAST((industry) AS BLOB))"
-        " != length(industry) AND casefold(industry) IN (?))), 0)"
+        "NOT IFNULL((lower(country) IN (?) OR (length(CAST((country) AS BLOB))"
+        " != length(country) AND casefold(country) IN (?))), 0)"
     )
     assert conds.folds
     assert conds.params == ["software", "software"]

@@ -54,6 +54,9 @@ CREATE INDEX IF NOT EXISTS companies_domain ON companies(domainKey);
 CREATE INDEX IF NOT EXISTS companies_network ON companies(networkUrlKey);
 CREATE INDEX IF NOT EXISTS companies_name ON companies(nameKey);
 CREATE INDEX IF NOT EXISTS companies_updated ON companies(updatedAt);
+-- company search (POST /v1/companies/search) conditions read through these
+CREATE INDEX IF NOT EXISTS companies_industry ON companies(industry);
+CREATE INDEX IF NOT EXISTS companies_employees ON companies(numberOfEmployees);
 CREATE TABLE IF NOT EXISTS contacts (
     id INTEGER PRIMARY KEY,
     firstName TEXT, lastName TEXT, jobTitle TEXT, networkProfileUrl TEXT, professionalEmail TEXT,
