@@ -268,7 +268,11 @@ def _serve_with(
             worker.stop()
 
     # The fixture files are hashed (the seed cache's key) while the server's modules import.
-    digest = None if args.no_seed_cache else DigestThread(args.fixtures, then=stop_if_unneeded)
+    digest = (
+        None
+        if args.no_seed_cache
+        else DigestThread(args.fixtures, then=stop_if_unneeded, memo_dir=args.seed_cache)
+    )
     from emulator.app import create_app  # the whole server: other commands start without it
 
     settings = Settings(

@@ -21,6 +21,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,16 @@ def _write(directory: Path, out: Path) -> None:
         conn.close()
 
 
+def _exit_with_the_server() -> None:
+    """The server holds this process's stdin open for its whole life: end of file is the
+    server gone (killed before it could stop this process), and so is this work."""
+    sys.stdin.buffer.read()
+    os._exit(3)
+
+
 def main(argv: list[str]) -> int:
     directory, out = Path(argv[0]), Path(argv[1])
+    threading.Thread(target=_exit_with_the_server, daemon=True).start()
     # No cyclic garbage collection: decoded contacts hold no cycles, and each collection
     # would walk the chunk's hundreds of thousands of objects again (~7% of the work).
     gc.disable()
@@ -115,7 +124,7 @@ class ContactsWorker:
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-P", "-m", __name__, str(directory), str(path)],
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,  # never written: closed when this process ends
                 stdout=subprocess.PIPE,
                 # glibc: buffers of 128 KiB and more mapped on their own and given back when
                 # freed (the file's blocks), not kept in a growing heap: a smaller peak RSS.
@@ -166,9 +175,10 @@ class ContactsWorker:
     def close(self) -> None:
         self.stop()
         self._proc.wait()
-        if self._proc.stdout is not None:
-            with contextlib.suppress(OSError):
-                self._proc.stdout.close()
+        for pipe in (self._proc.stdin, self._proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
         self.path.unlink(missing_ok=True)
 
 
