@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from emulator.clock import parse_clock
+from emulator.fixtures import seed_process
 from emulator.fixtures.image_cache import (
     DigestThread,
     ImageCache,
@@ -250,7 +251,12 @@ def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
     # A cold start's contacts are written by another process, started before the server's
     # modules import (its memory is its own, not a copy of the server's); stopped as soon as
     # the hash of the files finds their image (or says they are not cached).
-    worker = None if args.no_seed_cache else ContactsWorker.spawn(args.fixtures, args.seed_cache)
+    # With --db a cold start seeds in a process of its own (which spawns its own worker).
+    worker = (
+        None
+        if args.no_seed_cache or args.db is not None
+        else ContactsWorker.spawn(args.fixtures, args.seed_cache)
+    )
     try:
         return _serve_with(sock, args, worker)
     finally:
@@ -302,6 +308,8 @@ def _serve_with(
     app = create_app(settings)
     redact_logs(app.state.services.secrets)  # and the stored ones the answers refresh it with
     try:
+        if args.db is not None and digest is not None:
+            _seed_aside(args.fixtures, args.seed_cache, digest.result())
         # With a seed cache the fixtures are validated while an image is seeded (or were,
         # when the image of the same files exists): the app starts from the image.
         image = app.state.services.emulator.build_image(
@@ -330,6 +338,18 @@ def _serve_with(
     )
     del fixtures
     return run_server(app, settings, sock, args.log_level.lower(), banner)
+
+
+def _seed_aside(fixtures: str, cache: str, digest: str | None) -> None:
+    """With --db, the state on disk: an image not cached yet is built by another process
+    (fixtures/seed_process.py), so that the server never holds the decoded fixtures; should
+    that process fail otherwise than on the fixtures, the server seeds them itself."""
+    if digest is None or ImageCache(cache).find(digest) is not None:
+        return
+    try:
+        seed_process.build_image(fixtures, cache, digest)
+    except OSError as exc:
+        print(f"emulator: warning: {exc}; seeding in this process", file=sys.stderr, flush=True)
 
 
 def _fail(message: str) -> int:
