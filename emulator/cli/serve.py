@@ -245,7 +245,7 @@ def main(args: argparse.Namespace) -> int:
 def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
     # The image of the fixtures is found or seeded by another process, started before the
     # server's modules import (fixtures/seed_process.py): the server never holds decoded
-    # fixtures, and starts from the image.
+    # fixtures, and starts from the image (a few thousand contacts: seeded here, sooner).
     seeder = None if args.no_seed_cache else SeedProcess.spawn(args.fixtures, args.seed_cache)
     try:
         return _serve_with(sock, args, seeder)
