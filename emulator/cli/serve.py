@@ -12,8 +12,8 @@ from pathlib import Path
 from emulator.clock import parse_clock
 from emulator.fixtures.image_cache import default_cache_dir, image_counts
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
-from emulator.fixtures.seed_process import SeedProcess
 from emulator.redaction import redact_logs
+from emulator.seed_process import SeedProcess
 from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
 from emulator.settings import RateLimit, Settings
 
@@ -244,7 +244,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
     # The image of the fixtures is found or seeded by another process, started before the
-    # server's modules import (fixtures/seed_process.py): the server never holds decoded
+    # server's modules import (emulator/seed_process.py): the server never holds decoded
     # fixtures, and starts from the image (a few thousand contacts: seeded here, sooner).
     seeder = None if args.no_seed_cache else SeedProcess.spawn(args.fixtures, args.seed_cache)
     try:
