@@ -15,7 +15,7 @@ from typing import Any
 
 from emulator import heap
 from emulator.clock import Clock, wall_now
-from emulator.fixtures.image_cache import ImageCache, fixture_digest
+from emulator.fixtures.image_cache import ImageCache, copy_image, empty_db_file, fixture_digest
 from emulator.fixtures.loader import (
     AnyContact,
     ContactStream,
@@ -132,8 +132,13 @@ class Emulator:
         Opening twice is a no-op (`emulator serve` opens it before the lifespan runs)."""
         if self.store is not None:
             return
+        copied = await self._copy_seed_image()
         self.store = await Store.open(self.settings.db)
-        if await self.store.get_meta("fixtures") is None:
+        if copied:
+            await self.store.write(lambda conn: write_meta(conn, "fixtures", self.fixtures_dir))
+            self._image = self._prepared = None
+            self._seeded_version = self.store.version
+        elif await self.store.get_meta("fixtures") is None:
             digest, self._image = self._prepared or (self._digest(), None)
             if digest is not None and (self._image is None or not self._image.is_file()):
                 self._image = self._find_image(digest)
@@ -152,6 +157,23 @@ class Emulator:
         await self.load_clock()
         # The decoded records are in the store now; holding them would double the memory.
         self.fixtures = None
+
+    async def _copy_seed_image(self) -> bool:
+        """A `--db` file that holds no database yet becomes a copy of the seeded image, when
+        one is cached: a file copy, where restoring into it would write every page twice
+        (the WAL, then the file) through this process."""
+        if self.settings.db is None or self._images is None:
+            return False
+        target = Path(self.settings.db)
+        if not empty_db_file(target):
+            return False
+        digest, image = self._prepared or (self._digest(), None)
+        if digest is not None and (image is None or not image.is_file()):
+            image = self._find_image(digest)
+        if image is None:
+            return False
+        await asyncio.to_thread(copy_image, image, target)
+        return True
 
     async def start_from_image(self, image: bytes) -> None:
         """Open an in-memory store holding `image`, the seeded image of this emulator's
@@ -321,7 +343,9 @@ class Emulator:
         write_meta(conn, "clock", fixtures.clockStart)
 
     def _digest(self) -> str | None:
-        return None if self._images is None else fixture_digest(self.fixtures_dir)
+        if self._images is None:
+            return None
+        return fixture_digest(self.fixtures_dir, self._images.directory)
 
     def _find_image(self, digest: str) -> Path | None:
         return None if self._images is None else self._images.find(digest)

@@ -14,7 +14,18 @@ ROOT = Path(emulator.__file__).parent
 # is acyclic (checked below). Top-level modules not named here sit in the bottom layer.
 LAYERS: dict[str, int] = {
     **dict.fromkeys(
-        ["app", "services", "workspaces", "cli", "control", "dashboard", "testing", "__main__"], 2
+        [
+            "app",
+            "services",
+            "workspaces",
+            "cli",
+            "control",
+            "dashboard",
+            "testing",
+            "seed_process",  # builds a seeded image with the whole app's seeders
+            "__main__",
+        ],
+        2,
     ),
     **dict.fromkeys(
         [

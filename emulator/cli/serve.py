@@ -6,18 +6,14 @@ import argparse
 import os
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from emulator.clock import parse_clock
-from emulator.fixtures.image_cache import (
-    DigestThread,
-    ImageCache,
-    default_cache_dir,
-    image_counts,
-)
+from emulator.fixtures.image_cache import default_cache_dir, image_counts
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
-from emulator.platform.contacts_worker import ContactsWorker
 from emulator.redaction import redact_logs
+from emulator.seed_process import SeedProcess
 from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
 from emulator.settings import RateLimit, Settings
 
@@ -247,28 +243,18 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
-    # A cold start's contacts are written by another process, started before the server's
-    # modules import (its memory is its own, not a copy of the server's); stopped as soon as
-    # the hash of the files finds their image (or says they are not cached).
-    worker = None if args.no_seed_cache else ContactsWorker.spawn(args.fixtures, args.seed_cache)
+    # The image of the fixtures is found or seeded by another process, started before the
+    # server's modules import (emulator/seed_process.py): the server never holds decoded
+    # fixtures, and starts from the image (a few thousand contacts: seeded here, sooner).
+    seeder = None if args.no_seed_cache else SeedProcess.spawn(args.fixtures, args.seed_cache)
     try:
-        return _serve_with(sock, args, worker)
+        return _serve_with(sock, args, seeder)
     finally:
-        if worker is not None:
-            worker.close()
+        if seeder is not None:
+            seeder.close()
 
 
-def _serve_with(
-    sock: socket.socket, args: argparse.Namespace, worker: ContactsWorker | None
-) -> int:
-    def stop_if_unneeded(digest: str | None) -> None:
-        if worker is not None and (
-            digest is None or ImageCache(args.seed_cache).find(digest) is not None
-        ):
-            worker.stop()
-
-    # The fixture files are hashed (the seed cache's key) while the server's modules import.
-    digest = None if args.no_seed_cache else DigestThread(args.fixtures, then=stop_if_unneeded)
+def _serve_with(sock: socket.socket, args: argparse.Namespace, seeder: SeedProcess | None) -> int:
     from emulator.app import create_app  # the whole server: other commands start without it
 
     settings = Settings(
@@ -298,11 +284,9 @@ def _serve_with(
     app = create_app(settings)
     redact_logs(app.state.services.secrets)  # and the stored ones the answers refresh it with
     try:
-        # With a seed cache the fixtures are validated while an image is seeded (or were,
-        # when the image of the same files exists): the app starts from the image.
-        image = app.state.services.emulator.build_image(
-            None if digest is None else digest.result, worker
-        )
+        # With a seed cache the fixtures were validated while an image was seeded (or
+        # before, when the image of the same files exists): the app starts from the image.
+        image = app.state.services.emulator.build_image(_digest_of(seeder))
         fixtures = None if image is not None else load_fixture_dir(args.fixtures)
     except FixtureError as exc:
         return _fail(f"fixture error: {exc}")
@@ -326,6 +310,19 @@ def _serve_with(
     )
     del fixtures
     return run_server(app, settings, sock, args.log_level.lower(), banner)
+
+
+def _digest_of(seeder: SeedProcess | None) -> Callable[[], str | None] | None:
+    """The fixtures' digest as the seeding process answers it, their image cached; should
+    that process fail otherwise than on the fixtures, the server seeds them itself."""
+    if seeder is None:
+        return None
+    try:
+        digest = seeder.result()
+    except OSError as exc:
+        print(f"emulator: warning: {exc}; seeding in this process", file=sys.stderr, flush=True)
+        return None
+    return lambda: digest
 
 
 def _fail(message: str) -> int:

@@ -21,6 +21,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +65,19 @@ def _write(directory: Path, out: Path) -> None:
         conn.close()
 
 
+def exit_with_the_server() -> None:
+    """The server holds this process's stdin open for its whole life: end of file is the
+    server gone (killed before it could stop this process), and so is this work."""
+    # the descriptor itself: a daemon thread blocked in the buffered reader's lock would stop
+    # the interpreter's shutdown with a fatal error
+    while os.read(0, 4096):
+        pass
+    os._exit(3)
+
+
 def main(argv: list[str]) -> int:
     directory, out = Path(argv[0]), Path(argv[1])
+    threading.Thread(target=exit_with_the_server, daemon=True).start()
     # No cyclic garbage collection: decoded contacts hold no cycles, and each collection
     # would walk the chunk's hundreds of thousands of objects again (~7% of the work).
     gc.disable()
@@ -81,7 +93,7 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _path() -> str:
+def package_path() -> str:
     """The worker imports this very package, wherever it comes from (`-P`: not from the
     current directory)."""
     here = str(Path(__file__).resolve().parents[2])
@@ -116,11 +128,15 @@ class ContactsWorker:
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-P", "-m", __name__, str(directory), str(path)],
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,  # never written: closed when this process ends
                 stdout=subprocess.PIPE,
                 # glibc: buffers of 128 KiB and more mapped on their own and given back when
                 # freed (the file's blocks), not kept in a growing heap: a smaller peak RSS.
-                env={**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072", "PYTHONPATH": _path()},
+                env={
+                    **os.environ,
+                    "MALLOC_MMAP_THRESHOLD_": "131072",
+                    "PYTHONPATH": package_path(),
+                },
             )
         except (OSError, ValueError, TypeError):  # no interpreter to run (embedded)
             return None
@@ -167,9 +183,10 @@ class ContactsWorker:
     def close(self) -> None:
         self.stop()
         self._proc.wait()
-        if self._proc.stdout is not None:
-            with contextlib.suppress(OSError):
-                self._proc.stdout.close()
+        for pipe in (self._proc.stdin, self._proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
         self.path.unlink(missing_ok=True)
 
 

@@ -42,10 +42,17 @@ def open_sync(path: str | Path | None) -> sqlite3.Connection:
     return conn
 
 
+# Pages of a database file kept in memory: the state of `--db` stays on disk, its resident
+# memory bounded (no memory-mapped reads, whose pages would count as the process's own).
+DISK_CACHE_KIB = 64 * 1024
+
+
 def configure(conn: sqlite3.Connection, on_disk: bool) -> None:
     if on_disk:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute(f"PRAGMA cache_size=-{DISK_CACHE_KIB}")
+        conn.execute("PRAGMA mmap_size=0")
     conn.execute("PRAGMA foreign_keys=OFF")  # fixture loads insert in dependency-free order
     conn.executescript(schema_sql())
 
