@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -42,26 +43,41 @@ def marked_processes(marker: str) -> list[tuple[int, str]]:
     return found
 
 
-def export_watched(*args: str, **env: str) -> tuple[subprocess.CompletedProcess[str], bool]:
+def export_watched(
+    *args: str, interrupt: bool = False, **env: str
+) -> tuple[subprocess.CompletedProcess[str], bool]:
     """`emulator export ARGS` as a process of its own; whether a child `emulator serve` ran
-    under it (seen while it ran); asserts no process of the run is alive after it."""
+    under it (seen while it ran; with `interrupt`, the export gets SIGINT, Ctrl-C, as soon as
+    it is seen); asserts no process of the run is alive after it."""
     marker = f"CRM_PROCESS_TEST={uuid.uuid4().hex}"
     name, value = marker.split("=")
     command = [sys.executable, "-m", "emulator", "export", *args]
-    process = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env={**os.environ, name: value, **env},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    # Ctrl-C as at a terminal: a runner may start tests with SIGINT ignored, which the
+    # export would inherit (a handled signal is back to its default in the new program)
+    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env={**os.environ, name: value, **env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
     seen_child = False
     deadline = time.monotonic() + 120
     while process.poll() is None and time.monotonic() < deadline:
-        seen_child = seen_child or any(
-            " serve " in cmd and pid != process.pid for pid, cmd in marked_processes(marker)
-        )
+        if not seen_child:
+            seen_child = any(
+                " serve " in cmd and pid != process.pid for pid, cmd in marked_processes(marker)
+            )
+            if seen_child and interrupt:
+                process.send_signal(signal.SIGINT)
         time.sleep(0.01)
     try:
         out, err = process.communicate(timeout=max(1.0, deadline - time.monotonic()))
@@ -103,6 +119,11 @@ def test_a_failing_run_leaves_no_child_and_no_key() -> None:
     assert done.returncode == 2, done.stderr + done.stdout
     assert seen
     assert "wrong-key-0123456789" not in done.stdout + done.stderr
+
+
+def test_ctrl_c_stops_the_child() -> None:
+    done, seen = export_watched("--fixtures", str(ROOT / "fixtures" / "default"), interrupt=True)
+    assert seen and done.returncode != 0
 
 
 def test_a_child_late_to_start_is_exit_2_and_stopped() -> None:
