@@ -53,9 +53,16 @@ def probe_db(path: str) -> None:
 
 
 def run_server(
-    app: Starlette, settings: Settings, sock: socket.socket, log_level: str, banner: str
+    app: Starlette,
+    settings: Settings,
+    sock: socket.socket,
+    log_level: str,
+    banner: str,
+    *,
+    warm_search: bool = True,
 ) -> int:
-    """Open the app's store, serve on `sock` until a signal; answers the exit code."""
+    """Open the app's store, serve on `sock` until a signal; answers the exit code. Without
+    `warm_search` the contact search's index waits for the first search."""
     import uvicorn  # deferred: commands other than `serve` start without it
 
     from emulator.store import contact_search
@@ -66,7 +73,8 @@ def run_server(
             if self.started:
                 print(banner, flush=True)
                 # the contact search's index, built in the background once serving
-                contact_search.warm(app.state.services.emulator.db)
+                if warm_search:
+                    contact_search.warm(app.state.services.emulator.db)
 
     if settings.db is not None:
         try:

@@ -67,6 +67,8 @@ def serve_command(fixtures: str) -> list[str]:
         "--port",
         "0",
         "--no-seed-cache",
+        # its /v1 search is never asked: no index built beside the CRM's first calls
+        "--lazy-search-index",
     ]
 
 

@@ -122,6 +122,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--no-seed-cache", action="store_true", help="seed from the files every time"
     )
     serve.add_argument(
+        "--lazy-search-index",
+        action="store_true",
+        help="build the contact search's index at the first search, not in the background "
+        "once listening (for a server that answers /crm alone: `emulator export`'s CRM)",
+    )
+    serve.add_argument(
         "--log-level", default="warning", help=f"uvicorn log level: {', '.join(LOG_LEVELS)}"
     )
     serve.add_argument(
@@ -325,7 +331,9 @@ def _serve_with(
         fixtures  # the app seeds the store from it, then lets it go
     )
     del fixtures
-    return run_server(app, settings, sock, args.log_level.lower(), banner)
+    return run_server(
+        app, settings, sock, args.log_level.lower(), banner, warm_search=not args.lazy_search_index
+    )
 
 
 def _fail(message: str) -> int:
