@@ -53,9 +53,17 @@ def probe_db(path: str) -> None:
 
 
 def run_server(
-    app: Starlette, settings: Settings, sock: socket.socket, log_level: str, banner: str
+    app: Starlette,
+    settings: Settings,
+    sock: socket.socket,
+    log_level: str,
+    banner: str,
+    *,
+    warm_search: bool = True,
 ) -> int:
-    """Open the app's store, serve on `sock` until a signal; answers the exit code."""
+    """Open the app's store, serve on `sock` until a signal; answers the exit code. Without
+    `warm_search` the contact search's index and the updatedAt counts wait for the first
+    listing that needs them."""
     import uvicorn  # deferred: commands other than `serve` start without it
 
     from emulator.store import contact_search, updated_counts
@@ -66,8 +74,10 @@ def run_server(
             if self.started:
                 print(banner, flush=True)
                 # the contact search's index and the updatedAt counts, built in the background
-                contact_search.warm(app.state.services.emulator.db)
-                updated_counts.warm(app.state.services.emulator.db)
+                # (or, lazily, by the first listing that needs them)
+                if warm_search:
+                    contact_search.warm(app.state.services.emulator.db)
+                    updated_counts.warm(app.state.services.emulator.db)
 
     if settings.db is not None:
         try:

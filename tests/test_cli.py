@@ -124,3 +124,16 @@ def test_state_persists_across_a_restart_with_db(tmp_path: Path) -> None:
         # reset goes back to the fixtures, also on a file database
         assert httpx.post(f"{base}/_emulator/reset").status_code == 200
         assert httpx.get(f"{base}/v1/contact/{contact_id}", headers=ALL).status_code == 404
+
+
+def test_a_lazy_search_index_answers_the_same_search() -> None:
+    """--lazy-search-index: no index built once listening; the first search still answers
+    exactly what a server that built it answers."""
+    params = {"search": "rossi", "pageSize": 100}
+    answers = []
+    for flags in ((), ("--lazy-search-index",)):
+        with emulator_process(*flags) as base:
+            found = httpx.get(f"{base}/v1/contacts", params=params, headers=ALL)
+            assert found.status_code == 200, found.text
+            answers.append([c["id"] for c in found.json()["data"]])
+    assert answers[0] and answers[0] == answers[1]

@@ -1,8 +1,10 @@
 """`emulator export`: wire a platform store, a CRM URL and the exporter, then write the report.
 
-Without --crm-url (and no absolute crmUrl in the stored connection) the embedded reference CRM
-is served in-process under uvicorn on a free loopback port for the run: the exporter reaches it
-over real HTTP like any stranger's CRM.
+Without --crm-url (and no absolute crmUrl in the stored connection) the run brings the embedded
+reference CRM, reached over real HTTP like any stranger's CRM: a child `emulator serve` of the
+same fixtures (emulator/cli/crm_process.py), on another core than the exporter's; with --db (the
+CRM's tables live in that file beside the platform's) or --crm in-process, the whole app served
+in this process under uvicorn on a free loopback port.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,11 +21,13 @@ import httpx
 import msgspec
 
 import emulator.cli.outputs as outputs
+from emulator.cli.crm_process import CrmProcess, serve_command, start_seconds
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.fixtures.models import CrmConnection, FixtureSet
 from emulator.platform import connection as platform_connection
 from emulator.redaction import SecretBook, redact_logs
 from emulator.server import (
+    Platform,
     ServerOpener,
     add_connection_flags,
     connection_for,
@@ -52,6 +57,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     export.add_argument("--html", help="write the report as one self-contained HTML page to FILE")
     export.add_argument("--json", action="store_true", help="print the JSON report to stdout")
+    export.add_argument(
+        "--crm",
+        choices=("process", "in-process"),
+        help="where the embedded reference CRM runs (no --crm-url): a child `emulator serve` "
+        "on another core (process, the default without --db) or this process (in-process, "
+        "the only choice with --db: the CRM's tables live in that file)",
+    )
     add_strict_flag(export)
 
 
@@ -97,8 +109,26 @@ class ProgressBar:
             sys.stderr.write("\n")
 
 
+def crm_child_opener(child: CrmProcess) -> ServerOpener:
+    """The platform store alone, with the child's base URL as the server's (relative crmUrls
+    resolve to the child's /crm). The child loads while this process seeds its store."""
+
+    @asynccontextmanager
+    async def open_platform(
+        settings: Settings, fixtures: FixtureSet | None
+    ) -> AsyncIterator[Platform]:
+        async with platform_only(settings, fixtures) as platform:
+            base = await child.ready(start_seconds())
+            yield Platform(platform.store, platform.emulator, base)
+
+    return open_platform
+
+
 async def _export(
-    args: argparse.Namespace, fixtures: FixtureSet | None, book: SecretBook
+    args: argparse.Namespace,
+    fixtures: FixtureSet | None,
+    book: SecretBook,
+    child: CrmProcess | None = None,
 ) -> Report:
     """The run's report; `book` learns the key in use (the outputs are redacted with it)."""
     # deferred: the exporter loads only when `export` runs (not for --help, wait, ...)
@@ -110,7 +140,9 @@ async def _export(
         stored_absolute = platform_connection.is_absolute(fixtures.connection.crmUrl)
     embedded = not args.crm_url and not stored_absolute
     opener: ServerOpener = platform_only
-    if embedded:
+    if embedded and child is not None:
+        opener = crm_child_opener(child)
+    elif embedded:
         from emulator.app import create_app  # deferred: the whole server, only for the embedded CRM
 
         opener = server_opener(create_app)
@@ -171,6 +203,29 @@ def main(args: argparse.Namespace) -> int:
         except httpx.InvalidURL as exc:
             print(f"emulator export: --crm-url: {exc}", file=sys.stderr)
             return 2
+    if args.crm == "process" and args.db:
+        print(
+            "emulator export: --crm process cannot keep the CRM's tables in --db (they live "
+            "in that file beside the platform's): use --crm in-process, or leave out --crm",
+            file=sys.stderr,
+        )
+        return 2
+    # Started first: the CRM's process loads the same files while this one does.
+    child = None
+    if not args.crm_url and args.db is None and args.crm != "in-process":
+        try:
+            child = CrmProcess.start(serve_command(str(args.fixtures or DEFAULT_FIXTURES)))
+        except OSError as exc:
+            print(f"emulator export: cannot start the embedded CRM: {exc}", file=sys.stderr)
+            return 2
+    try:
+        return _run(args, child)
+    finally:
+        if child is not None:
+            child.stop()
+
+
+def _run(args: argparse.Namespace, child: CrmProcess | None) -> int:
     fixtures: FixtureSet | None = None
     try:
         if args.db is None or not Path(args.db).exists():
@@ -178,13 +233,19 @@ def main(args: argparse.Namespace) -> int:
     except FixtureError as exc:
         print(f"emulator export: fixture error: {exc}", file=sys.stderr)
         return 2
+    stored = fixtures.connection if fixtures is not None else None
+    if child is not None and stored is not None and platform_connection.is_absolute(stored.crmUrl):
+        child.stop()  # the stored connection names another CRM: no embedded one
+        child = None
     # The client redacts what it records; every output is redacted again as it is written.
     book = SecretBook([args.api_key])
+    if child is not None:  # the child's control token and its CRM's key
+        book.add(child.token, fixtures.crm.settings.apiKey if fixtures is not None else None)
     redact_logs(book)
     try:
         # a second exporter on this file exits 2 before sending
         with export_lock(args.db), asyncio.Runner(loop_factory=fast_loop()) as runner:
-            report = runner.run(_export(args, fixtures, book))
+            report = runner.run(_export(args, fixtures, book, child))
     except ExportLocked as exc:
         print(book.redactor.text(f"emulator export: {exc}"), file=sys.stderr)
         return 2

@@ -118,6 +118,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--no-seed-cache", action="store_true", help="seed from the files every time"
     )
     serve.add_argument(
+        "--lazy-search-index",
+        action="store_true",
+        help="build the contact search's index and the updatedAt counts at the first listing "
+        "that needs them, not in the background "
+        "once listening (for a server that answers /crm alone: `emulator export`'s CRM)",
+    )
+    serve.add_argument(
         "--log-level", default="warning", help=f"uvicorn log level: {', '.join(LOG_LEVELS)}"
     )
     serve.add_argument(
@@ -309,7 +316,9 @@ def _serve_with(sock: socket.socket, args: argparse.Namespace, seeder: SeedProce
         fixtures  # the app seeds the store from it, then lets it go
     )
     del fixtures
-    return run_server(app, settings, sock, args.log_level.lower(), banner)
+    return run_server(
+        app, settings, sock, args.log_level.lower(), banner, warm_search=not args.lazy_search_index
+    )
 
 
 def _digest_of(seeder: SeedProcess | None) -> Callable[[], str | None] | None:
