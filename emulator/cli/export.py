@@ -40,6 +40,8 @@ from emulator.store.export_lock import ExportLocked, export_lock
 if TYPE_CHECKING:  # the exporter (httpx) loads only when `export` runs: `serve` starts faster
     from emulator.exporter.report import Progress, Report
 
+CHILD_WORTH_IT = 4 << 20  # bytes of contacts.json from which the CRM gets a process of its own
+
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     export = sub.add_parser("export", help="export contacts and companies to a CRM and report")
@@ -59,10 +61,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     export.add_argument("--json", action="store_true", help="print the JSON report to stdout")
     export.add_argument(
         "--crm",
-        choices=("process", "in-process"),
+        choices=("auto", "process", "in-process"),
+        default="auto",
         help="where the embedded reference CRM runs (no --crm-url): a child `emulator serve` "
-        "on another core (process, the default without --db) or this process (in-process, "
-        "the only choice with --db: the CRM's tables live in that file)",
+        "on another core (process) or this process (in-process, the only choice with --db: "
+        "the CRM's tables live in that file); auto (the default): a child for fixtures whose "
+        "contacts.json is 4 MiB or more (~6,000 contacts), where its second core pays for "
+        "its start, else this process",
     )
     add_strict_flag(export)
 
@@ -212,7 +217,7 @@ def main(args: argparse.Namespace) -> int:
         return 2
     # Started first: the CRM's process loads the same files while this one does.
     child = None
-    if not args.crm_url and args.db is None and args.crm != "in-process":
+    if crm_in_child(args):
         try:
             child = CrmProcess.start(serve_command(str(args.fixtures or DEFAULT_FIXTURES)))
         except OSError as exc:
@@ -223,6 +228,21 @@ def main(args: argparse.Namespace) -> int:
     finally:
         if child is not None:
             child.stop()
+
+
+def crm_in_child(args: argparse.Namespace) -> bool:
+    """Whether the embedded CRM gets a process of its own (see --crm)."""
+    if args.crm_url or args.db is not None or args.crm == "in-process":
+        return False
+    if args.crm == "process":
+        return True
+    # auto: a child costs ~1 s of start-up the export waits for at small sizes (its imports
+    # are hidden behind the parent's load only when that load is long)
+    contacts = Path(args.fixtures or DEFAULT_FIXTURES) / "contacts.json"
+    try:
+        return contacts.stat().st_size >= CHILD_WORTH_IT
+    except OSError:
+        return False  # the fixture loader names the missing file
 
 
 def _run(args: argparse.Namespace, child: CrmProcess | None) -> int:

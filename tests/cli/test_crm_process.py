@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -102,7 +103,7 @@ def comparable(value: Any) -> Any:
 
 
 def test_the_child_crm_gives_the_in_process_report_and_is_gone_after() -> None:
-    child, seen = export_watched("--json")
+    child, seen = export_watched("--json", "--crm", "process")
     assert child.returncode == 0, child.stderr
     assert seen, "no child `emulator serve` ran under the export"
     in_process, seen_in_process = export_watched("--json", "--crm", "in-process")
@@ -115,22 +116,40 @@ def test_the_child_crm_gives_the_in_process_report_and_is_gone_after() -> None:
 
 
 def test_a_failing_run_leaves_no_child_and_no_key() -> None:
-    done, seen = export_watched("--api-key", "wrong-key-0123456789")
+    done, seen = export_watched("--crm", "process", "--api-key", "wrong-key-0123456789")
     assert done.returncode == 2, done.stderr + done.stdout
     assert seen
     assert "wrong-key-0123456789" not in done.stdout + done.stderr
 
 
 def test_ctrl_c_stops_the_child() -> None:
-    done, seen = export_watched("--fixtures", str(ROOT / "fixtures" / "default"), interrupt=True)
+    done, seen = export_watched(
+        "--crm", "process", "--fixtures", str(ROOT / "fixtures" / "default"), interrupt=True
+    )
     assert seen and done.returncode != 0
 
 
 def test_a_child_late_to_start_is_exit_2_and_stopped() -> None:
-    done, _ = export_watched(EMULATOR_CRM_START_SECONDS="0.001")
+    done, _ = export_watched("--crm", "process", EMULATOR_CRM_START_SECONDS="0.001")
     assert done.returncode == 2
     assert "embedded reference CRM" in done.stderr and "within 0.001 s" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_auto_keeps_small_fixtures_in_process_and_gives_large_ones_a_child(
+    tmp_path: Path,
+) -> None:
+    small, seen_small = export_watched("--json")
+    assert small.returncode == 0, small.stderr
+    assert not seen_small, "the default fixtures (200 contacts) started a CRM process"
+    large = tmp_path / "large"
+    shutil.copytree(ROOT / "fixtures" / "default", large)
+    contacts = json.loads((large / "contacts.json").read_text())
+    # the same 200 contacts, padded past the 4 MiB threshold with whitespace
+    (large / "contacts.json").write_text(json.dumps(contacts) + " " * (4 << 20))
+    done, seen = export_watched("--json", "--fixtures", str(large))
+    assert done.returncode == 0, done.stderr
+    assert seen, "contacts.json of 4 MiB did not start a CRM process"
 
 
 def test_process_crm_with_a_db_file_is_refused(tmp_path: Path) -> None:
