@@ -25,7 +25,7 @@ from emulator.operations import Busy
 from emulator.platform import campaign_tables, engagement
 from emulator.simulation.campaigns import effects as fx
 from emulator.simulation.campaigns import events as ev
-from emulator.simulation.campaigns.batch import Batch, Member, MemberRow
+from emulator.simulation.campaigns.batch import Batch, Member
 from emulator.simulation.campaigns.injection import Injected, InjectedOut, inject
 from emulator.simulation.campaigns.scheduling import (
     SimulationError,
@@ -64,7 +64,7 @@ CHUNK_ITEMS = 10_000  # and about this many items (never fewer, unless time runs
 CONVERSATIONS_KEPT = 300_000  # conversation ids kept between chunks (~40 MB)
 Listener = Callable[[datetime], Awaitable[None]]
 # The due query's rows, decoded from one JSON array of arrays.
-_DUE_ROWS = msgspec.json.Decoder(list[MemberRow])
+_DUE_ROWS = msgspec.json.Decoder(list[Member])
 
 
 class Due(msgspec.Struct, order=True, gc=False):
@@ -251,13 +251,12 @@ class Simulation:
         due: list[Due] = []
         due_members = batch.members
         timelines = self._timelines
-        for row in rows:
-            anchor, first_step = row.anchorAt, row.firstStep
+        for member in rows:  # each one's next_at None until an item after end_ms
+            anchor, first_step = member.anchor_at, member.first_step
             if anchor is None or first_step is None:  # not simulated: it stays where it is
                 continue
-            plan = plans[row.campaignId]
-            member = Member(row)  # its next_at None until an item after end_ms
-            key = campaign, contact = row.campaignId, row.contactId
+            plan = plans[member.campaign_id]
+            key = campaign, contact = member.campaign_id, member.contact_id
             cached = timelines.get(key)  # as _timeline, without a call per member
             if (
                 cached is not None
@@ -268,7 +267,7 @@ class Simulation:
                 items, ats = cached.items, cached.ats
             else:
                 items, ats = self._timeline(plan, key, anchor, first_step)
-            for i in range(bisect_left(ats, row.nextActionAt or ""), len(items)):  # from it on
+            for i in range(bisect_left(ats, member.next_action_at or ""), len(items)):
                 item = items[i]
                 if item.ms > end_ms:
                     member.next_at = ats[i]
@@ -316,7 +315,7 @@ class Simulation:
 
     @staticmethod
     def _cut(
-        due: list[Due], rows: list[MemberRow], limit: int, batch: Batch
+        due: list[Due], rows: list[Member], limit: int, batch: Batch
     ) -> tuple[list[Due], int | None]:
         """The items of `due` this chunk may process, and the moment they reach (None: the
         chunk's end). When the query stopped at `limit` members, the members not read come
@@ -326,8 +325,8 @@ class Simulation:
         nextActionAt names them all)."""
         cut, reached = len(due), None
         if len(rows) >= limit:
-            last = max(rows, key=lambda r: (r.nextActionAt or "", r.campaignId, r.contactId))
-            bound = (parse_ms(last.nextActionAt or ""), last.campaignId, last.contactId)
+            last = max(rows, key=lambda r: (r.next_action_at or "", r.campaign_id, r.contact_id))
+            bound = (parse_ms(last.next_action_at or ""), last.campaign_id, last.contact_id)
             cut, reached = bisect_right(due, bound, key=_key), bound[0]
         if cut > limit:
             whole = cut
