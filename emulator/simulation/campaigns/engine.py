@@ -82,15 +82,37 @@ class Due(msgspec.Struct, order=True, gc=False):
 
 
 class Timeline(msgspec.Struct, gc=False):
-    """A member's items and their stored times (both in time order; comparing text is cheaper
-    than parsing it, for bisect), with what they were made from. Kept for every member: not
-    tracked by the cyclic GC (it holds no cycle), which would otherwise walk them all."""
+    """A member's items and the stored times of its first ones (both in time order; comparing
+    text is cheaper than parsing it, for bisect), with what they were made from. Kept for
+    every member: not tracked by the cyclic GC (it holds no cycle), which would otherwise
+    walk them all. `ats` grows as chunks reach the items (`formatted`): a member's timeline
+    runs weeks ahead, and formatting all its times when it is first due cost about as much as
+    drawing them, for items most advances never reach."""
 
     fingerprint: int  # the plan's
     anchor: str
     first_step: int
     items: tuple[Item, ...]  # tuples of untracked items: untracked too
-    ats: tuple[str, ...]
+    ats: tuple[str, ...]  # the times of items[:len(ats)]
+
+
+def formatted(timeline: Timeline, through: str | None, end_ms: int) -> tuple[str, ...]:
+    """`timeline.ats`, first made to reach `through` (a stored time: the member's
+    nextActionAt) and the first item after `end_ms` (or the last item), so that a bisect for
+    `through` and a walk to the first item after `end_ms` find every time they need."""
+    ats, items = timeline.ats, timeline.items
+    done = len(ats)
+    if done < len(items) and (
+        not done or ats[-1] < (through or "") or items[done - 1].ms <= end_ms
+    ):
+        more = []
+        for item in items[done:]:
+            at = iso(item.ms)
+            more.append(at)
+            if at >= (through or "") and item.ms > end_ms:
+                break
+        ats = timeline.ats = ats + tuple(more)
+    return ats
 
 
 def _key(d: Due) -> tuple[int, int, int]:
@@ -259,14 +281,15 @@ class Simulation:
             key = campaign, contact = member.campaign_id, member.contact_id
             cached = timelines.get(key)  # as _timeline, without a call per member
             if (
-                cached is not None
-                and cached.anchor == anchor
-                and cached.first_step == first_step
-                and cached.fingerprint == plan.fingerprint
+                cached is None
+                or cached.anchor != anchor
+                or cached.first_step != first_step
+                or cached.fingerprint != plan.fingerprint
             ):
-                items, ats = cached.items, cached.ats
-            else:
-                items, ats = self._timeline(plan, key, anchor, first_step)
+                cached = self._timeline(plan, key, anchor, first_step)
+            items, ats = cached.items, cached.ats
+            if len(ats) < len(items):  # times not all formatted yet: those this walk needs
+                ats = formatted(cached, member.next_action_at, end_ms)
             for i in range(bisect_left(ats, member.next_action_at or ""), len(items)):
                 item = items[i]
                 if item.ms > end_ms:
@@ -351,23 +374,12 @@ class Simulation:
                 del members[key]
         return kept, reached
 
-    def _timeline(
-        self, plan: Plan, key: tuple[int, int], anchor: str, first_step: int
-    ) -> tuple[tuple[Item, ...], tuple[str, ...]]:
-        """A member's items and their stored timestamps (both in time order); `key` is
+    def _timeline(self, plan: Plan, key: tuple[int, int], anchor: str, first_step: int) -> Timeline:
+        """A member's timeline, made and kept (its times not formatted yet); `key` is
         (campaign, contact)."""
-        cached = self._timelines.get(key)
-        if (
-            cached is not None
-            and cached.anchor == anchor
-            and cached.first_step == first_step
-            and cached.fingerprint == plan.fingerprint
-        ):
-            return cached.items, cached.ats
         items = tuple(timeline(plan, key[1], parse_ms(anchor), first_step))
-        ats = tuple([iso(item.ms) for item in items])
-        self._timelines[key] = Timeline(plan.fingerprint, anchor, first_step, items, ats)
-        return items, ats
+        made = self._timelines[key] = Timeline(plan.fingerprint, anchor, first_step, items, ())
+        return made
 
     # -----------------------------------------------------------------------------------------
     async def start_campaign(self, campaign_id: int) -> tuple[str, int]:
