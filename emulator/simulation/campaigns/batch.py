@@ -21,62 +21,33 @@ from emulator.simulation.campaigns.timeline import DAY_MS, Plan, iso
 from emulator.wire import encode
 
 
-class MemberRow(msgspec.Struct, array_like=True, frozen=True, gc=False):
-    """A member as the engine reads it: its campaign_members row, where its timeline starts
-    (simulation_members; None for a member the simulation does not schedule) and what its
-    messages name. array_like: decoded from the JSON array SQLite builds of each row."""
+class Member(msgspec.Struct, array_like=True, gc=False):
+    """A member as the engine reads it (its campaign_members row, where its timeline starts:
+    simulation_members, None for a member the simulation does not schedule, and what its
+    messages name) and as a batch changes it. array_like: decoded straight from the JSON
+    array SQLite builds of each row, one object a member and no __init__ in Python; not
+    tracked by the cyclic GC (it holds no containers)."""
 
-    campaignId: int
-    contactId: int
-    stepIndex: int
-    sequenceStatus: str
-    engagementStatus: str
+    campaign_id: int
+    contact_id: int
+    step_index: int
+    sequence_status: str
+    engagement: str
     opens: int
     clicks: int
     replies: int
-    nextActionAt: str | None
-    anchorAt: str | None
-    firstStep: int | None
-    firstName: str | None
+    next_action_at: str | None  # as read: the time of its next item
+    anchor_at: str | None
+    first_step: int | None
+    first_name: str | None
     company: str | None  # the contact's company's name
-    profileUrl: str | None
-    rowid: int
-
-
-class Member:
-    """The campaign_members row of one member while a batch changes it."""
-
-    __slots__ = (
-        "campaign_id",
-        "clicks",
-        "company",
-        "contact_id",
-        "engagement",
-        "first_name",
-        "next_at",
-        "opens",
-        "profile_url",
-        "replies",
-        "rowid",
-        "sequence_status",
-        "step_index",
-    )
-
-    def __init__(self, row: MemberRow) -> None:
-        self.rowid = row.rowid  # of its campaign_members row, read in this transaction
-        self.campaign_id = row.campaignId
-        self.contact_id = row.contactId
-        self.step_index = row.stepIndex
-        self.sequence_status = row.sequenceStatus
-        self.engagement = row.engagementStatus
-        self.opens, self.clicks, self.replies = row.opens, row.clicks, row.replies
-        self.next_at: str | None = None  # stored form of its next item's time, if any
-        self.first_name = row.firstName
-        self.company = row.company
-        self.profile_url = row.profileUrl
+    profile_url: str | None
+    rowid: int  # of its campaign_members row, read in this transaction
+    next_at: str | None = None  # as written: stored form of its next item's time, if any
 
     def engage(self, status: str) -> None:
-        if engagement_rank(status) > engagement_rank(self.engagement):
+        current = self.engagement
+        if status != current and engagement_rank(status) > engagement_rank(current):
             self.engagement = status
 
     def progress(self, status: str) -> None:

@@ -25,7 +25,7 @@ from emulator.operations import Busy
 from emulator.platform import campaign_tables, engagement
 from emulator.simulation.campaigns import effects as fx
 from emulator.simulation.campaigns import events as ev
-from emulator.simulation.campaigns.batch import Batch, Member, MemberRow
+from emulator.simulation.campaigns.batch import Batch, Member
 from emulator.simulation.campaigns.injection import Injected, InjectedOut, inject
 from emulator.simulation.campaigns.scheduling import (
     SimulationError,
@@ -64,7 +64,7 @@ CHUNK_ITEMS = 10_000  # and about this many items (never fewer, unless time runs
 CONVERSATIONS_KEPT = 300_000  # conversation ids kept between chunks (~40 MB)
 Listener = Callable[[datetime], Awaitable[None]]
 # The due query's rows, decoded from one JSON array of arrays.
-_DUE_ROWS = msgspec.json.Decoder(list[MemberRow])
+_DUE_ROWS = msgspec.json.Decoder(list[Member])
 
 
 class Due(msgspec.Struct, order=True, gc=False):
@@ -82,15 +82,37 @@ class Due(msgspec.Struct, order=True, gc=False):
 
 
 class Timeline(msgspec.Struct, gc=False):
-    """A member's items and their stored times (both in time order; comparing text is cheaper
-    than parsing it, for bisect), with what they were made from. Kept for every member: not
-    tracked by the cyclic GC (it holds no cycle), which would otherwise walk them all."""
+    """A member's items and the stored times of its first ones (both in time order; comparing
+    text is cheaper than parsing it, for bisect), with what they were made from. Kept for
+    every member: not tracked by the cyclic GC (it holds no cycle), which would otherwise
+    walk them all. `ats` grows as chunks reach the items (`formatted`): a member's timeline
+    runs weeks ahead, and formatting all its times when it is first due cost about as much as
+    drawing them, for items most advances never reach."""
 
     fingerprint: int  # the plan's
     anchor: str
     first_step: int
     items: tuple[Item, ...]  # tuples of untracked items: untracked too
-    ats: tuple[str, ...]
+    ats: tuple[str, ...]  # the times of items[:len(ats)]
+
+
+def formatted(timeline: Timeline, through: str | None, end_ms: int) -> tuple[str, ...]:
+    """`timeline.ats`, first made to reach `through` (a stored time: the member's
+    nextActionAt) and the first item after `end_ms` (or the last item), so that a bisect for
+    `through` and a walk to the first item after `end_ms` find every time they need."""
+    ats, items = timeline.ats, timeline.items
+    done = len(ats)
+    if done < len(items) and (
+        not done or ats[-1] < (through or "") or items[done - 1].ms <= end_ms
+    ):
+        more = []
+        for item in items[done:]:
+            at = iso(item.ms)
+            more.append(at)
+            if at >= (through or "") and item.ms > end_ms:
+                break
+        ats = timeline.ats = ats + tuple(more)
+    return ats
 
 
 def _key(d: Due) -> tuple[int, int, int]:
@@ -152,15 +174,13 @@ class Simulation:
             generation = self._generation
             target_ms = to_ms(target)
             while self._generation == generation:
-                start_ms = to_ms(clock.now())
-                first = await self.emulator.db.read(first_due)
-                if first is None:
-                    start_ms = target_ms  # nothing scheduled: one write moves the clock
-                elif first > start_ms:
-                    start_ms = min(first, target_ms)  # nothing due before: skip the empty span
-                end_ms = min(target_ms, start_ms + CHUNK_MS)
                 end_ms, short = await self.emulator.db.write(
-                    functools.partial(self._paused_gc_chunk, end_ms=end_ms, result=result)
+                    functools.partial(
+                        self._paused_gc_chunk,
+                        start_ms=to_ms(clock.now()),
+                        target_ms=target_ms,
+                        result=result,
+                    )
                 )
                 if self._generation != generation:
                     break  # reset or restored meanwhile: that state's clock stands
@@ -195,11 +215,19 @@ class Simulation:
                 log.exception("simulation listener %r failed", listener)
 
     def _paused_gc_chunk(
-        self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult
+        self, conn: sqlite3.Connection, start_ms: int, target_ms: int, result: AdvanceResult
     ) -> tuple[int, bool]:
-        """`_chunk` without cyclic garbage collection: its rows, items and members hold no
-        cycles, and the collections their allocations set off walk every object the process
-        keeps (~100 of ~1,400 ms over the bench's 30 advances)."""
+        """The next chunk from `start_ms` (the clock) towards `target_ms`: it skips the span
+        where nothing is due (read in the same write: one round trip to the store's thread a
+        chunk, not two), then runs `_chunk` without cyclic garbage collection: its rows, items
+        and members hold no cycles, and the collections their allocations set off walk every
+        object the process keeps (~100 of ~1,400 ms over the bench's 30 advances)."""
+        first = first_due(conn)
+        if first is None:
+            start_ms = target_ms  # nothing scheduled: one write moves the clock
+        elif first > start_ms:
+            start_ms = min(first, target_ms)  # nothing due before: skip the empty span
+        end_ms = min(target_ms, start_ms + CHUNK_MS)
         enabled = gc.isenabled()
         gc.disable()
         try:
@@ -245,24 +273,24 @@ class Simulation:
         due: list[Due] = []
         due_members = batch.members
         timelines = self._timelines
-        for row in rows:
-            anchor, first_step = row.anchorAt, row.firstStep
+        for member in rows:  # each one's next_at None until an item after end_ms
+            anchor, first_step = member.anchor_at, member.first_step
             if anchor is None or first_step is None:  # not simulated: it stays where it is
                 continue
-            plan = plans[row.campaignId]
-            member = Member(row)  # its next_at None until an item after end_ms
-            key = campaign, contact = row.campaignId, row.contactId
+            plan = plans[member.campaign_id]
+            key = campaign, contact = member.campaign_id, member.contact_id
             cached = timelines.get(key)  # as _timeline, without a call per member
             if (
-                cached is not None
-                and cached.anchor == anchor
-                and cached.first_step == first_step
-                and cached.fingerprint == plan.fingerprint
+                cached is None
+                or cached.anchor != anchor
+                or cached.first_step != first_step
+                or cached.fingerprint != plan.fingerprint
             ):
-                items, ats = cached.items, cached.ats
-            else:
-                items, ats = self._timeline(plan, key, anchor, first_step)
-            for i in range(bisect_left(ats, row.nextActionAt or ""), len(items)):  # from it on
+                cached = self._timeline(plan, key, anchor, first_step)
+            items, ats = cached.items, cached.ats
+            if len(ats) < len(items):  # times not all formatted yet: those this walk needs
+                ats = formatted(cached, member.next_action_at, end_ms)
+            for i in range(bisect_left(ats, member.next_action_at or ""), len(items)):
                 item = items[i]
                 if item.ms > end_ms:
                     member.next_at = ats[i]
@@ -310,7 +338,7 @@ class Simulation:
 
     @staticmethod
     def _cut(
-        due: list[Due], rows: list[MemberRow], limit: int, batch: Batch
+        due: list[Due], rows: list[Member], limit: int, batch: Batch
     ) -> tuple[list[Due], int | None]:
         """The items of `due` this chunk may process, and the moment they reach (None: the
         chunk's end). When the query stopped at `limit` members, the members not read come
@@ -320,8 +348,8 @@ class Simulation:
         nextActionAt names them all)."""
         cut, reached = len(due), None
         if len(rows) >= limit:
-            last = max(rows, key=lambda r: (r.nextActionAt or "", r.campaignId, r.contactId))
-            bound = (parse_ms(last.nextActionAt or ""), last.campaignId, last.contactId)
+            last = max(rows, key=lambda r: (r.next_action_at or "", r.campaign_id, r.contact_id))
+            bound = (parse_ms(last.next_action_at or ""), last.campaign_id, last.contact_id)
             cut, reached = bisect_right(due, bound, key=_key), bound[0]
         if cut > limit:
             whole = cut
@@ -346,23 +374,12 @@ class Simulation:
                 del members[key]
         return kept, reached
 
-    def _timeline(
-        self, plan: Plan, key: tuple[int, int], anchor: str, first_step: int
-    ) -> tuple[tuple[Item, ...], tuple[str, ...]]:
-        """A member's items and their stored timestamps (both in time order); `key` is
+    def _timeline(self, plan: Plan, key: tuple[int, int], anchor: str, first_step: int) -> Timeline:
+        """A member's timeline, made and kept (its times not formatted yet); `key` is
         (campaign, contact)."""
-        cached = self._timelines.get(key)
-        if (
-            cached is not None
-            and cached.anchor == anchor
-            and cached.first_step == first_step
-            and cached.fingerprint == plan.fingerprint
-        ):
-            return cached.items, cached.ats
         items = tuple(timeline(plan, key[1], parse_ms(anchor), first_step))
-        ats = tuple([iso(item.ms) for item in items])
-        self._timelines[key] = Timeline(plan.fingerprint, anchor, first_step, items, ats)
-        return items, ats
+        made = self._timelines[key] = Timeline(plan.fingerprint, anchor, first_step, items, ())
+        return made
 
     # -----------------------------------------------------------------------------------------
     async def start_campaign(self, campaign_id: int) -> tuple[str, int]:

@@ -8,7 +8,7 @@ from typing import Literal, assert_never
 
 from emulator.event_types import InjectableEvent
 from emulator.simulation.campaigns import effects as fx
-from emulator.simulation.campaigns.batch import Batch, Member, MemberRow
+from emulator.simulation.campaigns.batch import Batch, Member
 from emulator.simulation.campaigns.scheduling import SimulationError, complete_finished, load_plans
 from emulator.simulation.campaigns.timeline import iso, parse_ms
 from emulator.wire import Int64, Wire
@@ -56,9 +56,8 @@ def inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
             f"Contact {event.contactId} is not a member of campaign {event.campaignId}",
             "contactId",
         )
-    read = MemberRow(*row)
-    member = Member(read)
-    member.next_at = iso(parse_ms(read.nextActionAt)) if read.nextActionAt else None
+    member = Member(*row)
+    member.next_at = iso(parse_ms(member.next_action_at)) if member.next_action_at else None
     batch = Batch(conn)
     batch.members[(member.campaign_id, member.contact_id)] = member
     at = iso(ms)
