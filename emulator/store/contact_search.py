@@ -169,6 +169,9 @@ async def _build(store: Store) -> None:
         if store.restored == restored:
             _built[store] = restored
     except sqlite3.Error:
+        if store.closed:  # a server stopping: nothing went wrong
+            _built.pop(store, None)
+            return
         log.exception("the contact search index could not be built: searches read every contact")
         _built.pop(store, None)
     except Exception:  # the store closed under it (a server stopping)

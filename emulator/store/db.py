@@ -208,6 +208,7 @@ class Store:
     def __init__(self, db: aiosqlite.Connection, path: str | None) -> None:
         self._db = db
         self.path = path
+        self.closed = False
         self.version = 0
         self.contacts = ChangeLog()
         self._tables: dict[str, int] = {}  # watched table -> the version of its last write
@@ -234,6 +235,7 @@ class Store:
         return store
 
     async def close(self) -> None:
+        self.closed = True  # background builders stopped by it say nothing
         await self._db.close()
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

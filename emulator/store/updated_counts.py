@@ -227,6 +227,9 @@ async def _build(store: Store) -> None:
         if store.restored == restored:
             _built[store] = restored
     except sqlite3.Error:
+        if store.closed:  # a server stopping: nothing went wrong
+            _built.pop(store, None)
+            return
         log.exception("the updatedAt counts could not be built: such totals count every row")
         _built.pop(store, None)
     except Exception:  # the store closed under it (a server stopping)
