@@ -29,25 +29,17 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.processes import emulator_process, free_port  # noqa: E402 (after the sys.path line above)
+from emulator.event_types import WebhookEvent  # noqa: E402 (after the sys.path line above)
+from tests.processes import emulator_process, free_port  # noqa: E402
 
-EVENT_TYPES = [
-    "CONNECTION_REQUEST_SENT",
-    "CONNECTION_REQUEST_ACCEPTED",
-    "NETWORK_MESSAGE_SENT",
-    "EMAIL_SENT",
-    "INMAIL_SENT",
-    "MESSAGE_REPLIED",
-    "POST_LIKED",
-    "PROFILE_VISITED",
-]
+EVENT_TYPES = list(get_args(WebhookEvent))  # every event a webhook may carry
 KEY = {"x-api-key": "demo-all"}
 DAY = 86_400
 RUNS = ("nocrm", "crm", "webhooks")

@@ -100,6 +100,23 @@ def package_path() -> str:
     return os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
 
 
+def child_answer(proc: subprocess.Popen[bytes], name: str) -> Any:
+    """The value of a child's one ("ok", value) msgpack answer on its stdout, once it ended;
+    raises its FixtureError, or OSError when it failed otherwise or ended without one."""
+    assert proc.stdout is not None
+    data = proc.stdout.read()
+    code = proc.wait()
+    try:
+        kind, value = msgspec.msgpack.decode(data, type=tuple[str, Any])
+    except msgspec.DecodeError:
+        raise OSError(f"{name} ended without an answer (exit {code})") from None
+    if kind == FixtureError.__name__:
+        raise FixtureError(value)
+    if kind != "ok":
+        raise OSError(f"{name} failed: {kind}: {value}")
+    return value
+
+
 class ContactsWorker:
     """The server's handle on one worker: `result` (the contact ids), `copy_into` a
     connection; `close` ends it (killed if still running) and removes its file."""
@@ -146,17 +163,7 @@ class ContactsWorker:
         """The contacts' ids once the rows are written; raises the worker's FixtureError, or
         OSError when it failed otherwise or ended without an answer."""
         if self._ids is None:
-            assert self._proc.stdout is not None
-            data = self._proc.stdout.read()
-            code = self._proc.wait()
-            try:
-                kind, value = msgspec.msgpack.decode(data, type=tuple[str, Any])
-            except msgspec.DecodeError:
-                raise OSError(f"contacts worker ended without an answer (exit {code})") from None
-            if kind == FixtureError.__name__:
-                raise FixtureError(value)
-            if kind != "ok":
-                raise OSError(f"contacts worker failed: {kind}: {value}")
+            child_answer(self._proc, "contacts worker")
             # From the file, not the pipe: an answer beyond the pipe's 64 KiB came cut short
             # when the process was traced (py-spy), and the ids are there anyway.
             source = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
