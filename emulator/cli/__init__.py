@@ -88,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         # `emulator replay ... | head`: the reader left; stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except KeyboardInterrupt:
+        # Ctrl-C: each command has already stopped what it started; a traceback would only
+        # hide that. 130 is what a shell reports for a program ended by SIGINT.
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 def _run(args: argparse.Namespace) -> int:
