@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import httpx
@@ -43,6 +44,11 @@ async def test_every_page_is_html(client: httpx.AsyncClient) -> None:
         assert response.status_code == 200, path
         assert response.headers["content-type"].startswith("text/html"), path
         assert "<h1" in response.text or 'id="swagger-ui"' in response.text, path
+        # a title is text: markup there (an unclosed block) would show in the browser's tab
+        title = re.search(r"<title>(.*?)</title>", response.text, re.S)
+        assert title is not None and "<" not in title.group(1), (path, title)
+        ids = re.findall(r'\bid="([^"]+)"', response.text)
+        assert len(ids) == len(set(ids)), (path, sorted({i for i in ids if ids.count(i) > 1}))
 
 
 @pytest.mark.parametrize(
