@@ -156,6 +156,40 @@ def test_the_change_log_sums_contacts_added_since_a_version_unless_it_cannot_kno
     assert (log.added_since(3), log.added_since(5)) == (None, 0)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    size=st.integers(1, 6),
+    writes=st.lists(
+        st.tuples(st.one_of(st.none(), st.just(ALL), st.integers(1, 30)), st.integers(-2, 3)),
+        max_size=40,
+    ),
+)
+def test_the_change_log_answers_as_a_walk_of_every_write_since(
+    size: int, writes: list[tuple[int | None, int]]
+) -> None:
+    """The log's answers, for every version, equal those of a plain list of the writes it
+    still holds: the lowest id and the sum of `added` of the writes after the version, ALL
+    or None once a write it needs is forgotten or of unknown extent."""
+    log = ChangeLog(size=size)
+    logged: list[tuple[int, int, int]] = []  # (version, low, added) of every logged write
+    for version, (low, added) in enumerate(writes, start=1):
+        log.note(version, low, 0 if low is None else added)
+        if low is not None:
+            logged.append((version, low, added))
+        kept = logged[-size:]
+        forgotten = logged[-size - 1][0] if len(logged) > size else -1
+        for asked in range(version + 1):
+            after = [entry for entry in kept if entry[0] > asked]
+            lowest = min((low for _, low, _ in after), default=None)
+            added_since = (
+                None if any(low == ALL for _, low, _ in after) else sum(n for _, _, n in after)
+            )
+            if asked < forgotten:
+                lowest, added_since = ALL, None
+            assert log.lowest_since(asked) == lowest
+            assert log.added_since(asked) == added_since
+
+
 async def test_a_kept_page_of_the_whole_table_is_retotalled_by_writes_above_it() -> None:
     """A write above a full page's last id keeps its items and retotals it without a read;
     one at or below drops it; one that adds nothing keeps it as it is."""
