@@ -10,7 +10,7 @@ import asyncio
 import sqlite3
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -68,6 +68,10 @@ class PageIndex:
         self._version = -1
         # Queries asked once at this version: the next ask reads and keeps their id list.
         self._asked: set[tuple[str, tuple[Any, ...]]] = set()
+        # (version, row count) of `contacts` last read: later counts add the contacts the
+        # store's log says were added less deleted since, as count(*) reads every row (~5 ms
+        # at 1,000,000 contacts, after every create of a load that writes 1 call in 10).
+        self._counted: tuple[int, int] | None = None
 
     @property
     def held_ids(self) -> int:
@@ -102,11 +106,26 @@ class PageIndex:
         return ids
 
     async def _read_bounds(self, table: str) -> tuple[int, int, int]:
+        version = self._store.version
+        if table == "contacts" and self._counted is not None:
+            added = self._store.contacts.added_since(self._counted[0])
+            if added is not None:
+                row = await self._store.fetchone(
+                    "SELECT (SELECT min(id) FROM contacts), (SELECT max(id) FROM contacts)"
+                )
+                assert row is not None
+                # A write whose commit the read saw is bumped before the read resumes: an
+                # unchanged version means the count and the bounds are of the same state.
+                if self._store.version == version:
+                    self._counted = (version, self._counted[1] + added)
+                    return self._counted[1], int(row[0] or 0), int(row[1] or 0)
         row = await self._store.fetchone(
             f"SELECT (SELECT count(*) FROM {table}), (SELECT min(id) FROM {table}),"
             f" (SELECT max(id) FROM {table})"
         )
         assert row is not None
+        if table == "contacts" and self._store.version == version:
+            self._counted = (version, int(row[0]))
         return int(row[0]), int(row[1] or 0), int(row[2] or 0)
 
     async def page(
@@ -194,11 +213,14 @@ class EncodedPages:
     `total` is new. A page never hides a write made before it was asked for.
     """
 
-    def __init__(self, store: Store, max_bytes: int = 32 * 1024 * 1024) -> None:
+    # A client paging through 1,000 pages of 100 contacts (~80 KB each) finds them all kept.
+    def __init__(self, store: Store, max_bytes: int = 128 * 1024 * 1024) -> None:
         self._store = store
         self._max_bytes = max_bytes
         self._bodies: OrderedDict[Hashable, _Body] = OrderedDict()
         self._bytes = 0
+        # Answers being read, by key, with the store version they started at.
+        self._reading: dict[Hashable, tuple[int, asyncio.Future[bytes]]] = {}
 
     @property
     def size_bytes(self) -> int:
@@ -226,6 +248,24 @@ class EncodedPages:
             entry.version = current  # checked up to here: the next check starts from now
         self._bodies.move_to_end(key)
         return entry.body
+
+    async def read_once(self, key: Hashable, read: Callable[[], Awaitable[bytes]]) -> bytes:
+        """`read()`, or the answer of the same read already under way if no write came since
+        it started (clients asking for the same page at once cost one read, not one each)."""
+        version = self._store.version
+        found = self._reading.get(key)
+        if found is not None and found[0] == version:
+            return await asyncio.shield(found[1])
+        task = asyncio.ensure_future(read())
+        self._reading[key] = (version, task)
+        task.add_done_callback(partial(self._read_done, key))
+        return await asyncio.shield(task)  # one caller cancelled: the others still wait
+
+    def _read_done(self, key: Hashable, task: asyncio.Future[bytes]) -> None:
+        if self._reading.get(key, (0, None))[1] is task:
+            del self._reading[key]
+        if not task.cancelled():
+            task.exception()  # raised to its callers; retrieved even when all of them left
 
     def _retotal(self, entry: _Body, total: int) -> None:
         assert entry.tail is not None
