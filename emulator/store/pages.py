@@ -72,6 +72,8 @@ class PageIndex:
         # store's log says were added less deleted since, as count(*) reads every row (~5 ms
         # at 1,000,000 contacts, after every create of a load that writes 1 call in 10).
         self._counted: tuple[int, int] | None = None
+        # Totals of `counted_page` queries at this version.
+        self._totals: dict[tuple[str, tuple[Any, ...]], int] = {}
 
     @property
     def held_ids(self) -> int:
@@ -83,6 +85,7 @@ class PageIndex:
             self._held = 0
             self._bounds.clear()
             self._asked.clear()
+            self._totals.clear()
             self._version = self._store.version
 
     async def ids(self, sql: str, params: Sequence[Any] = ()) -> array[int]:
@@ -153,6 +156,31 @@ class PageIndex:
         ids = await self.ids(sql, params)
         start = (page - 1) * page_size
         return len(ids), ids[start : start + page_size].tolist()
+
+    async def counted_page(
+        self, sql: str, params: Sequence[Any], page: int, page_size: int, first: FirstAsk
+    ) -> tuple[int, list[int]]:
+        """(total, ids of the page) of `sql`, a query SQLite reads in order along an index
+        (a list's members along list_members' key): the total counted once per version, every
+        page one LIMIT/OFFSET read. Its id list is never read whole: 100,000 members take
+        ~40 ms to read, more than counting them or skipping to the deepest page."""
+        self._sync()
+        key = (sql, tuple(params))
+        total = self._totals.get(key)
+        if total is None:
+            version = self._store.version
+            read = partial(first_page, sql, params, page, page_size, first)
+            total, ids = await self._store.read(read)
+            if version == self._store.version:
+                if len(self._totals) >= ASKED_MAX:
+                    self._totals.clear()
+                self._totals[key] = total
+            return total, ids
+        offset = (page - 1) * page_size
+        if offset >= total:  # past the end (also pages whose offset no SQLite integer holds)
+            return total, []
+        rows = await self._store.fetchall(f"{sql} LIMIT ? OFFSET ?", [*params, page_size, offset])
+        return total, [row[0] for row in rows]
 
     async def table_page(self, table: str, page: int, page_size: int) -> tuple[int, list[int]]:
         """(total, ids of the page) of every row of `table` in id order.
