@@ -166,8 +166,8 @@ class PageIndex:
         ~40 ms to read, more than counting them or skipping to the deepest page."""
         self._sync()
         key = (sql, tuple(params))
-        total = self._totals.get(key)
-        if total is None:
+        known = self._totals.get(key)
+        if known is None:
             version = self._store.version
             read = partial(first_page, sql, params, page, page_size, first)
             total, ids = await self._store.read(read)
@@ -176,6 +176,7 @@ class PageIndex:
                     self._totals.clear()
                 self._totals[key] = total
             return total, ids
+        total = known
         offset = (page - 1) * page_size
         if offset >= total:  # past the end (also pages whose offset no SQLite integer holds)
             return total, []
