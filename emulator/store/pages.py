@@ -111,7 +111,8 @@ class PageIndex:
     async def _read_bounds(self, table: str) -> tuple[int, int, int]:
         version = self._store.version
         if table == "contacts" and self._counted is not None:
-            added = self._store.contacts.added_since(self._counted[0])
+            counted_at, counted = self._counted  # as now: two reads may be under way at once
+            added = self._store.contacts.added_since(counted_at)
             if added is not None:
                 row = await self._store.fetchone(
                     "SELECT (SELECT min(id) FROM contacts), (SELECT max(id) FROM contacts)"
@@ -120,8 +121,8 @@ class PageIndex:
                 # A write whose commit the read saw is bumped before the read resumes: an
                 # unchanged version means the count and the bounds are of the same state.
                 if self._store.version == version:
-                    self._counted = (version, self._counted[1] + added)
-                    return self._counted[1], int(row[0] or 0), int(row[1] or 0)
+                    self._counted = (version, counted + added)
+                    return counted + added, int(row[0] or 0), int(row[1] or 0)
         row = await self._store.fetchone(
             f"SELECT (SELECT count(*) FROM {table}), (SELECT min(id) FROM {table}),"
             f" (SELECT max(id) FROM {table})"
