@@ -100,6 +100,14 @@ def fill(conn: sqlite3.Connection, after: int) -> int | None:
     return int(upto)
 
 
+def optimize(conn: sqlite3.Connection) -> None:
+    """Merge the index into one b-tree once it is filled. FTS5 merges its segments a little
+    after every write: left as the fill made them, at 1,000,000 contacts one contact's create
+    in ten took 10 ms and some over 100 ms, finishing merges of the fill's segments; merged
+    first, creates take ~0.03 ms each (the merge itself ~2 s once, in the background)."""
+    conn.execute("INSERT INTO temp.contact_search(contact_search) VALUES ('optimize')")
+
+
 def usable(folded_term: str) -> bool:
     """Whether the index answers a search for `folded_term` (the trimmed term, casefolded)."""
     return (
@@ -166,6 +174,9 @@ async def _build(store: Store) -> None:
             if store.restored != restored:  # replaced under it: the next search starts again
                 return
             after = await store.read(partial(fill, after=after))
+        if store.restored != restored:
+            return
+        await store.read(optimize)
         if store.restored == restored:
             _built[store] = restored
     except sqlite3.Error:
