@@ -125,20 +125,18 @@ def bulk_load(
     indexes.build_rest()
 
 
-# Whether a write noted anything for the collects below: most writes (the CRM's tables, the
-# export journal, a simulation's events) touch no watched table, and one statement then
-# stands for the collects' six (each a GIL hand-over on the database thread).
-NOTED_SQL = (
-    "SELECT EXISTS (SELECT 1 FROM temp.contact_watch) OR EXISTS (SELECT 1 FROM temp.company_watch)"
-    " OR (SELECT n FROM temp.contact_count) != 0 OR EXISTS (SELECT 1 FROM temp.table_watch)"
-)
-
-
 def collect_changes(conn: sqlite3.Connection) -> tuple[tuple[int | None, int], list[str]]:
-    """contact_changes.collect and table_changes.collect of the writing transaction."""
-    if not conn.execute(NOTED_SQL).fetchone()[0]:
-        return (None, 0), []
-    return contact_changes.collect(conn), table_changes.collect(conn)
+    """contact_changes.collect and table_changes.collect of the writing transaction, in as
+    few statements as what was noted allows: most writes (the CRM's tables, the export
+    journal, a simulation's events) touch no watched table, and one statement reads that."""
+    low, added, contacts, companies, tables = conn.execute(NOTED_SQL).fetchone()
+    noted = (low, added, contacts, companies)
+    changes = contact_changes.collect(conn, noted) if any(noted) else (None, 0)
+    return changes, table_changes.collect(conn) if tables else []
+
+
+# contact_changes.NOTED_SQL, and whether table_watch holds a row.
+NOTED_SQL = f"{contact_changes.NOTED_SQL}, EXISTS (SELECT 1 FROM temp.table_watch)"
 
 
 def read_meta(conn: sqlite3.Connection, key: str) -> str | None:
