@@ -173,10 +173,10 @@ async def _build(store: Store) -> None:
         while after is not None:
             if store.restored != restored:  # replaced under it: the next search starts again
                 return
-            after = await store.read(partial(fill, after=after))
+            after = await store.read_in_background(partial(fill, after=after))
         if store.restored != restored:
             return
-        await store.read(optimize)
+        await store.read_in_background(optimize)
         if store.restored == restored:
             _built[store] = restored
     except sqlite3.Error:
