@@ -91,6 +91,10 @@ class HostRule:
         return cls(bound.strip().strip("[]").lower(), names)
 
     def allows(self, host_header: str) -> bool:
+        return _allowed(self, host_header)
+
+    def decide(self, host_header: str) -> bool:
+        """`allows` without the cache."""
         parsed = split_authority(host_header)
         if parsed is None:
             return False
@@ -110,6 +114,14 @@ class HostRule:
             name == allowed or (allowed.startswith(".") and name.endswith(allowed))
             for allowed in self.allowed
         )
+
+
+# Every request asks it of its Host header, almost always the same few values: parsing one
+# (urlsplit, an address parse) costs more than the rest of the guard. Bounded: any client
+# may send any Host.
+@functools.lru_cache(maxsize=256)
+def _allowed(rule: HostRule, host_header: str) -> bool:
+    return rule.decide(host_header)
 
 
 def foreign_origin(headers: Mapping[str, str], scheme: str) -> str | None:

@@ -52,6 +52,9 @@ def probe_db(path: str) -> None:
         conn.close()
 
 
+SWITCH_SECONDS = 0.0005
+
+
 def run_server(
     app: Starlette,
     settings: Settings,
@@ -116,5 +119,10 @@ def run_server(
             await emulator.close()
         return 0
 
+    # Each statement of the database thread hands the GIL back and waits to get it again: a
+    # busy event loop lets go of it after the switch interval, 5 ms by default, so a write of
+    # ten statements could wait 50 ms for a CPU-second of work. 0.5 ms keeps writes short
+    # under load.
+    sys.setswitchinterval(SWITCH_SECONDS)
     with asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:
         return runner.run(main())

@@ -248,6 +248,16 @@ async def create_contact(ctx: ApiContext, body: ContactIn) -> tuple[ContactCreat
             _merge_into(conn, contact_id, present, now)
         if body.listId is not None:
             add_member(conn, body.listId, contact_id)
+        if found is None:  # the row is what was inserted: not read back (one statement less)
+            return ContactCreated(
+                id=contact_id,
+                firstName=present.get("firstName"),
+                lastName=present.get("lastName"),
+                professionalEmail=present.get("professionalEmail"),
+                networkProfileUrl=present.get("networkProfileUrl"),
+                companyId=present.get("companyId"),
+                createdAt=now,
+            ), False
         row = conn.execute(
             "SELECT id, firstName, lastName, professionalEmail, networkProfileUrl, companyId,"
             " createdAt FROM contacts WHERE id = ?",

@@ -52,7 +52,8 @@ class RecordFilter:
         """(total, ids of the page); an unknown list is a 404, one of the other type a 400."""
         await check_list(ctx, self.list_id, self.list_type)
         if self.list_id is not None and len(self.where.clauses) == 1:
-            return await ctx.pages.page(MEMBER_IDS, (self.list_id,), page, page_size, MEMBER_COUNT)
+            ids, count = MEMBER_IDS, MEMBER_COUNT
+            return await ctx.pages.counted_page(ids, (self.list_id,), page, page_size, count)
         where = self.where_now(ctx)
         if where.clauses and all(c.startswith("updatedAt ") for c in where.clauses):
             if updated_counts.ready(ctx.store):

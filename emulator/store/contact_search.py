@@ -100,6 +100,14 @@ def fill(conn: sqlite3.Connection, after: int) -> int | None:
     return int(upto)
 
 
+def optimize(conn: sqlite3.Connection) -> None:
+    """Merge the index into one b-tree once it is filled. FTS5 merges its segments a little
+    after every write: left as the fill made them, creates went on merging the fill's
+    segments (serial creates at 1,000,000 contacts: p99 33 ms; 5 ms once merged). The merge
+    itself is one statement, once (0.36 s for 200,000 documents)."""
+    conn.execute("INSERT INTO temp.contact_search(contact_search) VALUES ('optimize')")
+
+
 def usable(folded_term: str) -> bool:
     """Whether the index answers a search for `folded_term` (the trimmed term, casefolded)."""
     return (
@@ -165,7 +173,10 @@ async def _build(store: Store) -> None:
         while after is not None:
             if store.restored != restored:  # replaced under it: the next search starts again
                 return
-            after = await store.read(partial(fill, after=after))
+            after = await store.read_in_background(partial(fill, after=after))
+        if store.restored != restored:
+            return
+        await store.read_in_background(optimize)
         if store.restored == restored:
             _built[store] = restored
     except sqlite3.Error:

@@ -7,6 +7,7 @@ atomic with respect to every other request and costs one thread round trip.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -125,20 +126,18 @@ def bulk_load(
     indexes.build_rest()
 
 
-# Whether a write noted anything for the collects below: most writes (the CRM's tables, the
-# export journal, a simulation's events) touch no watched table, and one statement then
-# stands for the collects' six (each a GIL hand-over on the database thread).
-NOTED_SQL = (
-    "SELECT EXISTS (SELECT 1 FROM temp.contact_watch) OR EXISTS (SELECT 1 FROM temp.company_watch)"
-    " OR (SELECT n FROM temp.contact_count) != 0 OR EXISTS (SELECT 1 FROM temp.table_watch)"
-)
-
-
 def collect_changes(conn: sqlite3.Connection) -> tuple[tuple[int | None, int], list[str]]:
-    """contact_changes.collect and table_changes.collect of the writing transaction."""
-    if not conn.execute(NOTED_SQL).fetchone()[0]:
-        return (None, 0), []
-    return contact_changes.collect(conn), table_changes.collect(conn)
+    """contact_changes.collect and table_changes.collect of the writing transaction, in as
+    few statements as what was noted allows: most writes (the CRM's tables, the export
+    journal, a simulation's events) touch no watched table, and one statement reads that."""
+    low, added, contacts, companies, tables = conn.execute(NOTED_SQL).fetchone()
+    noted = (low, added, contacts, companies)
+    changes = contact_changes.collect(conn, noted) if any(noted) else (None, 0)
+    return changes, table_changes.collect(conn) if tables else []
+
+
+# contact_changes.NOTED_SQL, and whether table_watch holds a row.
+NOTED_SQL = f"{contact_changes.NOTED_SQL}, EXISTS (SELECT 1 FROM temp.table_watch)"
 
 
 def read_meta(conn: sqlite3.Connection, key: str) -> str | None:
@@ -201,6 +200,12 @@ def restore_file(conn: sqlite3.Connection, path: Path) -> None:
         source.close()
 
 
+# How often a background step looks whether the database thread is free of requests, and
+# how long it waits at most.
+IDLE_POLL = 0.002
+IDLE_WAIT = 0.5
+
+
 class Store:
     """Async facade over the database; `version` grows on every write (cache invalidation),
     and `contacts` logs the lowest contact id each write touched (finer page caches)."""
@@ -213,6 +218,7 @@ class Store:
         self.contacts = ChangeLog()
         self._tables: dict[str, int] = {}  # watched table -> the version of its last write
         self._restored = 0  # the version of the last restore of the whole database
+        self._asking = 0  # calls waiting for the database thread, other than background steps
 
     @classmethod
     async def open(cls, path: str | Path | None = None) -> Store:
@@ -239,20 +245,40 @@ class Store:
         await self._db.close()
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        rows = await self._db.execute_fetchall(sql, params)
+        self._asking += 1
+        try:
+            rows = await self._db.execute_fetchall(sql, params)
+        finally:
+            self._asking -= 1
         return list(cast("Iterable[tuple[Any, ...]]", rows))  # sqlite3's rows are plain tuples
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        rows = await self._db.execute_fetchall(sql, params)
-        for row in rows:
-            return tuple(row)
+        for row in await self.fetchall(sql, params):
+            return row
         return None
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn(conn)` on the database thread; for reads that take several statements."""
+        self._asking += 1
+        try:
+            return await self._run(fn)
+        finally:
+            self._asking -= 1
+
+    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         # aiosqlite runs queued callables on its worker thread; `_execute` is how it does so
         # for its own methods, and the only way to run several statements in one hop.
         return await self._db._execute(fn, self._db._conn)  # type: ignore[no-any-return]
+
+    async def read_in_background(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """`read` for a step of background work (an index built in chunks): it waits until no
+        request waits for the database thread, so requests do not queue behind its steps,
+        but at most IDLE_WAIT seconds (a load that never pauses still lets it go on)."""
+        waited = 0.0
+        while self._asking and waited < IDLE_WAIT:
+            await asyncio.sleep(IDLE_POLL)
+            waited += IDLE_POLL
+        return await self._run(fn)
 
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn(conn)` in one transaction on the database thread; roll back if it raises."""

@@ -221,7 +221,7 @@ async def _build(store: Store) -> None:
     try:
         await store.read(start)
         for table in TABLES:
-            while not await store.read(partial(fill, table=table)):
+            while not await store.read_in_background(partial(fill, table=table)):
                 if store.restored != restored:  # replaced under it: the next warm() again
                     return
         if store.restored == restored:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -156,6 +158,40 @@ def test_the_change_log_sums_contacts_added_since_a_version_unless_it_cannot_kno
     assert (log.added_since(3), log.added_since(5)) == (None, 0)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    size=st.integers(1, 6),
+    writes=st.lists(
+        st.tuples(st.one_of(st.none(), st.just(ALL), st.integers(1, 30)), st.integers(-2, 3)),
+        max_size=40,
+    ),
+)
+def test_the_change_log_answers_as_a_walk_of_every_write_since(
+    size: int, writes: list[tuple[int | None, int]]
+) -> None:
+    """The log's answers, for every version, equal those of a plain list of the writes it
+    still holds: the lowest id and the sum of `added` of the writes after the version, ALL
+    or None once a write it needs is forgotten or of unknown extent."""
+    log = ChangeLog(size=size)
+    logged: list[tuple[int, int, int]] = []  # (version, low, added) of every logged write
+    for version, (low, added) in enumerate(writes, start=1):
+        log.note(version, low, 0 if low is None else added)
+        if low is not None:
+            logged.append((version, low, added))
+        kept = logged[-size:]
+        forgotten = logged[-size - 1][0] if len(logged) > size else -1
+        for asked in range(version + 1):
+            after = [entry for entry in kept if entry[0] > asked]
+            lowest = min((low for _, low, _ in after), default=None)
+            added_since = (
+                None if any(low == ALL for _, low, _ in after) else sum(n for _, _, n in after)
+            )
+            if asked < forgotten:
+                lowest, added_since = ALL, None
+            assert log.lowest_since(asked) == lowest
+            assert log.added_since(asked) == added_since
+
+
 async def test_a_kept_page_of_the_whole_table_is_retotalled_by_writes_above_it() -> None:
     """A write above a full page's last id keeps its items and retotals it without a read;
     one at or below drops it; one that adds nothing keeps it as it is."""
@@ -187,5 +223,91 @@ async def test_a_kept_page_of_the_whole_table_is_retotalled_by_writes_above_it()
         assert pages.get("p1") == b"items|10"
         await store.write(lambda c: c.execute("UPDATE contacts SET firstName = 'a' WHERE id = 5"))
         assert pages.get("p1") is None  # its last contact changed
+    finally:
+        await store.close()
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    ops=st.lists(
+        st.lists(
+            st.sampled_from(["page", "page", "create", "delete last"]), min_size=1, max_size=8
+        ),
+        min_size=1,
+        max_size=25,
+    )
+)
+async def test_contact_totals_kept_from_the_log_stay_the_count_under_concurrent_writes(
+    ops: list[list[str]],
+) -> None:
+    """Pages of `contacts` asked while creates and deletes run beside them (bounds reads that
+    start before and after a write, two under way at once) answer what a count says once the
+    writes are done: a total carried from the change log never counts a write twice."""
+    store = await Store.open()
+    try:
+        await store.write(
+            lambda c: c.executemany(
+                "INSERT INTO contacts(id, createdAt, updatedAt) VALUES (?, 'x', 'x')",
+                [(i,) for i in range(1, 21)],
+            )
+        )
+        index = PageIndex(store)
+        await index.table_page("contacts", 1, 5)  # the first count, carried from here on
+
+        async def run(op: str) -> None:
+            if op == "page":
+                await index.table_page("contacts", 2, 5)
+            elif op == "create":
+                await store.write(
+                    lambda c: c.execute(
+                        "INSERT INTO contacts(createdAt, updatedAt) VALUES ('x', 'x')"
+                    )
+                )
+            else:
+                await store.write(
+                    lambda c: c.execute(
+                        "DELETE FROM contacts WHERE id = (SELECT max(id) FROM contacts)"
+                    )
+                )
+
+        for batch in ops:
+            await asyncio.gather(*(run(op) for op in batch))
+            ids = [row[0] for row in await store.fetchall("SELECT id FROM contacts ORDER BY id")]
+            assert await index.table_page("contacts", 2, 5) == (len(ids), ids[5:10])
+    finally:
+        await store.close()
+
+
+async def test_contact_totals_stay_the_count_when_pages_are_asked_at_every_step_of_writes() -> None:
+    """A page asked at every turn of the event loop while creates run three at a time: some
+    bounds reads start before a write is counted and some after, two of them at once."""
+    store = await Store.open()
+    try:
+        await store.write(
+            lambda c: c.executemany(
+                "INSERT INTO contacts(id, createdAt, updatedAt) VALUES (?, 'x', 'x')",
+                [(i,) for i in range(1, 21)],
+            )
+        )
+        index = PageIndex(store)
+        await index.table_page("contacts", 1, 5)
+        total = 20
+        for _ in range(60):
+            writes = [
+                store.write(
+                    lambda c: c.execute(
+                        "INSERT INTO contacts(createdAt, updatedAt) VALUES ('x', 'x')"
+                    )
+                )
+                for _ in range(3)
+            ]
+            running = asyncio.gather(*writes)
+            asked = []
+            while not running.done():
+                asked.append(asyncio.ensure_future(index.table_page("contacts", 1, 5)))
+                await asyncio.sleep(0)
+            await asyncio.gather(running, *asked)
+            total += 3
+            assert await index.table_page("contacts", 1, 5) == (total, [1, 2, 3, 4, 5])
     finally:
         await store.close()

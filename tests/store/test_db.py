@@ -1,0 +1,61 @@
+"""Store: background steps give way to requests waiting for the database thread."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections.abc import Callable
+
+import pytest
+
+from emulator.store import db
+from emulator.store.db import Store
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_background_step_lets_a_request_asked_after_it_go_first() -> None:
+    store = await Store.open()
+    ran: list[str] = []
+
+    def slow(conn: sqlite3.Connection) -> None:
+        time.sleep(0.05)
+        ran.append("first request")
+
+    def note(name: str) -> Callable[[sqlite3.Connection], None]:
+        return lambda conn: ran.append(name)
+
+    try:
+        first = asyncio.ensure_future(store.read(slow))
+        await asyncio.sleep(0)
+        step = asyncio.ensure_future(store.read_in_background(note("background step")))
+        await asyncio.sleep(0)
+        later = asyncio.ensure_future(store.read(note("later request")))
+        await asyncio.gather(first, step, later)
+        assert ran == ["first request", "later request", "background step"]
+    finally:
+        await store.close()
+
+
+async def test_a_background_step_still_runs_under_a_load_that_never_pauses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(db, "IDLE_WAIT", 0.1)
+    store = await Store.open()
+    stop = False
+
+    async def load() -> None:
+        ends = time.perf_counter() + 10  # without the bound, the step would run only then
+        while not stop and time.perf_counter() < ends:
+            await store.fetchall("SELECT 1")
+
+    try:
+        loads = [asyncio.ensure_future(load()) for _ in range(4)]
+        began = time.perf_counter()
+        assert await store.read_in_background(lambda conn: 7) == 7
+        assert time.perf_counter() - began < 5  # waited its bound, not for the load to end
+        stop = True
+        await asyncio.gather(*loads)
+    finally:
+        await store.close()
