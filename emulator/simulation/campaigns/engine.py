@@ -276,21 +276,27 @@ class Simulation:
         )
         due: list[Due] = []
         due_members = batch.members
-        timelines = self._timelines
+        timelines = self._timelines  # (campaign, contact) -> its timeline: timelines are pure
+        anchors: dict[str, int] = {}
         for member in rows:  # each one's next_at None until an item after end_ms
             anchor, first_step = member.anchor_at, member.first_step
             if anchor is None or first_step is None:  # not simulated: it stays where it is
                 continue
             plan = plans[member.campaign_id]
             key = campaign, contact = member.campaign_id, member.contact_id
-            cached = timelines.get(key)  # as _timeline, without a call per member
+            cached = timelines.get(key)
             if (
                 cached is None
                 or cached.anchor != anchor
                 or cached.first_step != first_step
                 or cached.fingerprint != plan.fingerprint
             ):
-                cached = self._timeline(plan, key, anchor, first_step)
+                anchor_ms = anchors.get(anchor)
+                if anchor_ms is None:  # members scheduled together share their anchor
+                    anchor_ms = anchors[anchor] = parse_ms(anchor)
+                cached = timelines[key] = Timeline(
+                    plan.fingerprint, anchor, first_step, start(plan, anchor_ms, first_step), ()
+                )
             drawn = cached.drawn
             items = drawn.items
             if not drawn.done and (not items or items[-1].ms <= end_ms):
@@ -381,12 +387,6 @@ class Simulation:
             if id(members[key]) in resumed:  # nothing of it in this chunk: its row stands
                 del members[key]
         return kept, reached
-
-    def _timeline(self, plan: Plan, key: tuple[int, int], anchor: str, first_step: int) -> Timeline:
-        """A member's timeline, kept, with nothing drawn yet; `key` is (campaign, contact)."""
-        drawn = start(plan, parse_ms(anchor), first_step)
-        made = self._timelines[key] = Timeline(plan.fingerprint, anchor, first_step, drawn, ())
-        return made
 
     # -----------------------------------------------------------------------------------------
     async def start_campaign(self, campaign_id: int) -> tuple[str, int]:

@@ -84,6 +84,8 @@ class Plan:
     numbers: tuple[int, ...]
     message_count: int
     fingerprint: int  # hash of what the timelines depend on: cheap to compare per member
+    # whether a connection request comes before each step (the last entry: after them all)
+    requested: tuple[bool, ...]
 
     @classmethod
     def from_row(
@@ -91,7 +93,10 @@ class Plan:
     ) -> Plan:
         steps = tuple(_steps.decode(sequence or "[]"))
         numbers, n = [], 0
+        requested, before = [], False
         for s in steps:
+            requested.append(before)
+            before = before or s.type == "CONNECTION_REQUEST"
             if s.type in MESSAGE_STEPS:
                 n += 1
                 numbers.append(n)
@@ -108,6 +113,7 @@ class Plan:
             numbers=tuple(numbers),
             message_count=n,
             fingerprint=hash((sequence, rates, seed)),
+            requested=(*requested, before),
         )
 
 
@@ -135,7 +141,7 @@ class Drawn(msgspec.Struct, gc=False):
 
 def start(plan: Plan, anchor_ms: int, first_step: int) -> Drawn:
     """A member's timeline from `first_step` on, nothing drawn yet."""
-    has_request = any(s.type == "CONNECTION_REQUEST" for s in plan.steps[:first_step])
+    has_request = plan.requested[min(first_step, len(plan.steps))]  # first_step >= 0
     return Drawn(anchor_ms, first_step, anchor_ms, has_request=has_request)
 
 
