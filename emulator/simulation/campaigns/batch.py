@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -93,8 +93,6 @@ class Batch:
         self.outbound: dict[tuple[int, int | None], int] = {}
         self.outbound_of: set[int] = set()
         self.task_ids: dict[tuple[int, int, int], int | None] = {}
-        # how many new conversations, messages, tasks and events `take` handed over
-        self._taken = (0, 0, 0, 0)
 
     def load_conversations(
         self, keys: Iterable[tuple[int, int]], known: dict[tuple[int, int], int] | None = None
@@ -258,33 +256,6 @@ class Batch:
         )
         return tid, subject, spec.taskType
 
-    def take(self) -> Callable[[sqlite3.Connection], None] | None:
-        """The write of the conversations, messages, tasks and events buffered since the
-        last `take` (None: nothing new), for a writer beside the applying thread
-        (touches.py); `flush` writes what no `take` took, then the rest."""
-        start, self._taken = (
-            self._taken,
-            (
-                len(self.new_conversations),
-                len(self.messages),
-                len(self.tasks),
-                len(self.events),
-            ),
-        )
-        if start == self._taken:
-            return None
-        (c0, m0, t0, e0), (c1, m1, t1, e1) = start, self._taken
-        conversations = self.new_conversations[c0:c1]
-        messages, tasks, events = self.messages[m0:m1], self.tasks[t0:t1], self.events[e0:e1]
-
-        def write(conn: sqlite3.Connection) -> None:
-            campaign_tables.insert_conversations(conn, conversations)
-            campaign_tables.insert_messages(conn, messages)
-            platform_tasks.insert_sequence_tasks(conn, tasks)
-            campaign_tables.insert_events(conn, events)
-
-        return write
-
     def member_rows(self) -> list[tuple[Any, ...]]:
         """Every member's row as `write_members` takes it, in key order."""
         return [self.members[key].row() for key in sorted(self.members)]
@@ -293,12 +264,13 @@ class Batch:
         """Write every buffered row (`contacts`: the contacts' touches too; `members`: the
         members' rows when the caller made them already, as `member_rows` does)."""
         conn = self.conn
-        rest = self.take()
-        if rest is not None:
-            rest(conn)
+        campaign_tables.insert_conversations(conn, self.new_conversations)
+        campaign_tables.insert_messages(conn, self.messages)
         campaign_tables.count_views(
             conn, [(v, c, at, mid) for mid, (v, c, at) in self.counts.items()]
         )
+        platform_tasks.insert_sequence_tasks(conn, self.tasks)
+        campaign_tables.insert_events(conn, self.events)
         engagement.write_members(conn, self.member_rows() if members is None else members)
         if contacts:
             last = {e[1]: e[4] for e in self.events}  # a contact's last event: its updatedAt

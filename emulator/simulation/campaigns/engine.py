@@ -63,7 +63,6 @@ log = logging.getLogger(__name__)
 MAX_AHEAD_MS = 3650 * DAY_MS  # an injected event's `time`: beyond that a typo is likelier
 CHUNK_MS = 7 * DAY_MS  # one write per simulated week at most: other requests get a turn
 CHUNK_ITEMS = 10_000  # and about this many items (never fewer, unless time runs out first)
-HAND_OVER = 1_024  # items applied between hand-overs of their rows to the second thread
 CONVERSATIONS_KEPT = 300_000  # conversation ids kept between chunks (~40 MB)
 Listener = Callable[[datetime], Awaitable[None]]
 # The due query's rows, decoded from one JSON array of arrays.
@@ -141,7 +140,6 @@ class Simulation:
         self.emulator = emulator
         self.listeners: list[Listener] = []
         self.chunk_items = CHUNK_ITEMS
-        self.hand_over = HAND_OVER
         self._lock = asyncio.Lock()
         self._generation = 0
         # (campaign, contact) -> its timeline: timelines are pure
@@ -326,13 +324,9 @@ class Simulation:
         last = {d.contact: d.at for d in due}
         touches = Touches(conn, [(last[contact], contact) for contact in sorted(last)])
         try:
-            step = self.hand_over
-            for begin in range(0, len(due), step):
-                for d in due[begin : begin + step]:
-                    member = d.member
-                    apply_item(batch, plans[member.campaign_id], member, d.item, d.ms, d.at)
-                if (rows_so_far := batch.take()) is not None:
-                    touches.add(rows_so_far)  # written while the next items are applied
+            for d in due:
+                member = d.member
+                apply_item(batch, plans[member.campaign_id], member, d.item, d.ms, d.at)
             # Python work left that needs no connection, while the touches may still run
             members = batch.member_rows()
             counts = batch.by_type()

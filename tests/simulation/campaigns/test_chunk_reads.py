@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -89,35 +89,3 @@ def test_a_failed_touch_is_raised_by_wait_and_nothing_runs_without_rows() -> Non
     with pytest.raises(sqlite3.OperationalError):
         touches.wait()
     Touches(conn, []).wait()  # no thread, no statement
-
-
-def test_writes_handed_over_run_after_the_touches_in_their_order() -> None:
-    conn = open_sync(None)
-    conn.execute("INSERT INTO contacts(id, createdAt, updatedAt) VALUES (1, ?, ?)", (AT, AT))
-    seen: list[str] = []
-
-    def note(name: str) -> Callable[[sqlite3.Connection], None]:
-        def write(c: sqlite3.Connection) -> None:
-            seen.append(f"{name}: {c.execute('SELECT updatedAt FROM contacts').fetchone()[0]}")
-
-        return write
-
-    touches = Touches(conn, [("2030-01-01T00:00:00.000Z", 1)])
-    for name in ("a", "b", "c"):
-        touches.add(note(name))
-    touches.wait()
-    assert seen == [f"{n}: 2030-01-01T00:00:00.000Z" for n in ("a", "b", "c")]
-    conn.close()
-
-
-def test_after_a_failed_write_nothing_more_runs_and_wait_raises_it() -> None:
-    conn = sqlite3.connect(":memory:", check_same_thread=False)
-    ran: list[int] = []
-    touches = Touches(conn, [])
-    touches.add(lambda c: ran.append(1))
-    touches.add(lambda c: c.execute("INSERT INTO nowhere VALUES (1)") and None)
-    touches.add(lambda c: ran.append(3))
-    with pytest.raises(sqlite3.OperationalError, match="nowhere"):
-        touches.wait()
-    assert ran == [1]
-    conn.close()
