@@ -42,12 +42,14 @@ from emulator.simulation.campaigns.timeline import (
     OPENED,
     REPLIED,
     STEP,
+    Drawn,
     Item,
     Plan,
+    draw_through,
     from_ms,
     iso,
     parse_ms,
-    timeline,
+    start,
     to_ms,
 )
 from emulator.simulation.campaigns.touches import Touches
@@ -82,25 +84,27 @@ class Due(msgspec.Struct, order=True, gc=False):
 
 
 class Timeline(msgspec.Struct, gc=False):
-    """A member's items and the stored times of its first ones (both in time order; comparing
-    text is cheaper than parsing it, for bisect), with what they were made from. Kept for
-    every member: not tracked by the cyclic GC (it holds no cycle), which would otherwise
-    walk them all. `ats` grows as chunks reach the items (`formatted`): a member's timeline
-    runs weeks ahead, and formatting all its times when it is first due cost about as much as
-    drawing them, for items most advances never reach."""
+    """A member's items drawn so far (`drawn`, timeline.py: drawn as chunks reach them) and
+    the stored times of its first ones (in time order; comparing text is cheaper than
+    parsing it, for bisect), with what they were made from. Kept for every member: not
+    tracked by the cyclic GC (it holds no cycle), which would otherwise walk them all. `ats`
+    grows as chunks reach the items (`formatted`): a member's timeline runs weeks ahead, and
+    formatting all its times when it is first due cost about as much as drawing them, for
+    items most advances never reach."""
 
     fingerprint: int  # the plan's
     anchor: str
     first_step: int
-    items: tuple[Item, ...]  # tuples of untracked items: untracked too
-    ats: tuple[str, ...]  # the times of items[:len(ats)]
+    drawn: Drawn
+    ats: tuple[str, ...]  # the times of drawn.items[:len(ats)]
 
 
 def formatted(timeline: Timeline, through: str | None, end_ms: int) -> tuple[str, ...]:
     """`timeline.ats`, first made to reach `through` (a stored time: the member's
-    nextActionAt) and the first item after `end_ms` (or the last item), so that a bisect for
-    `through` and a walk to the first item after `end_ms` find every time they need."""
-    ats, items = timeline.ats, timeline.items
+    nextActionAt) and the first item drawn after `end_ms` (or the last item), so that a
+    bisect for `through` and a walk to the first item after `end_ms` find every time they
+    need."""
+    ats, items = timeline.ats, timeline.drawn.items
     done = len(ats)
     if done < len(items) and (
         not done or ats[-1] < (through or "") or items[done - 1].ms <= end_ms
@@ -272,22 +276,32 @@ class Simulation:
         )
         due: list[Due] = []
         due_members = batch.members
-        timelines = self._timelines
+        timelines = self._timelines  # (campaign, contact) -> its timeline: timelines are pure
+        anchors: dict[str, int] = {}
         for member in rows:  # each one's next_at None until an item after end_ms
             anchor, first_step = member.anchor_at, member.first_step
             if anchor is None or first_step is None:  # not simulated: it stays where it is
                 continue
             plan = plans[member.campaign_id]
             key = campaign, contact = member.campaign_id, member.contact_id
-            cached = timelines.get(key)  # as _timeline, without a call per member
+            cached = timelines.get(key)
             if (
                 cached is None
                 or cached.anchor != anchor
                 or cached.first_step != first_step
                 or cached.fingerprint != plan.fingerprint
             ):
-                cached = self._timeline(plan, key, anchor, first_step)
-            items, ats = cached.items, cached.ats
+                anchor_ms = anchors.get(anchor)
+                if anchor_ms is None:  # members scheduled together share their anchor
+                    anchor_ms = anchors[anchor] = parse_ms(anchor)
+                cached = timelines[key] = Timeline(
+                    plan.fingerprint, anchor, first_step, start(plan, anchor_ms, first_step), ()
+                )
+            drawn = cached.drawn
+            items = drawn.items
+            if not drawn.done and (not items or items[-1].ms <= end_ms):
+                items = draw_through(plan, contact, drawn, end_ms)  # up to the first after
+            ats = cached.ats
             if len(ats) < len(items):  # times not all formatted yet: those this walk needs
                 ats = formatted(cached, member.next_action_at, end_ms)
             for i in range(bisect_left(ats, member.next_action_at or ""), len(items)):
@@ -373,13 +387,6 @@ class Simulation:
             if id(members[key]) in resumed:  # nothing of it in this chunk: its row stands
                 del members[key]
         return kept, reached
-
-    def _timeline(self, plan: Plan, key: tuple[int, int], anchor: str, first_step: int) -> Timeline:
-        """A member's timeline, made and kept (its times not formatted yet); `key` is
-        (campaign, contact)."""
-        items = tuple(timeline(plan, key[1], parse_ms(anchor), first_step))
-        made = self._timelines[key] = Timeline(plan.fingerprint, anchor, first_step, items, ())
-        return made
 
     # -----------------------------------------------------------------------------------------
     async def start_campaign(self, campaign_id: int) -> tuple[str, int]:

@@ -84,6 +84,8 @@ class Plan:
     numbers: tuple[int, ...]
     message_count: int
     fingerprint: int  # hash of what the timelines depend on: cheap to compare per member
+    # whether a connection request comes before each step (the last entry: after them all)
+    requested: tuple[bool, ...]
 
     @classmethod
     def from_row(
@@ -91,7 +93,10 @@ class Plan:
     ) -> Plan:
         steps = tuple(_steps.decode(sequence or "[]"))
         numbers, n = [], 0
+        requested, before = [], False
         for s in steps:
+            requested.append(before)
+            before = before or s.type == "CONNECTION_REQUEST"
             if s.type in MESSAGE_STEPS:
                 n += 1
                 numbers.append(n)
@@ -108,56 +113,128 @@ class Plan:
             numbers=tuple(numbers),
             message_count=n,
             fingerprint=hash((sequence, rates, seed)),
+            requested=(*requested, before),
         )
+
+
+class Drawn(msgspec.Struct, gc=False):
+    """A member's timeline drawn as far as it was needed, and where drawing resumes.
+
+    The items of step i (its STEP item, then its outcomes) all come before step i+1's: an
+    outcome falls within the gap to the next step (delays are never negative), so the
+    items drawn step by step are in time order, and those drawn so far are the start of the
+    whole timeline. Drawing stops at the first item after the moment asked for: an advance
+    of a day draws the steps of that day, not the weeks of sequence after it (the draws of a
+    whole timeline cost about as much as applying its items). Not tracked by the cyclic GC
+    (ints, bools and a tuple of untracked items)."""
+
+    anchor_ms: int
+    step: int  # the next step to run; while `pending`, the step whose outcomes are next
+    t: int  # the time of the last step run (the anchor before the first)
+    items: tuple[Item, ...] = ()
+    order: int = 0  # of the next item
+    has_request: bool = False  # a connection request ran (before `step`)
+    connected: bool = False  # and it was accepted
+    pending: bool = False  # `step`'s STEP item is drawn, its outcomes are not yet
+    done: bool = False  # every item is drawn (a reply, or FINISHED)
+
+
+def start(plan: Plan, anchor_ms: int, first_step: int) -> Drawn:
+    """A member's timeline from `first_step` on, nothing drawn yet."""
+    has_request = plan.requested[min(first_step, len(plan.steps))]  # first_step >= 0
+    return Drawn(anchor_ms, first_step, anchor_ms, has_request=has_request)
+
+
+def draw_through(plan: Plan, contact_id: int, drawn: Drawn, until_ms: int) -> tuple[Item, ...]:
+    """Draw more of `drawn` until it holds an item after `until_ms` or the whole timeline;
+    answers its items. Every item at or before `until_ms` is then among them."""
+    items = drawn.items
+    if drawn.done or (items and items[-1].ms > until_ms):
+        return items
+    steps, rates = plan.steps, plan.rates
+    count = len(steps)
+    i, t, order = drawn.step, drawn.t, drawn.order
+    has_request, connected, pending = drawn.has_request, drawn.connected, drawn.pending
+    last = items[-1].ms if items else None
+    prefix = None
+    more: list[Item] = []
+    done = False
+    while last is None or last <= until_ms:
+        if not pending:  # run the next step that runs, or finish
+            while i < count:
+                t += steps[i].delaySeconds * 1000
+                if steps[i].type == "NETWORK_MESSAGE" and has_request and not connected:
+                    i += 1  # one cannot message a contact who did not accept the request
+                    continue
+                break
+            if i >= count:
+                end = last if last is not None else drawn.anchor_ms
+                more.append(Item(end, order, FINISHED, count))
+                done = True
+                break
+            more.append(Item(t, order, STEP, i))
+            order += 1
+            last = t
+            kind = steps[i].type
+            if kind == "CONNECTION_REQUEST":
+                has_request = pending = True
+            elif kind in MESSAGE_STEPS:
+                pending = True
+            else:
+                i += 1  # no outcome to draw
+            continue
+        # the outcomes of step i, within the gap to the next step
+        step = steps[i]
+        gap = steps[i + 1].delaySeconds * 1000 if i + 1 < count else TAIL_MS
+        if prefix is None:
+            prefix = _member_hash(plan.seed, contact_id)
+        outcomes: list[Item] = []
+        if step.type == "CONNECTION_REQUEST":
+            if _draw(prefix, i, "accept") < rates.acceptance:
+                connected = True
+                outcomes.append(
+                    Item(t + int(_draw(prefix, i, "accept.at") * gap), order, ACCEPTED, i)
+                )
+                order += 1
+        else:
+            if step.type == "EMAIL" and _draw(prefix, i, "open") < rates.open:
+                opened = t + int(_draw(prefix, i, "open.at") * gap)
+                outcomes.append(Item(opened, order, OPENED, i))
+                order += 1
+                if _draw(prefix, i, "click") < rates.click:
+                    clicked = opened + int(_draw(prefix, i, "click.at") * (t + gap - opened))
+                    outcomes.append(Item(clicked, order, CLICKED, i))
+                    order += 1
+            if _draw(prefix, i, "reply") < rates.reply:
+                replied = Item(t + int(_draw(prefix, i, "reply.at") * gap), order, REPLIED, i)
+                outcomes.append(replied)
+                outcomes.sort()
+                more.extend(o for o in outcomes if o <= replied)  # a reply ends the timeline
+                done = True
+                break
+        more.extend(outcomes)  # in time order: an acceptance, or an open then its click
+        if outcomes:
+            last = outcomes[-1].ms
+        i += 1
+        pending = False
+    drawn.step, drawn.t, drawn.order = i, t, order
+    drawn.has_request, drawn.connected, drawn.pending, drawn.done = (
+        has_request,
+        connected,
+        pending,
+        done,
+    )
+    items = drawn.items = items + tuple(more)
+    return items
 
 
 def timeline(plan: Plan, contact_id: int, anchor_ms: int, first_step: int) -> list[Item]:
     """Every item of one member from `first_step` on, in time order; a reply ends it."""
-    steps, rates = plan.steps, plan.rates
-    prefix = _member_hash(plan.seed, contact_id)
-    items: list[Item] = []
-    order = 0
-    t = anchor_ms
-    has_request = any(s.type == "CONNECTION_REQUEST" for s in steps[:first_step])
-    connected = False
-    replied_at: tuple[int, int] | None = None
-    for i in range(first_step, len(steps)):
-        step = steps[i]
-        t += step.delaySeconds * 1000
-        gap = steps[i + 1].delaySeconds * 1000 if i + 1 < len(steps) else TAIL_MS
-        if step.type == "NETWORK_MESSAGE" and has_request and not connected:
-            continue  # one cannot message a contact who did not accept the connection request
-        items.append(Item(t, order, STEP, i))
-        order += 1
-        if step.type == "CONNECTION_REQUEST":
-            has_request = True
-            if _draw(prefix, i, "accept") < rates.acceptance:
-                connected = True
-                items.append(Item(t + int(_draw(prefix, i, "accept.at") * gap), order, ACCEPTED, i))
-                order += 1
-            continue
-        if step.type not in MESSAGE_STEPS:
-            continue
-        if step.type == "EMAIL" and _draw(prefix, i, "open") < rates.open:
-            opened = t + int(_draw(prefix, i, "open.at") * gap)
-            items.append(Item(opened, order, OPENED, i))
-            order += 1
-            if _draw(prefix, i, "click") < rates.click:
-                clicked = opened + int(_draw(prefix, i, "click.at") * (t + gap - opened))
-                items.append(Item(clicked, order, CLICKED, i))
-                order += 1
-        if _draw(prefix, i, "reply") < rates.reply:
-            at = t + int(_draw(prefix, i, "reply.at") * gap)
-            items.append(Item(at, order, REPLIED, i))
-            replied_at = (at, order)
-            break
-    items.sort()
-    if replied_at is not None:
-        return [item for item in items if (item.ms, item.order) <= replied_at]
-    end = items[-1].ms if items else anchor_ms
-    items.append(Item(end, order, FINISHED, len(steps)))
-    return items
+    drawn = start(plan, anchor_ms, first_step)
+    return list(draw_through(plan, contact_id, drawn, _FOREVER))
 
+
+_FOREVER = 2**62  # ms: past every timeline's end
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _days: dict[int, str] = {}
