@@ -201,6 +201,22 @@ def restore_file(conn: sqlite3.Connection, path: Path) -> None:
         source.close()
 
 
+def open_restored(image: Path) -> sqlite3.Connection:
+    """An in-memory connection as `Store.open(None)` makes it, then holding the database
+    file `image` as `Store.restore_path` puts it: the same statements, on any thread (a
+    warm start reads its image while the server's modules import: emulator/image_preload.py).
+    """
+    conn = open_sync(None)
+    try:
+        contact_changes.install(conn)
+        table_changes.install(conn)
+        restore_file(conn, image)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 class Store:
     """Async facade over the database; `version` grows on every write (cache invalidation),
     and `contacts` logs the lowest contact id each write touched (finer page caches)."""
@@ -232,6 +248,15 @@ class Store:
         except BaseException:  # not a database, read-only...: its thread must not outlive it
             await db.close()
             raise
+        return store
+
+    @classmethod
+    async def adopt(cls, conn: sqlite3.Connection) -> Store:
+        """An in-memory store on `conn`, one `open_restored` made (a whole database
+        restored into it, as `restore_path` counts it); the store owns it from then on."""
+        db = await aiosqlite.Connection(lambda: conn, iter_chunk_size=64)
+        store = cls(db, None)
+        store._bump(ALL, None)
         return store
 
     async def close(self) -> None:
