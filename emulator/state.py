@@ -221,6 +221,9 @@ class Emulator:
         return None
 
     async def close(self) -> None:
+        if self.preload is not None:  # a start that ended before its store opened
+            self.preload.close()
+            self.preload = None
         if self.store is not None:
             await self.store.close()
             self.store = None

@@ -278,9 +278,12 @@ def _warm_image(args: argparse.Namespace) -> ImagePreload | None:
 
 
 def _import_server() -> None:
-    import uvicorn  # noqa: F401  (what the server imports: loaded while the image is read)
+    """What the server imports (here while the image is read)."""
+    import uvicorn.lifespan.on
+    import uvicorn.loops.auto  # noqa: F401
 
-    import emulator.app  # noqa: F401
+    import emulator.app
+    import emulator.connection_limits  # noqa: F401
 
 
 def _serve_with(
@@ -335,11 +338,14 @@ def _serve_app(
     try:
         # With a seed cache the fixtures were validated while an image was seeded (or
         # before, when the image of the same files exists): the app starts from the image.
-        if warm is not None:
-            image: Path | None = warm.image
-            app.state.services.emulator.preload = warm  # its store: the image read already
-        else:
+        if warm is None:
             image = app.state.services.emulator.build_image(_digest_of(seeder))
+            if image is not None and args.db is None:
+                warm = ImagePreload(image)  # read on this thread, as a warm start does
+                warm.load()
+        if warm is not None:
+            image = warm.image
+            app.state.services.emulator.preload = warm  # its store: the image read already
         fixtures = None if image is not None else load_fixture_dir(args.fixtures)
     except FixtureError as exc:
         return _fail(f"fixture error: {exc}")
