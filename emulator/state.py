@@ -117,8 +117,8 @@ class Emulator:
         self._image: Path | None = None
         # (digest, image) that build_image found just before start: not hashed twice.
         self._prepared: tuple[str, Path] | None = None
-        # In memory: the cached image already being read into a connection (a warm `emulator
-        # serve`), which start() adopts as its store.
+        # In memory: the seeded image read into a connection before start (`emulator serve`),
+        # which start() adopts as its store.
         self.preload: ImagePreload | None = None
         # Reset, fixtures, restore, snapshot, advance and export runs never interleave.
         self.operations = Operations()
