@@ -5,6 +5,8 @@ done meanwhile runs beside the copy."""
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from emulator.fixtures.loader import DEFAULT_FIXTURES
 from emulator.image_preload import ImagePreload
 from emulator.state import Emulator
 from tests.conftest import ALL, make_settings
-from tests.processes import emulator_process
+from tests.processes import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -104,11 +106,30 @@ def test_a_warm_serve_answers_as_the_cold_one(tmp_path: Path) -> None:
     fixtures, cache = DEFAULT_FIXTURES, tmp_path / "cache"  # files settled: digest remembered
     answers = []
     for _ in ("cold", "warm"):
-        args = ("--fixtures", str(fixtures), "--seed-cache", str(cache))
-        with emulator_process(*args, "--link-base", "http://crm.example") as base:
+        port = free_port()
+        proc = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "emulator", "serve", "--port", str(port)),
+                *("--fixtures", str(fixtures), "--seed-cache", str(cache)),
+                *("--link-base", "http://crm.example"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            assert proc.stdout is not None
+            banner = proc.stdout.readline()  # printed once listening
+            base = f"http://127.0.0.1:{port}"
             health = httpx.get(f"{base}/_emulator/health").json()
             page = httpx.get(f"{base}/v1/contacts", params={"pageSize": 5}, headers=ALL).json()
-            answers.append((health["counts"], page))
+            answers.append((banner.split(" (", 1)[1], health["counts"], page))
+        finally:
+            proc.terminate()
+            proc.wait(10)
+            if proc.stdout is not None:
+                proc.stdout.close()
         if not answers[1:]:
             assert ImagePreload.find(fixtures, cache) is not None  # the next start is warm
-    assert answers[0] == answers[1] and answers[0][0]["contacts"] > 0
+    assert answers[0] == answers[1]
+    assert "200 contacts" in answers[0][0] and answers[0][1]["contacts"] == 200

@@ -292,10 +292,17 @@ def _serve_with(
     seeder: SeedProcess | None,
     warm: ImagePreload | None,
 ) -> int:
+    counted: dict[str, int] = {}  # the start-up line's counts (a warm start: read meanwhile)
     if warm is not None:
-        warm.load(meanwhile=_import_server)
+        image = warm.image
+
+        def meanwhile() -> None:
+            counted.update(image_counts(image))
+            _import_server()
+
+        warm.load(meanwhile=meanwhile)
     try:
-        return _serve_app(sock, args, seeder, warm)
+        return _serve_app(sock, args, seeder, warm, counted)
     finally:
         if warm is not None:
             warm.close()
@@ -306,6 +313,7 @@ def _serve_app(
     args: argparse.Namespace,
     seeder: SeedProcess | None,
     warm: ImagePreload | None,
+    counted: dict[str, int],
 ) -> int:
     from emulator.app import create_app  # the whole server: other commands start without it
 
@@ -350,7 +358,7 @@ def _serve_app(
     except FixtureError as exc:
         return _fail(f"fixture error: {exc}")
     if image is not None:
-        n = image_counts(image)
+        n = counted or image_counts(image)
     else:
         assert fixtures is not None
         n = {
