@@ -25,6 +25,7 @@ from emulator.fixtures.loader import (
     load_fixture_dir,
 )
 from emulator.fixtures.models import FixtureSet
+from emulator.image_preload import ImagePreload
 from emulator.operations import Operations
 from emulator.platform.bulk import contact_rows, write_contact_rows
 from emulator.platform.contacts_worker import ContactsWorker
@@ -116,6 +117,9 @@ class Emulator:
         self._image: Path | None = None
         # (digest, image) that build_image found just before start: not hashed twice.
         self._prepared: tuple[str, Path] | None = None
+        # In memory: the seeded image read into a connection before start (`emulator serve`),
+        # which start() adopts as its store.
+        self.preload: ImagePreload | None = None
         # Reset, fixtures, restore, snapshot, advance and export runs never interleave.
         self.operations = Operations()
         # The store's version right after a start that seeded it: unchanged since, the
@@ -131,6 +135,10 @@ class Emulator:
         """Load the fixtures and open the store; a `--db` file that holds state is kept as is.
         Opening twice is a no-op (`emulator serve` opens it before the lifespan runs)."""
         if self.store is not None:
+            return
+        if self.preload is not None and self.settings.db is None:
+            await self._adopt_preload(self.preload)
+            await self.load_clock()
             return
         copied = await self._copy_seed_image()
         self.store = await Store.open(self.settings.db)
@@ -156,6 +164,16 @@ class Emulator:
             log.info("kept the state stored in %s", self.settings.db)
         await self.load_clock()
         # The decoded records are in the store now; holding them would double the memory.
+        self.fixtures = None
+
+    async def _adopt_preload(self, preload: ImagePreload) -> None:
+        """The store on the preloaded image's connection, named for this fixture directory
+        (as `_restore_seed_image` leaves it)."""
+        self.preload = None
+        self.store = await Store.adopt(preload.connection())
+        await self.store.write(lambda conn: write_meta(conn, "fixtures", self.fixtures_dir))
+        self._image = self._prepared = None  # the first reset finds the image again
+        self._seeded_version = self.store.version
         self.fixtures = None
 
     async def _copy_seed_image(self) -> bool:
@@ -203,6 +221,9 @@ class Emulator:
         return None
 
     async def close(self) -> None:
+        if self.preload is not None:  # a start that ended before its store opened
+            self.preload.close()
+            self.preload = None
         if self.store is not None:
             await self.store.close()
             self.store = None

@@ -74,3 +74,18 @@ def test_a_mistyped_flag_shows_the_usage_of_its_own_subcommand() -> None:
         assert done.returncode == 2, name
         assert done.stderr.startswith(f"usage: emulator {name} "), (name, done.stderr)
         assert "unrecognized arguments: --no-such-flag" in done.stderr, name
+
+
+def test_a_subcommand_loads_no_other_subcommand_module() -> None:
+    code = (
+        "import sys; from emulator.cli import parse; args = parse(['serve', '--port', '0']); "
+        "print(args.command, sorted(m for m in sys.modules if m.startswith('emulator.cli.')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split(" ", 1) == ["serve", "['emulator.cli.serve']\n"]
+    assert _emulator("nosuch").stderr.endswith(
+        "invalid choice: 'nosuch' (choose from 'serve', 'wait', 'export', 'replay', 'record', "
+        "'verify', 'check')\n"
+    )

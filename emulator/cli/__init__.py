@@ -4,32 +4,31 @@ replay and record scenarios, check scenario and fixture files, wait for a server
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Callable
+from types import ModuleType
 
 from emulator import __version__
-from emulator.cli import check as check_command
-from emulator.cli import export as export_command
-from emulator.cli import record as record_command
-from emulator.cli import replay as replay_command
-from emulator.cli import serve as serve_command
-from emulator.cli import verify as verify_command
-from emulator.cli import wait as wait_command
+
+# Each subcommand's module (its add_parser and main), in the order --help lists them.
+COMMANDS = ("serve", "wait", "export", "replay", "record", "verify", "check")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_module(name: str) -> ModuleType:
+    return importlib.import_module(f"emulator.cli.{name}")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with `only`, that subcommand alone (the others' modules, with
+    the libraries they import, are not loaded: `emulator serve` starts sooner)."""
     parser = argparse.ArgumentParser(prog="emulator", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-
-    serve_command.add_parser(sub)
-    wait_command.add_parser(sub)
-    export_command.add_parser(sub)
-    replay_command.add_parser(sub)
-    record_command.add_parser(sub)
-    verify_command.add_parser(sub)
-    check_command.add_parser(sub)
+    for name in COMMANDS:
+        if only is None or name == only:
+            _command_module(name).add_parser(sub)
     return parser
 
 
@@ -58,21 +57,10 @@ def add_examples(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "serve": serve_command.main,
-    "wait": wait_command.main,
-    "export": export_command.main,
-    "replay": replay_command.main,
-    "record": record_command.main,
-    "verify": verify_command.main,
-    "check": check_command.main,
-}
-
-
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     """The arguments; a flag no subcommand knows is reported with that subcommand's usage
     (argparse's own parse_args would show the top-level usage, which names none of its flags)."""
-    parser = add_examples(build_parser())
+    parser = add_examples(build_parser(_named_command(sys.argv[1:] if argv is None else argv)))
     args, extras = parser.parse_known_args(argv)
     if extras:
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -95,9 +83,17 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _named_command(argv: list[str]) -> str | None:
+    """The subcommand `argv` names first, when it is one (the top level takes no option but
+    --help and --version: a first word that is no command gets the whole parser's error)."""
+    return argv[0] if argv and argv[0] in COMMANDS else None
+
+
 def _run(args: argparse.Namespace) -> int:
-    command = COMMANDS.get(args.command)
-    return command(args) if command is not None else 2
+    if args.command not in COMMANDS:
+        return 2
+    main: Callable[[argparse.Namespace], int] = _command_module(args.command).main
+    return main(args)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from pathlib import Path
 from emulator.clock import parse_clock
 from emulator.fixtures.image_cache import default_cache_dir, image_counts
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
+from emulator.image_preload import ImagePreload
 from emulator.redaction import redact_logs
 from emulator.seed_process import SeedProcess
 from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
@@ -250,18 +251,70 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
-    # The image of the fixtures is found or seeded by another process, started before the
+    # A warm start in memory (the image of these files cached, their digest remembered) reads
+    # the image into memory at once, the server's modules importing meanwhile. Otherwise the
+    # image of the fixtures is found or seeded by another process, started before the
     # server's modules import (emulator/seed_process.py): the server never holds decoded
     # fixtures, and starts from the image (a few thousand contacts: seeded here, sooner).
-    seeder = None if args.no_seed_cache else SeedProcess.spawn(args.fixtures, args.seed_cache)
+    warm = _warm_image(args)
+    seeder = None
+    if warm is None and not args.no_seed_cache:
+        seeder = SeedProcess.spawn(args.fixtures, args.seed_cache)
     try:
-        return _serve_with(sock, args, seeder)
+        return _serve_with(sock, args, seeder, warm)
     finally:
         if seeder is not None:
             seeder.close()
 
 
-def _serve_with(sock: socket.socket, args: argparse.Namespace, seeder: SeedProcess | None) -> int:
+def _warm_image(args: argparse.Namespace) -> ImagePreload | None:
+    """The cached image to read into memory at once (no --db), or None."""
+    if args.no_seed_cache or args.db is not None:
+        return None
+    try:
+        return ImagePreload.find(args.fixtures, args.seed_cache)
+    except OSError:  # an unreadable cache: the seeding process has its say
+        return None
+
+
+def _import_server() -> None:
+    """What the server imports (here while the image is read)."""
+    import uvicorn.lifespan.on
+    import uvicorn.loops.auto  # noqa: F401
+
+    import emulator.app
+    import emulator.connection_limits  # noqa: F401
+
+
+def _serve_with(
+    sock: socket.socket,
+    args: argparse.Namespace,
+    seeder: SeedProcess | None,
+    warm: ImagePreload | None,
+) -> int:
+    counted: dict[str, int] = {}  # the start-up line's counts (a warm start: read meanwhile)
+    if warm is not None:
+        image = warm.image
+
+        def meanwhile() -> None:
+            counted.update(image_counts(image))
+            _import_server()
+
+        warm.load(meanwhile=meanwhile)
+    try:
+        return _serve_app(sock, args, seeder, warm, counted)
+    finally:
+        if warm is not None:
+            warm.close()
+
+
+def _serve_app(
+    sock: socket.socket,
+    args: argparse.Namespace,
+    seeder: SeedProcess | None,
+    warm: ImagePreload | None,
+    counted: dict[str, int],
+) -> int:
     from emulator.app import create_app  # the whole server: other commands start without it
 
     settings = Settings(
@@ -293,12 +346,19 @@ def _serve_with(sock: socket.socket, args: argparse.Namespace, seeder: SeedProce
     try:
         # With a seed cache the fixtures were validated while an image was seeded (or
         # before, when the image of the same files exists): the app starts from the image.
-        image = app.state.services.emulator.build_image(_digest_of(seeder))
+        if warm is None:
+            image = app.state.services.emulator.build_image(_digest_of(seeder))
+            if image is not None and args.db is None:
+                warm = ImagePreload(image)  # read on this thread, as a warm start does
+                warm.load()
+        if warm is not None:
+            image = warm.image
+            app.state.services.emulator.preload = warm  # its store: the image read already
         fixtures = None if image is not None else load_fixture_dir(args.fixtures)
     except FixtureError as exc:
         return _fail(f"fixture error: {exc}")
     if image is not None:
-        n = image_counts(image)
+        n = counted or image_counts(image)
     else:
         assert fixtures is not None
         n = {

@@ -200,6 +200,22 @@ def restore_file(conn: sqlite3.Connection, path: Path) -> None:
         source.close()
 
 
+def open_restored(image: Path) -> sqlite3.Connection:
+    """An in-memory connection as `Store.open(None)` makes it, then holding the database
+    file `image` as `Store.restore_path` puts it: the same statements, on any thread (a
+    warm start reads its image while the server's modules import: emulator/image_preload.py).
+    """
+    conn = open_sync(None)
+    try:
+        contact_changes.install(conn)
+        table_changes.install(conn)
+        restore_file(conn, image)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 # How often a background step looks whether the database thread is free of requests, and
 # how long it waits at most.
 IDLE_POLL = 0.002
@@ -238,6 +254,15 @@ class Store:
         except BaseException:  # not a database, read-only...: its thread must not outlive it
             await db.close()
             raise
+        return store
+
+    @classmethod
+    async def adopt(cls, conn: sqlite3.Connection) -> Store:
+        """An in-memory store on `conn`, one `open_restored` made (a whole database
+        restored into it, as `restore_path` counts it); the store owns it from then on."""
+        db = await aiosqlite.Connection(lambda: conn, iter_chunk_size=64)
+        store = cls(db, None)
+        store._bump(ALL, None)
         return store
 
     async def close(self) -> None:
