@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ import msgspec
 
 from emulator.fixtures.loader import ContactStream, FixtureError, record_ids
 from emulator.platform import contacts as contact_table
-from emulator.platform.bulk import contact_rows, write_contact_rows
+from emulator.platform.bulk import contact_table_rows, write_contact_rows
 from emulator.store.ddl import schema_sql
 
 # Below this size of contacts.json (~6,000 contacts) the server writes them sooner itself.
@@ -56,8 +57,7 @@ def _write(directory: Path, out: Path) -> None:
             conn.execute(f'DROP INDEX "{name}"')
         conn.execute("BEGIN")
         for chunk in stream.chunks():
-            rows, _ = contact_rows(chunk)
-            write_contact_rows(conn, rows, [])
+            write_contact_rows(conn, contact_table_rows(chunk), [])
         for _, sql in indexes:  # built after the rows: 2x faster
             conn.execute(sql)
         conn.execute("COMMIT")
@@ -118,12 +118,14 @@ def child_answer(proc: subprocess.Popen[bytes], name: str) -> Any:
 
 
 class ContactsWorker:
-    """The server's handle on one worker: `result` (the contact ids), `copy_into` a
-    connection; `close` ends it (killed if still running) and removes its file."""
+    """The server's handle on one worker: `wait` for it, `knows_all` of some contact ids,
+    `result` (every contact id), `copy_into` a connection; `close` ends it (killed if still
+    running) and removes its file."""
 
     def __init__(self, proc: subprocess.Popen[bytes], path: Path) -> None:
         self._proc, self.path = proc, path
         self._ids: set[int] | None = None
+        self._answered = False
 
     @classmethod
     def spawn(
@@ -159,11 +161,17 @@ class ContactsWorker:
             return None
         return cls(proc, path)
 
-    def result(self) -> set[int]:
-        """The contacts' ids once the rows are written; raises the worker's FixtureError, or
-        OSError when it failed otherwise or ended without an answer."""
-        if self._ids is None:
+    def wait(self) -> None:
+        """Until the rows are written; raises the worker's FixtureError, or OSError when it
+        failed otherwise or ended without an answer."""
+        if not self._answered:
             child_answer(self._proc, "contacts worker")
+            self._answered = True
+
+    def result(self) -> set[int]:
+        """The contacts' ids once the rows are written; raises as `wait`."""
+        if self._ids is None:
+            self.wait()
             # From the file, not the pipe: an answer beyond the pipe's 64 KiB came cut short
             # when the process was traced (py-spy), and the ids are there anyway.
             source = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
@@ -173,11 +181,28 @@ class ContactsWorker:
                 source.close()
         return self._ids
 
+    def knows_all(self, ids: Iterable[int]) -> bool:
+        """Whether every one of `ids` is a contact the worker wrote (once it ended; raises as
+        `result`): one query of its file, no set of every contact id built here."""
+        if self._ids is not None:
+            return self._ids.issuperset(ids)
+        self.wait()
+        wanted = sorted(set(ids))
+        source = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+        try:
+            (found,) = source.execute(
+                "SELECT count(*) FROM contacts WHERE id IN (SELECT value FROM json_each(?))",
+                (msgspec.json.encode(wanted).decode(),),
+            ).fetchone()
+        finally:
+            source.close()
+        return int(found) == len(wanted)  # ids are unique in the table
+
     def copy_into(self, conn: sqlite3.Connection) -> None:
         """Copy the worker's contacts into `conn`'s empty contacts table, whose indexes must
         be the schema's (SQLite's transfer: records and index entries as they are, no
         values decoded, no index sorted); inside the caller's transaction."""
-        self.result()
+        self.wait()
         conn.execute("ATTACH DATABASE ? AS contacts_worker", (str(self.path),))
         contact_table.copy_from(conn, "contacts_worker")
 
