@@ -287,9 +287,7 @@ class Emulator:
                     check_fixtures(fixtures, worker.result())  # the first error in file order
                     raise
                 before()
-                contacts = ContactStream(self.fixtures_dir, set(), set())
-                for members in contacts.memberships():  # from the same file
-                    write_contact_rows(conn, [], members)
+                worker.copy_members_into(conn)  # decoded from contacts.json by the worker
                 after()
             except Exception:
                 worker.wait()  # its error first: contacts came first
