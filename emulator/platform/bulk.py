@@ -17,7 +17,11 @@ from emulator.wire import encode
 
 
 def _json(value: Any) -> str | None:
-    return None if value is None else encode(value).decode()
+    if value is None:
+        return None
+    if isinstance(value, dict) and not value:  # most contacts' customFields
+        return "{}"
+    return encode(value).decode()
 
 
 def _bool(value: bool | None) -> int | None:
@@ -84,34 +88,38 @@ def write_contact_rows(
 
 def contact_rows(contacts: list[m.Contact]) -> tuple[Rows, Rows]:
     """The contacts' rows and their campaign memberships' (no I/O)."""
-    return (
-        [
-            (
-                c.id,
-                c.firstName,
-                c.lastName,
-                c.jobTitle,
-                c.networkProfileUrl,
-                c.professionalEmail,
-                c.personalEmails,
-                c.mobilePhone,
-                c.phones,
-                c.imageUrl,
-                c.companyId,
-                c.emailVerificationStatus,
-                c.contactCountry,
-                c.networkHeadline,
-                c.numberOfConnections,
-                c.contactCRMId,
-                c.leadCRMId,
-                _json(c.smartFieldExplanations),
-                _json(c.customFields),
-                email_key(c.professionalEmail),
-                url_key(c.networkProfileUrl),
-                c.createdAt,
-                c.updatedAt,
-            )
-            for c in contacts
-        ],
-        [(cid, c.id, c.createdAt) for c in contacts for cid in c.campaignIds],
-    )
+    return contact_table_rows(contacts), [
+        (cid, c.id, c.createdAt) for c in contacts for cid in c.campaignIds
+    ]
+
+
+def contact_table_rows(contacts: list[m.Contact]) -> Rows:
+    """The contacts' rows alone (the contacts worker writes no memberships)."""
+    return [
+        (
+            c.id,
+            c.firstName,
+            c.lastName,
+            c.jobTitle,
+            c.networkProfileUrl,
+            c.professionalEmail,
+            c.personalEmails,
+            c.mobilePhone,
+            c.phones,
+            c.imageUrl,
+            c.companyId,
+            c.emailVerificationStatus,
+            c.contactCountry,
+            c.networkHeadline,
+            c.numberOfConnections,
+            c.contactCRMId,
+            c.leadCRMId,
+            _json(c.smartFieldExplanations),
+            _json(c.customFields),
+            email_key(c.professionalEmail),
+            url_key(c.networkProfileUrl),
+            c.createdAt,
+            c.updatedAt,
+        )
+        for c in contacts
+    ]

@@ -6,10 +6,13 @@ msgspec and the fixture models, a block of the file, a chunk of contacts), not a
 server's pages. It starts at once (the server stops it if it finds an image of these files),
 decodes and checks contacts.json chunk by chunk (`ContactStream`: same messages as the whole
 loader), writes the contacts into FILE (a scratch SQLite database of the same schema) and
-builds their indexes there, and answers one short MessagePack value on stdout: `["ok", None]`
-(the ids are read from FILE), or `[error class name, message]`. The server meanwhile seeds every other table (the campaign
-memberships too, from the same file), then copies the contacts in with one
-`INSERT ... SELECT`, which copies their indexes as they are (`copy_into`).
+their campaign memberships into a second one (`members_file`, renamed into place once
+whole), then builds the contacts' indexes, and answers one short MessagePack value on
+stdout: `["ok", None]` (the ids are read from FILE), or `[error class name, message]`. The
+server meanwhile seeds every table that does not read the memberships, copies them in
+(`copy_members_into`) as soon as they are there, seeds the rest, and at last copies the
+contacts in with one `INSERT ... SELECT`, which copies their indexes as they are
+(`copy_into`). contacts.json is decoded once, in the worker.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -30,39 +35,67 @@ import msgspec
 from emulator.fixtures.loader import ContactStream, FixtureError, record_ids
 from emulator.platform import contacts as contact_table
 from emulator.platform.bulk import contact_rows, write_contact_rows
+from emulator.platform.engagement import add_members, copy_members_from
 from emulator.store.ddl import schema_sql
 
 # Below this size of contacts.json (~6,000 contacts) the server writes them sooner itself.
 _WORTH_IT = 4 << 20
 
 
+def members_file(out: Path) -> Path:
+    """Where the worker writing contacts into `out` puts their campaign memberships: a
+    database of the same schema, there (renamed into place) once every one is written."""
+    return out.with_name(f"{out.stem}-members.sqlite")
+
+
+def _scratch(path: Path, table: str) -> tuple[sqlite3.Connection, list[tuple[str, str]]]:
+    """A new scratch database of the schema at `path`, `table`'s indexes dropped (answered:
+    built after the rows, 2x faster)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=OFF")  # a scratch file: thrown away on failure
+    conn.execute("PRAGMA synchronous=OFF")
+    conn.executescript(schema_sql())
+    indexes = conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ?"
+        " AND sql IS NOT NULL",
+        (table,),
+    ).fetchall()
+    for name, _ in indexes:
+        conn.execute(f'DROP INDEX "{name}"')
+    conn.execute("BEGIN")
+    return conn, indexes
+
+
 def _write(directory: Path, out: Path) -> None:
-    """Contacts of `directory` into the database file `out`."""
+    """Contacts of `directory` into the database file `out`, their memberships into
+    `members_file(out)` (once they are all there, before the contacts' indexes are built)."""
     # the server decodes and checks those files whole: should one fail, its own message
     # stops the start before this process is asked anything
     stream = ContactStream(
         directory, record_ids(directory, "companies.json"), record_ids(directory, "campaigns.json")
     )
-    conn = sqlite3.connect(out, isolation_level=None)
+    members_path = members_file(out)
+    writing = members_path.with_name(f"{members_path.stem}-part.sqlite")
+    conn, indexes = _scratch(out, "contacts")
     try:
-        conn.execute("PRAGMA journal_mode=OFF")  # a scratch file: thrown away on failure
-        conn.execute("PRAGMA synchronous=OFF")
-        conn.executescript(schema_sql())
-        indexes = conn.execute(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'contacts'"
-            " AND sql IS NOT NULL"
-        ).fetchall()
-        for name, _ in indexes:
-            conn.execute(f'DROP INDEX "{name}"')
-        conn.execute("BEGIN")
-        for chunk in stream.chunks():
-            rows, _ = contact_rows(chunk)
-            write_contact_rows(conn, rows, [])
-        for _, sql in indexes:  # built after the rows: 2x faster
+        # no index of the memberships at all: the server copies them into a table whose
+        # indexes are built after its seeders ran (SQLite's transfer wants the same ones)
+        members, _ = _scratch(writing, "campaign_members")
+        try:
+            for chunk in stream.chunks():
+                rows, member_rows = contact_rows(chunk)
+                write_contact_rows(conn, rows, [])
+                add_members(members, member_rows)
+            members.execute("COMMIT")
+        finally:
+            members.close()
+        os.replace(writing, members_path)  # the server's seeders go on meanwhile
+        for _, sql in indexes:
             conn.execute(sql)
         conn.execute("COMMIT")
     finally:
         conn.close()
+        writing.unlink(missing_ok=True)
 
 
 def exit_with_the_server() -> None:
@@ -118,12 +151,15 @@ def child_answer(proc: subprocess.Popen[bytes], name: str) -> Any:
 
 
 class ContactsWorker:
-    """The server's handle on one worker: `result` (the contact ids), `copy_into` a
-    connection; `close` ends it (killed if still running) and removes its file."""
+    """The server's handle on one worker: `wait` for it, `knows_all` of some contact ids,
+    `result` (every contact id), `copy_into` a connection; `close` ends it (killed if still
+    running) and removes its file."""
 
     def __init__(self, proc: subprocess.Popen[bytes], path: Path) -> None:
         self._proc, self.path = proc, path
         self._ids: set[int] | None = None
+        self._answered = False
+        self._failure: FixtureError | OSError | None = None
 
     @classmethod
     def spawn(
@@ -147,23 +183,32 @@ class ContactsWorker:
                 [sys.executable, "-P", "-m", __name__, str(directory), str(path)],
                 stdin=subprocess.PIPE,  # never written: closed when this process ends
                 stdout=subprocess.PIPE,
-                # glibc: buffers of 128 KiB and more mapped on their own and given back when
-                # freed (the file's blocks), not kept in a growing heap: a smaller peak RSS.
-                env={
-                    **os.environ,
-                    "MALLOC_MMAP_THRESHOLD_": "131072",
-                    "PYTHONPATH": package_path(),
-                },
+                # glibc's own mmap threshold: a fixed 128 KiB one had every block of the file
+                # mapped and unmapped afresh, ~900,000 page faults at 1,000,000 contacts (~4 s
+                # of CPU) for the same peak RSS (~105 MB)
+                env={**os.environ, "PYTHONPATH": package_path()},
             )
         except (OSError, ValueError, TypeError):  # no interpreter to run (embedded)
             return None
         return cls(proc, path)
 
+    def wait(self) -> None:
+        """Until the rows are written; raises the worker's FixtureError, or OSError when it
+        failed otherwise or ended without an answer."""
+        if self._failure is not None:
+            raise self._failure  # its one answer was read already
+        if not self._answered:
+            try:
+                child_answer(self._proc, "contacts worker")
+            except (FixtureError, OSError) as exc:
+                self._failure = exc
+                raise
+            self._answered = True
+
     def result(self) -> set[int]:
-        """The contacts' ids once the rows are written; raises the worker's FixtureError, or
-        OSError when it failed otherwise or ended without an answer."""
+        """The contacts' ids once the rows are written; raises as `wait`."""
         if self._ids is None:
-            child_answer(self._proc, "contacts worker")
+            self.wait()
             # From the file, not the pipe: an answer beyond the pipe's 64 KiB came cut short
             # when the process was traced (py-spy), and the ids are there anyway.
             source = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
@@ -173,11 +218,42 @@ class ContactsWorker:
                 source.close()
         return self._ids
 
+    def knows_all(self, ids: Iterable[int]) -> bool:
+        """Whether every one of `ids` is a contact the worker wrote (once it ended; raises as
+        `result`): one query of its file, no set of every contact id built here."""
+        if self._ids is not None:
+            return self._ids.issuperset(ids)
+        self.wait()
+        wanted = sorted(set(ids))
+        source = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+        try:
+            (found,) = source.execute(
+                "SELECT count(*) FROM contacts WHERE id IN (SELECT value FROM json_each(?))",
+                (msgspec.json.encode(wanted).decode(),),
+            ).fetchone()
+        finally:
+            source.close()
+        return int(found) == len(wanted)  # ids are unique in the table
+
+    def copy_members_into(self, conn: sqlite3.Connection) -> None:
+        """Copy the contacts' campaign memberships into `conn`'s empty campaign_members, in
+        file order, once the worker wrote them all (before it builds the contacts' indexes),
+        whose indexes must be none but its key's, like the worker's (SQLite's transfer);
+        inside the caller's transaction. Raises as `wait` when the worker failed first."""
+        members = members_file(self.path)
+        while not members.exists():
+            if self._proc.poll() is not None and not members.exists():
+                self.wait()
+                raise OSError("contacts worker ended without the memberships")
+            time.sleep(0.005)
+        conn.execute("ATTACH DATABASE ? AS contacts_members", (str(members),))
+        copy_members_from(conn, "contacts_members")
+
     def copy_into(self, conn: sqlite3.Connection) -> None:
         """Copy the worker's contacts into `conn`'s empty contacts table, whose indexes must
         be the schema's (SQLite's transfer: records and index entries as they are, no
         values decoded, no index sorted); inside the caller's transaction."""
-        self.result()
+        self.wait()
         conn.execute("ATTACH DATABASE ? AS contacts_worker", (str(self.path),))
         contact_table.copy_from(conn, "contacts_worker")
 
@@ -195,6 +271,7 @@ class ContactsWorker:
                 with contextlib.suppress(OSError):
                     pipe.close()
         self.path.unlink(missing_ok=True)
+        members_file(self.path).unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

@@ -79,6 +79,12 @@ def add_members(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> None
     )
 
 
+def copy_members_from(conn: sqlite3.Connection, schema: str) -> None:
+    """Every membership of the attached database `schema` into the empty main table, rowids
+    and order kept (SQLite's transfer: records as they are, no value decoded)."""
+    conn.execute(f"INSERT INTO main.campaign_members SELECT * FROM {schema}.campaign_members")
+
+
 def set_member_states(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
     """(stepIndex, sequenceStatus, engagementStatus, opens, clicks, replies, campaignId,
     contactId) per member: a state read off its history."""
