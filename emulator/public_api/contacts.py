@@ -71,13 +71,14 @@ class ContactFilter(RecordFilter):
         if company_id is not None:
             self.where.add("companyId = ?", company_id)
         self.indexed: Where | None = None  # the same conditions, the search through the index
-        self.alone: str | None = None  # the index's phrase, when the search is the only filter
+        # the index's parameters, when the search is the only filter
+        self.alone: tuple[str, str] | None = None
         if search:
             folded = search.casefold()
             if contact_search.usable(folded):
-                clause, phrase = contact_search.matches_clause(folded)
-                self.alone = None if self.where.clauses else phrase
-                self.indexed = self.where.copy().add(clause, phrase)
+                clause, params = contact_search.matches_clause(folded)
+                self.alone = None if self.where.clauses else params
+                self.indexed = self.where.copy().add(clause, *params)
             self.where.add(*contains_folded(self.search_columns, search))
             self.where.folds = True
 
@@ -86,7 +87,7 @@ class ContactFilter(RecordFilter):
         are the contacts' ids), not by a lookup of each match in the contacts table."""
         if self.alone is not None and contact_search.ready(ctx.store):
             query, first = contact_search.alone_queries()
-            return await ctx.pages.page(query, (self.alone,), page, page_size, first)
+            return await ctx.pages.page(query, self.alone, page, page_size, first)
         return await super().page(ctx, page, page_size)
 
     def where_now(self, ctx: ApiContext) -> Where:
