@@ -138,7 +138,7 @@ def flush(conn: sqlite3.Connection) -> bool:
             "INSERT INTO temp.contact_search(rowid, doc) VALUES (?, ?)",
             [(row[1], search_doc(*row[2:])) for row in rows[:FLUSH_ROWS] if row[1] is not None],
         )
-        conn.executemany(f"DELETE FROM {PENDING} WHERE id = ?", taken)
+        conn.executemany("DELETE FROM temp.contact_search_pending WHERE id = ?", taken)
     except BaseException:
         conn.execute("ROLLBACK")
         raise
