@@ -178,14 +178,19 @@ def alone_params(folded_term: str) -> tuple[str, str]:
 # one row per contact), returned in rowid order without a sort, counted without a lookup
 # of each match in `contacts` (ten times faster for a term thousands of contacts hold); the
 # contacts written since the index took them in are read themselves.
-_ALONE = (
-    "SELECT rowid AS id FROM temp.contact_search WHERE contact_search MATCH ?"
-    f" AND rowid NOT IN (SELECT id FROM {PENDING})"
-    f" UNION ALL SELECT c.id FROM main.contacts c WHERE c.id IN (SELECT id FROM {PENDING})"
-    f" AND instr({_doc('c')}, ?) > 0"
+# Until a contact is noted, `NOT EXISTS` (computed once a statement) spares each match the
+# look-up in the noted ones (at 1,000,000 contacts: a count of 92,640 matches 5.3 -> 3.5 ms).
+_INDEXED = (
+    "SELECT rowid FROM temp.contact_search WHERE contact_search MATCH ?1"
+    " AND (NOT EXISTS (SELECT 1 FROM temp.contact_search_pending)"
+    " OR rowid NOT IN (SELECT id FROM temp.contact_search_pending))"
 )
-ALONE_IDS = f"SELECT id FROM ({_ALONE}) ORDER BY id"
-ALONE_COUNT = f"SELECT count(*) FROM ({_ALONE})"
+_NOTED = (
+    "SELECT c.id FROM main.contacts c WHERE c.id IN (SELECT id FROM temp.contact_search_pending)"
+    f" AND instr({_doc('c')}, ?2) > 0"
+)
+ALONE_IDS = f"{_INDEXED} UNION ALL {_NOTED} ORDER BY 1"
+ALONE_COUNT = f"SELECT (SELECT count(*) FROM ({_INDEXED})) + (SELECT count(*) FROM ({_NOTED}))"
 
 
 def alone_queries() -> tuple[str, FirstAsk]:
