@@ -52,7 +52,7 @@ def probe_db(path: str) -> None:
         conn.close()
 
 
-SWITCH_SECONDS = 0.00005
+SWITCH_SECONDS = 0.0005
 
 
 def run_server(
@@ -121,8 +121,9 @@ def run_server(
 
     # Each statement of the database thread hands the GIL back and waits to get it again: a
     # busy event loop lets go of it after the switch interval, 5 ms by default, so a write of
-    # ten statements could wait 50 ms for a CPU-second of work. 0.05 ms keeps writes short
-    # under load (a mixed load's p99: 36 ms at 0.5 ms, 8.7 ms at 0.05 ms; reads unchanged).
+    # ten statements could wait 50 ms for a CPU-second of work. 0.5 ms keeps writes short
+    # under load. 0.05 ms halved a mixed load's p99 but cost page reads a third while
+    # background steps (index builds) run beside them (scripts/bench_api.py).
     sys.setswitchinterval(SWITCH_SECONDS)
     with asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:
         return runner.run(main())
