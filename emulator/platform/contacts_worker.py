@@ -26,7 +26,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -114,12 +114,17 @@ def main(argv: list[str]) -> int:
     # No cyclic garbage collection: decoded contacts hold no cycles, and each collection
     # would walk the chunk's hundreds of thousands of objects again (~7% of the work).
     gc.disable()
+    return answer_with(lambda: _write(directory, out))
+
+
+def answer_with(work: Callable[[], Any]) -> int:
+    """Run a child's `work` and write its one answer, read by `child_answer`: ("ok", value),
+    or the failure's kind and message (every failure is answered: the server decides)."""
     try:
-        _write(directory, out)
-        reply: list[Any] = ["ok", None]
+        reply: list[Any] = ["ok", work()]
     except FixtureError as exc:
         reply = [FixtureError.__name__, str(exc)]
-    except Exception as exc:  # every failure is answered: the server decides
+    except Exception as exc:
         reply = [type(exc).__name__, str(exc)]
     sys.stdout.buffer.write(msgspec.msgpack.encode(reply))
     sys.stdout.buffer.flush()
