@@ -43,6 +43,8 @@ class Settings(Wire):
     port: int = 8400
     fixtures: str = str(DEFAULT_FIXTURES)
     db: str | None = None
+    # KiB of the `db` file's pages SQLite keeps in memory (emulator/store/db.py DISK_CACHE_KIB)
+    dbCacheKib: int = 64 * 1024
     rateLimit: RateLimit = RateLimit()
     journalLimit: int = 100_000  # rows kept in export_journal; the oldest go first
     journalBytes: int = 256 * 1024 * 1024  # and bytes of its rows' text; the oldest go first

@@ -141,7 +141,7 @@ class Emulator:
             await self.load_clock()
             return
         copied = await self._copy_seed_image()
-        self.store = await Store.open(self.settings.db)
+        self.store = await Store.open(self.settings.db, self.settings.dbCacheKib)
         if copied:
             await self.store.write(lambda conn: write_meta(conn, "fixtures", self.fixtures_dir))
             self._image = self._prepared = None

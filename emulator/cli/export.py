@@ -87,6 +87,12 @@ NO_DB_NOTE = (
 )
 
 
+# Pages of the --db file the exporter keeps in memory: it reads and writes each record once,
+# so a larger cache only grows with the file (the server's 64 MiB made its peak RSS follow
+# the file's size: 64 MB at 10,000 contacts, 120 MB at 100,000).
+EXPORT_DB_CACHE_KIB = 8 * 1024
+
+
 def run_notes(db: str | None) -> list[str]:
     """What a run says up front: without a store file, that it remembers nothing."""
     return [] if db else [NO_DB_NOTE]
@@ -139,7 +145,11 @@ async def _export(
     # deferred: the exporter loads only when `export` runs (not for --help, wait, ...)
     from emulator.exporter.start import prepare_export
 
-    settings = Settings(fixtures=args.fixtures or str(DEFAULT_FIXTURES), db=args.db)
+    settings = Settings(
+        fixtures=args.fixtures or str(DEFAULT_FIXTURES),
+        db=args.db,
+        dbCacheKib=EXPORT_DB_CACHE_KIB,
+    )
     stored_absolute = False
     if not args.crm_url and fixtures is not None and fixtures.connection is not None:
         stored_absolute = platform_connection.is_absolute(fixtures.connection.crmUrl)

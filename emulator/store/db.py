@@ -48,11 +48,11 @@ def open_sync(path: str | Path | None) -> sqlite3.Connection:
 DISK_CACHE_KIB = 64 * 1024
 
 
-def configure(conn: sqlite3.Connection, on_disk: bool) -> None:
+def configure(conn: sqlite3.Connection, on_disk: bool, cache_kib: int = DISK_CACHE_KIB) -> None:
     if on_disk:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute(f"PRAGMA cache_size=-{DISK_CACHE_KIB}")
+        conn.execute(f"PRAGMA cache_size=-{int(cache_kib)}")
         conn.execute("PRAGMA mmap_size=0")
     conn.execute("PRAGMA foreign_keys=OFF")  # fixture loads insert in dependency-free order
     conn.executescript(schema_sql())
@@ -237,8 +237,9 @@ class Store:
         self._asking = 0  # calls waiting for the database thread, other than background steps
 
     @classmethod
-    async def open(cls, path: str | Path | None = None) -> Store:
-        """Open (and create) the database: in memory by default, a WAL file with `path`."""
+    async def open(cls, path: str | Path | None = None, cache_kib: int = DISK_CACHE_KIB) -> Store:
+        """Open (and create) the database: in memory by default, a WAL file with `path`
+        whose pages SQLite keeps `cache_kib` KiB of in memory."""
         # Not only from its worker thread: a simulation chunk touches contacts from a second
         # thread inside its transaction (simulation/campaigns/touches.py); SQLite serializes the calls.
         db = await aiosqlite.connect(
@@ -248,7 +249,7 @@ class Store:
         )
         store = cls(db, None if path is None else str(path))
         try:
-            await store.read(lambda conn: configure(conn, on_disk=path is not None))
+            await store.read(lambda conn: configure(conn, path is not None, cache_kib))
             await store.read(contact_changes.install)
             await store.read(table_changes.install)
         except BaseException:  # not a database, read-only...: its thread must not outlive it

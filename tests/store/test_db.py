@@ -6,9 +6,13 @@ import asyncio
 import sqlite3
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
+from emulator.platform.seed import seed
+from emulator.settings import Settings
+from emulator.state import Emulator
 from emulator.store import db
 from emulator.store.db import Store
 
@@ -59,3 +63,25 @@ async def test_a_background_step_still_runs_under_a_load_that_never_pauses(
         await asyncio.gather(*loads)
     finally:
         await store.close()
+
+
+async def test_a_db_file_keeps_the_pages_it_was_opened_with_in_memory(tmp_path: Path) -> None:
+    """PRAGMA cache_size in KiB is negative: the bound the process's resident memory gets."""
+    default = await Store.open(tmp_path / "default.db")
+    small = await Store.open(tmp_path / "small.db", cache_kib=2048)
+    try:
+        assert await default.fetchall("PRAGMA cache_size") == [(-db.DISK_CACHE_KIB,)]
+        assert await small.fetchall("PRAGMA cache_size") == [(-2048,)]
+        assert await small.fetchall("PRAGMA mmap_size") == [(0,)]
+    finally:
+        await default.close()
+        await small.close()
+
+
+async def test_an_emulator_opens_its_db_file_with_the_settings_cache(tmp_path: Path) -> None:
+    emulator = Emulator(Settings(db=str(tmp_path / "state.db"), dbCacheKib=4096), seeders=[seed])
+    await emulator.start()
+    try:
+        assert await emulator.db.fetchall("PRAGMA cache_size") == [(-4096,)]
+    finally:
+        await emulator.close()
