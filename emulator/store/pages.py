@@ -233,6 +233,10 @@ class _Body:
         self.total = total
 
 
+# Keys of pages read once that are remembered (a few hundred KB of query strings at most).
+_READ_ONCE_KEYS = 10_000
+
+
 class EncodedPages:
     """Encoded answers of GET /v1/contacts, bounded in bytes, valid by the store's contact log.
 
@@ -244,10 +248,17 @@ class EncodedPages:
     """
 
     # A client paging through 1,000 pages of 100 contacts (~80 KB each) finds them all kept.
-    def __init__(self, store: Store, max_bytes: int = 128 * 1024 * 1024) -> None:
+    def __init__(
+        self, store: Store, max_bytes: int = 128 * 1024 * 1024, keep_first_reads: bool = False
+    ) -> None:
         self._store = store
         self._max_bytes = max_bytes
         self._bodies: OrderedDict[Hashable, _Body] = OrderedDict()
+        # Keys read once and not kept (a page is kept from its second read on): a client
+        # walking every page once, as a sync does, fills no memory with pages never asked
+        # again, while a page asked twice is most likely asked more.
+        self._keep_first = keep_first_reads
+        self._read_once: OrderedDict[Hashable, None] = OrderedDict()
         self._bytes = 0
         # Answers being read, by key, with the store version they started at.
         self._reading: dict[Hashable, tuple[int, asyncio.Future[bytes]]] = {}
@@ -297,6 +308,18 @@ class EncodedPages:
         if not task.cancelled():
             task.exception()  # raised to its callers; retrieved even when all of them left
 
+    def _asked_before(self, key: Hashable) -> bool:
+        """Whether `key` was read before (or is kept); notes it as read once if not."""
+        if self._keep_first or key in self._bodies:
+            return True
+        if key in self._read_once:
+            del self._read_once[key]
+            return True
+        self._read_once[key] = None
+        if len(self._read_once) > _READ_ONCE_KEYS:
+            self._read_once.popitem(last=False)
+        return False
+
     def _retotal(self, entry: _Body, total: int) -> None:
         assert entry.tail is not None
         # one copy of the ~80 KB items, not two (a slice, then the concatenation)
@@ -331,7 +354,7 @@ class EncodedPages:
         A page of the whole table that is full (its last id is not the table's last) gives
         `ids`, its `total` and `tail`: its answer after writes above its last id is then
         its items and `tail(new total)`."""
-        if len(body) > self._max_bytes:
+        if len(body) > self._max_bytes or not self._asked_before(key):
             return
         old = self._bodies.pop(key, None)
         if old is not None:

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from emulator.store import pages as pages_module
 from emulator.store.contact_changes import ALL, ChangeLog
 from emulator.store.db import Store
 from emulator.store.pages import FEW, EncodedPages, FirstAsk, PageIndex
@@ -80,7 +81,7 @@ async def test_encoded_pages_keep_within_their_bytes_and_drop_what_a_contact_wri
 ):
     store = await Store.open()
     try:
-        bodies = EncodedPages(store, max_bytes=10)
+        bodies = EncodedPages(store, max_bytes=10, keep_first_reads=True)
         assert bodies.get("a") is None
         bodies.put(store.version, "a", b"12345")
         bodies.put(store.version, "b", b"67890")
@@ -98,10 +99,39 @@ async def test_encoded_pages_keep_within_their_bytes_and_drop_what_a_contact_wri
         await store.close()
 
 
-async def test_page_items_stay_while_every_write_touched_only_contacts_above_them() -> None:
+async def test_a_page_is_kept_from_its_second_read_so_a_walk_over_every_page_keeps_none() -> None:
     store = await Store.open()
     try:
         bodies = EncodedPages(store)
+        for n in range(50):  # one walk: each page read once
+            bodies.put(store.version, n, b"x" * 100)
+        assert bodies.size_bytes == 0
+        assert all(bodies.get(n) is None for n in range(50))
+        bodies.put(store.version, 7, b"again")  # read a second time: kept
+        assert bodies.get(7) == b"again"
+        bodies.put(store.version, 7, b"third")  # kept pages are replaced at once
+        assert bodies.get(7) == b"third"
+    finally:
+        await store.close()
+
+
+async def test_the_pages_read_once_are_remembered_within_a_bound() -> None:
+    store = await Store.open()
+    try:
+        bodies = EncodedPages(store)
+        for n in range(pages_module._READ_ONCE_KEYS + 1):
+            bodies.put(store.version, n, b"x")
+        bodies.put(store.version, 1, b"x")  # still remembered: kept
+        bodies.put(store.version, 0, b"x")  # the oldest, forgotten: read "once" again
+        assert (bodies.get(0), bodies.get(1)) == (None, b"x")
+    finally:
+        await store.close()
+
+
+async def test_page_items_stay_while_every_write_touched_only_contacts_above_them() -> None:
+    store = await Store.open()
+    try:
+        bodies = EncodedPages(store, keep_first_reads=True)
         await store.executemany(
             "INSERT INTO contacts(id, createdAt, updatedAt) VALUES (?, '', '')", [(10,), (20,)]
         )
@@ -197,7 +227,7 @@ async def test_a_kept_page_of_the_whole_table_is_retotalled_by_writes_above_it()
     one at or below drops it; one that adds nothing keeps it as it is."""
     store = await Store.open()
     try:
-        pages = EncodedPages(store)
+        pages = EncodedPages(store, keep_first_reads=True)
         await store.write(
             lambda c: c.executemany(
                 "INSERT INTO contacts(id, createdAt, updatedAt) VALUES (?, 'x', 'x')",
