@@ -13,8 +13,9 @@ from emulator.clock import parse_clock
 from emulator.fixtures.image_cache import default_cache_dir, image_counts
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.image_preload import ImagePreload
+from emulator.platform.contacts_worker import ContactsWorker
 from emulator.redaction import redact_logs
-from emulator.seed_process import SeedProcess
+from emulator.seed_process import SEED_ASIDE_BYTES, SeedProcess
 from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
 from emulator.settings import RateLimit, Settings
 
@@ -51,6 +52,12 @@ def _seconds(text: str) -> float:
 
 def _env_hosts() -> list[str]:
     return [h.strip() for h in os.environ.get("EMULATOR_ALLOWED_HOSTS", "").split(",") if h.strip()]
+
+
+def _bytes(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"must be a number of bytes, not {text!r}")
+    return int(text)
 
 
 def _positive(text: str) -> int:
@@ -117,6 +124,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     serve.add_argument(
         "--no-seed-cache", action="store_true", help="seed from the files every time"
+    )
+    serve.add_argument(
+        "--seed-aside",
+        type=_bytes,
+        default=SEED_ASIDE_BYTES,
+        metavar="BYTES",
+        help="size of contacts.json from which a cold start seeds in a process of its own, "
+        "so that the server never holds the decoded files (default 128 MiB, ~190,000 "
+        "contacts; below it the server seeds, its contacts written by a worker process)",
     )
     serve.add_argument(
         "--lazy-search-index",
@@ -257,14 +273,18 @@ def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
     # server's modules import (emulator/seed_process.py): the server never holds decoded
     # fixtures, and starts from the image (a few thousand contacts: seeded here, sooner).
     warm = _warm_image(args)
-    seeder = None
+    seeder: SeedProcess | None = None
+    worker: ContactsWorker | None = None
     if warm is None and not args.no_seed_cache:
-        seeder = SeedProcess.spawn(args.fixtures, args.seed_cache)
+        seeder = SeedProcess.spawn(args.fixtures, args.seed_cache, args.seed_aside)
+        if seeder is None:  # seeded here, the contacts meanwhile by a worker (if worth it)
+            worker = ContactsWorker.spawn(args.fixtures, args.seed_cache)
     try:
-        return _serve_with(sock, args, seeder, warm)
+        return _serve_with(sock, args, seeder, warm, worker)
     finally:
-        if seeder is not None:
-            seeder.close()
+        for child in (seeder, worker):
+            if child is not None:
+                child.close()
 
 
 def _warm_image(args: argparse.Namespace) -> ImagePreload | None:
@@ -291,6 +311,7 @@ def _serve_with(
     args: argparse.Namespace,
     seeder: SeedProcess | None,
     warm: ImagePreload | None,
+    worker: ContactsWorker | None,
 ) -> int:
     counted: dict[str, int] = {}  # the start-up line's counts (a warm start: read meanwhile)
     if warm is not None:
@@ -302,7 +323,7 @@ def _serve_with(
 
         warm.load(meanwhile=meanwhile)
     try:
-        return _serve_app(sock, args, seeder, warm, counted)
+        return _serve_app(sock, args, seeder, warm, worker, counted)
     finally:
         if warm is not None:
             warm.close()
@@ -313,6 +334,7 @@ def _serve_app(
     args: argparse.Namespace,
     seeder: SeedProcess | None,
     warm: ImagePreload | None,
+    worker: ContactsWorker | None,
     counted: dict[str, int],
 ) -> int:
     from emulator.app import create_app  # the whole server: other commands start without it
@@ -347,7 +369,7 @@ def _serve_app(
         # With a seed cache the fixtures were validated while an image was seeded (or
         # before, when the image of the same files exists): the app starts from the image.
         if warm is None:
-            image = app.state.services.emulator.build_image(_digest_of(seeder))
+            image = app.state.services.emulator.build_image(_digest_of(seeder), worker)
             if image is not None and args.db is None:
                 warm = ImagePreload(image)  # read on this thread, as a warm start does
                 warm.load()
