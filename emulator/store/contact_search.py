@@ -31,6 +31,8 @@ import sqlite3
 import weakref
 from functools import partial
 
+import msgspec
+
 from emulator.store.db import Store
 from emulator.store.pages import FirstAsk
 
@@ -122,28 +124,39 @@ def optimize(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO temp.contact_search(contact_search) VALUES ('optimize')")
 
 
+# The noted contacts a flush takes, as one JSON text read in one step (a row per step would
+# be a wait for Python's lock per contact while the event loop is busy), and the writes of
+# the flush, each one statement over the ids or documents passed as a JSON array.
+FLUSH_TAKE = (
+    "SELECT count(*), json_group_array(json_array(p.id, c.id, c.firstName, c.lastName,"
+    f" c.professionalEmail)) FROM (SELECT id FROM {PENDING} ORDER BY id LIMIT ?) p"
+    " LEFT JOIN main.contacts c ON c.id = p.id"
+)
+FLUSH_UNINDEX = "DELETE FROM temp.contact_search WHERE rowid IN (SELECT value FROM json_each(?))"
+FLUSH_INDEX = (
+    "INSERT INTO temp.contact_search(rowid, doc)"
+    " SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)"
+)
+FLUSH_UNNOTE = f"DELETE FROM {PENDING} WHERE id IN (SELECT value FROM json_each(?))"
+
+
 def flush(conn: sqlite3.Connection) -> bool:
     """Take up to FLUSH_ROWS noted contacts into the index as they are now, in one
-    transaction; answers whether some are left."""
+    transaction of five statements whatever their number; answers whether some are left."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        rows = conn.execute(
-            f"SELECT p.id, c.id, c.firstName, c.lastName, c.professionalEmail FROM {PENDING} p"
-            " LEFT JOIN main.contacts c ON c.id = p.id ORDER BY p.id LIMIT ?",
-            (FLUSH_ROWS + 1,),
-        ).fetchall()
-        taken = [(row[0],) for row in rows[:FLUSH_ROWS]]
-        conn.executemany("DELETE FROM temp.contact_search WHERE rowid = ?", taken)
-        conn.executemany(
-            "INSERT INTO temp.contact_search(rowid, doc) VALUES (?, ?)",
-            [(row[1], search_doc(*row[2:])) for row in rows[:FLUSH_ROWS] if row[1] is not None],
-        )
-        conn.executemany("DELETE FROM temp.contact_search_pending WHERE id = ?", taken)
+        count, taken = conn.execute(FLUSH_TAKE, (FLUSH_ROWS + 1,)).fetchone()
+        rows = msgspec.json.decode(taken)[:FLUSH_ROWS]
+        ids = msgspec.json.encode([row[0] for row in rows]).decode()
+        docs = [(row[1], search_doc(*row[2:])) for row in rows if row[1] is not None]
+        conn.execute(FLUSH_UNINDEX, (ids,))
+        conn.execute(FLUSH_INDEX, (msgspec.json.encode(docs).decode(),))
+        conn.execute(FLUSH_UNNOTE, (ids,))
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
-    return len(rows) > FLUSH_ROWS
+    return int(count) > FLUSH_ROWS
 
 
 def usable(folded_term: str) -> bool:

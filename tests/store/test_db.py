@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 
@@ -57,5 +58,69 @@ async def test_a_background_step_still_runs_under_a_load_that_never_pauses(
         assert time.perf_counter() - began < 5  # waited its bound, not for the load to end
         stop = True
         await asyncio.gather(*loads)
+    finally:
+        await store.close()
+
+
+async def test_a_brief_write_runs_on_the_calling_thread_when_the_database_is_idle() -> None:
+    store = await Store.open()
+    threads: list[int] = []
+
+    def insert(conn: sqlite3.Connection) -> int:
+        threads.append(threading.get_ident())
+        return conn.execute("INSERT INTO meta(key, value) VALUES ('k', 'v')").lastrowid or 0
+
+    try:
+        version = store.version
+        assert await store.write(insert, brief=True) > 0
+        assert threads == [threading.get_ident()]  # no hop
+        assert store.version == version + 1  # a write like any other
+        assert await store.get_meta("k") == "v"
+    finally:
+        await store.close()
+
+
+async def test_a_brief_write_waits_for_what_the_database_thread_runs() -> None:
+    store = await Store.open()
+    ran: list[str] = []
+
+    def slow(conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        time.sleep(0.02)
+        ran.append("slow")
+        conn.execute("COMMIT")
+
+    try:
+        first = asyncio.ensure_future(store.read(slow))
+        await asyncio.sleep(0)
+        # inline inside the other's transaction, its BEGIN IMMEDIATE would fail
+        await asyncio.gather(first, store.write(lambda conn: ran.append("brief"), brief=True))
+        assert ran == ["slow", "brief"]
+    finally:
+        await store.close()
+
+
+async def test_a_brief_write_queues_when_the_database_thread_never_idles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(db, "BRIEF_PATIENCE", 0.05)
+    store = await Store.open()
+    stop = False
+    threads: list[int] = []
+
+    async def load() -> None:
+        ends = time.perf_counter() + 10  # without the bound, the write would run only then
+        while not stop and time.perf_counter() < ends:
+            await store.fetchall("SELECT 1")
+
+    try:
+        loads = [asyncio.ensure_future(load()) for _ in range(4)]
+        await asyncio.sleep(0)
+        began = time.perf_counter()
+        await store.write(lambda conn: threads.append(threading.get_ident()), brief=True)
+        assert time.perf_counter() - began < 5
+        stop = True
+        await asyncio.gather(*loads)
+        assert threads and threads != [threading.get_ident()]  # it went to the thread
     finally:
         await store.close()
