@@ -271,7 +271,7 @@ async def _keep(store: Store, restored: int) -> None:
         while not store.closed and store.restored == restored:
             if store.version != seen:
                 seen = store.version
-                while await store.read_in_background(flush):
+                while await store.read_in_background(flush, brief=True):
                     if store.closed or store.restored != restored:
                         return
             await asyncio.sleep(FLUSH_EVERY)

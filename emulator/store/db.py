@@ -328,14 +328,23 @@ class Store:
             self._asking -= 1
         return True
 
-    async def read_in_background(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def read_in_background(
+        self, fn: Callable[[sqlite3.Connection], T], *, brief: bool = False
+    ) -> T:
         """`read` for a step of background work (an index built in chunks): it waits until no
         request waits for the database thread, so requests do not queue behind its steps,
-        but at most IDLE_WAIT seconds (a load that never pauses still lets it go on)."""
+        but at most IDLE_WAIT seconds (a load that never pauses still lets it go on).
+
+        `brief`: a step of a few milliseconds at most, run on the calling (event loop's)
+        thread when the database thread is idle, as a brief `write` is: on the database
+        thread, a step waits for the GIL before each statement while the loop is busy, and
+        brief writes would wait for it all that time."""
         waited = 0.0
         while self._asking and waited < IDLE_WAIT:
             await asyncio.sleep(IDLE_POLL)
             waited += IDLE_POLL
+        if brief and not self._queued and not self.closed:
+            return fn(self._db._conn)
         return await self._run(fn)
 
     async def write(self, fn: Callable[[sqlite3.Connection], T], *, brief: bool = False) -> T:

@@ -124,3 +124,25 @@ async def test_a_brief_write_queues_when_the_database_thread_never_idles(
         assert threads and threads != [threading.get_ident()]  # it went to the thread
     finally:
         await store.close()
+
+
+async def test_a_brief_background_step_runs_here_when_idle_and_queues_when_not() -> None:
+    store = await Store.open()
+    threads: list[int] = []
+
+    def step(conn: sqlite3.Connection) -> None:
+        threads.append(threading.get_ident())
+
+    def slow(conn: sqlite3.Connection) -> None:
+        time.sleep(0.02)
+
+    try:
+        await store.read_in_background(step, brief=True)
+        assert threads == [threading.get_ident()]
+        busy = asyncio.ensure_future(store.read_in_background(slow))
+        await asyncio.sleep(0)
+        # another step is on the thread: this one goes there too, after it
+        await asyncio.gather(busy, store.read_in_background(step, brief=True))
+        assert len(threads) == 2 and threads[1] != threading.get_ident()
+    finally:
+        await store.close()
