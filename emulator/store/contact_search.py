@@ -274,6 +274,7 @@ async def _keep(store: Store, restored: int) -> None:
                 while await store.read_in_background(flush, brief=True):
                     if store.closed or store.restored != restored:
                         return
+                    await asyncio.sleep(0)  # a step run here: requests go between steps
             await asyncio.sleep(FLUSH_EVERY)
     except sqlite3.Error:
         if not store.closed:  # searches stay right: they read what is noted themselves
