@@ -56,7 +56,7 @@ CHUNK = 1_000  # contacts indexed per hop (~10 ms): other requests wait at most 
 # in the background (`keep`, FLUSH_ROWS a hop); a search reads the noted contacts themselves
 # instead of what the index holds of them, so its answer is the same at every moment.
 PENDING = "temp.contact_search_pending"
-FLUSH_ROWS = 100  # contacts taken in per hop (~4 ms)
+FLUSH_ROWS = 100  # contacts taken in per step (~2.5 ms at 100,000 contacts)
 FLUSH_EVERY = 0.05  # seconds between looks at whether anything was written
 
 START_SQL = [
