@@ -226,8 +226,6 @@ def open_restored(image: Path) -> sqlite3.Connection:
 # how long it waits at most.
 IDLE_POLL = 0.002
 IDLE_WAIT = 0.5
-# How long a brief write waits for the database thread to be idle before it queues there.
-BRIEF_PATIENCE = 0.01
 
 
 class Store:
@@ -245,6 +243,8 @@ class Store:
         self._asking = 0  # calls waiting for the database thread, other than background steps
         self._queued = 0  # calls sent to the database thread and not yet answered
         self._idle: asyncio.Future[None] | None = None  # set when `_queued` drops to 0
+        self._briefs = 0  # brief writes waiting for the database thread to be idle
+        self._briefs_gone: asyncio.Future[None] | None = None  # set when `_briefs` drops to 0
 
     @classmethod
     async def open(cls, path: str | Path | None = None) -> Store:
@@ -299,6 +299,10 @@ class Store:
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         # aiosqlite runs queued callables on its worker thread; `_execute` is how it does so
         # for its own methods, and the only way to run several statements in one hop.
+        while self._briefs:  # brief writes waiting for the thread to be idle go first
+            if self._briefs_gone is None:
+                self._briefs_gone = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._briefs_gone)
         self._queued += 1
         try:
             return await self._db._execute(fn, self._db._conn)  # type: ignore[no-any-return]
@@ -308,25 +312,26 @@ class Store:
                 idle, self._idle = self._idle, None
                 idle.set_result(None)
 
-    async def _until_idle(self, patience: float) -> bool:
-        """Wait until nothing is queued or running on the database thread, `patience`
-        seconds at most; answers whether it is so."""
+    async def _until_idle(self) -> None:
+        """Wait until nothing is queued or running on the database thread. Calls asked
+        meanwhile wait too (`_run`): only what runs or is queued now comes first, so the
+        wait is bounded by it."""
         if not self._queued:
-            return True
+            return
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + patience
+        self._briefs += 1
         self._asking += 1  # background steps give way to it, as to a queued call
         try:
             while self._queued:
                 if self._idle is None:
                     self._idle = loop.create_future()
-                async with asyncio.timeout_at(deadline):
-                    await asyncio.shield(self._idle)
-        except TimeoutError:
-            return False
+                await asyncio.shield(self._idle)
         finally:
             self._asking -= 1
-        return True
+            self._briefs -= 1
+            if not self._briefs and self._briefs_gone is not None:
+                gone, self._briefs_gone = self._briefs_gone, None
+                gone.set_result(None)
 
     async def read_in_background(
         self, fn: Callable[[sqlite3.Connection], T], *, brief: bool = False
@@ -351,11 +356,11 @@ class Store:
         """Run `fn(conn)` in one transaction on the database thread; roll back if it raises.
 
         `brief`: `fn` is a few statements on indexed rows (~100 us). It then runs on the
-        calling (event loop's) thread as soon as the database thread has nothing to do
-        (BRIEF_PATIENCE at most, else it queues): the hop there costs more than the write
-        (the worker waits for the GIL before each statement while the loop serves other
-        requests, a switch interval each time), and creates queued behind one another would
-        keep the worker busy, so that each next create queued too.
+        calling (event loop's) thread as soon as the database thread has nothing to do, ahead
+        of the calls asked after it: the hop there costs more than the write (the worker
+        waits for the GIL before each statement while the loop serves other requests, a
+        switch interval each time), and creates queued behind one another would keep the
+        worker busy, so that each next create queued too.
         """
 
         # Unknown until the transaction commits: a write cancelled on the way counts as all.
@@ -378,8 +383,10 @@ class Store:
             return result
 
         try:
-            if brief and await self._until_idle(BRIEF_PATIENCE) and not self.closed:
-                return in_transaction(self._db._conn)  # nothing else uses the connection now
+            if brief:
+                await self._until_idle()
+                if not self.closed:
+                    return in_transaction(self._db._conn)  # nothing else uses it now
             return await self.read(in_transaction)
         finally:
             self._bump(touched, tables, added)

@@ -100,28 +100,37 @@ async def test_a_brief_write_waits_for_what_the_database_thread_runs() -> None:
         await store.close()
 
 
-async def test_a_brief_write_queues_when_the_database_thread_never_idles(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(db, "BRIEF_PATIENCE", 0.05)
+async def test_a_brief_write_goes_before_calls_asked_after_it_under_a_load_that_never_pauses() -> (
+    None
+):
     store = await Store.open()
     stop = False
     threads: list[int] = []
+    order: list[str] = []
 
     async def load() -> None:
-        ends = time.perf_counter() + 10  # without the bound, the write would run only then
+        ends = time.perf_counter() + 10  # a write waiting for a pause would wait till then
         while not stop and time.perf_counter() < ends:
             await store.fetchall("SELECT 1")
 
     try:
         loads = [asyncio.ensure_future(load()) for _ in range(4)]
-        await asyncio.sleep(0)
+        await asyncio.sleep(0.01)
         began = time.perf_counter()
-        await store.write(lambda conn: threads.append(threading.get_ident()), brief=True)
+
+        def brief(conn: sqlite3.Connection) -> None:
+            threads.append(threading.get_ident())
+            order.append("brief write")
+
+        write = asyncio.ensure_future(store.write(brief, brief=True))
+        await asyncio.sleep(0)
+        later = asyncio.ensure_future(store.read(lambda conn: order.append("later read")))
+        await asyncio.gather(write, later)
         assert time.perf_counter() - began < 5
+        assert threads == [threading.get_ident()]  # run here, once what ran had finished
+        assert order == ["brief write", "later read"]
         stop = True
         await asyncio.gather(*loads)
-        assert threads and threads != [threading.get_ident()]  # it went to the thread
     finally:
         await store.close()
 
