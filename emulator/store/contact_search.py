@@ -77,9 +77,17 @@ START_SQL = [
     "CREATE TEMP TRIGGER contact_search_delete AFTER DELETE ON main.contacts BEGIN"
     " INSERT OR IGNORE INTO contact_search_pending(id) VALUES (OLD.id); END",
 ]
+# A step of the build: the next CHUNK contacts as one JSON text (one statement step: the
+# document computed by SQLite through a Python function waited for Python's lock once a
+# contact while the event loop was busy), then their documents written from a JSON array.
+FILL_TAKE = (
+    "SELECT max(id), json_group_array(json_array(id, firstName, lastName, professionalEmail))"
+    " FROM (SELECT id, firstName, lastName, professionalEmail FROM main.contacts"
+    " WHERE id > ? ORDER BY id LIMIT ?)"
+)
 FILL_SQL = (
-    f"INSERT OR REPLACE INTO temp.contact_search(rowid, doc) SELECT c.id, {_doc('c')}"
-    " FROM main.contacts c WHERE c.id > ? AND c.id <= ?"
+    "INSERT OR REPLACE INTO temp.contact_search(rowid, doc)"
+    " SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)"
 )
 
 
@@ -105,14 +113,13 @@ def start(conn: sqlite3.Connection) -> None:
 
 def fill(conn: sqlite3.Connection, after: int) -> int | None:
     """Index the next CHUNK contacts above id `after`; answers the last id indexed (None:
-    none was left). One statement: atomic, like every write the triggers follow."""
-    (upto,) = conn.execute(
-        "SELECT max(id) FROM (SELECT id FROM main.contacts WHERE id > ? ORDER BY id LIMIT ?)",
-        (after, CHUNK),
-    ).fetchone()
+    none was left). Nothing else runs on the connection between its two statements (a step
+    runs on the database thread, where brief writes do not run meanwhile)."""
+    upto, taken = conn.execute(FILL_TAKE, (after, CHUNK)).fetchone()
     if upto is None:
         return None
-    conn.execute(FILL_SQL, (after, upto))
+    docs = [(row[0], search_doc(*row[1:])) for row in msgspec.json.decode(taken)]
+    conn.execute(FILL_SQL, (msgspec.json.encode(docs).decode(),))
     return int(upto)
 
 
