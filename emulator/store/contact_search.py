@@ -278,10 +278,14 @@ async def _keep(store: Store, restored: int) -> None:
         while not store.closed and store.restored == restored:
             if store.version != seen:
                 seen = store.version
-                while await store.read_in_background(flush, brief=True):
+                # The first step here, between requests (~25 contacts a step under a mixed
+                # load); a backlog (the creates of an index build) on the database thread:
+                # taken in at once here, it would hold requests back for its whole length.
+                more = await store.read_in_background(flush, brief=True)
+                while more:
                     if store.closed or store.restored != restored:
                         return
-                    await asyncio.sleep(0)  # a step run here: requests go between steps
+                    more = await store.read_in_background(flush)
             await asyncio.sleep(FLUSH_EVERY)
     except sqlite3.Error:
         if not store.closed:  # searches stay right: they read what is noted themselves
