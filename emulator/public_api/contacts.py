@@ -274,4 +274,4 @@ async def create_contact(ctx: ApiContext, body: ContactIn) -> tuple[ContactCreat
             createdAt=row[6],
         ), found is not None
 
-    return await ctx.store.write(write)
+    return await ctx.store.write(write, brief=True)

@@ -2,7 +2,9 @@
 
 All statements run on aiosqlite's single worker thread, in order. `read` and `write`
 run a whole synchronous function there in one hop, so a multi-statement change is
-atomic with respect to every other request and costs one thread round trip.
+atomic with respect to every other request and costs one thread round trip. A brief write
+(`write(fn, brief=True)`: a served create) runs on the event loop's own thread instead
+when the worker has nothing queued or running: the same order, without the hop.
 """
 
 from __future__ import annotations
@@ -49,6 +51,10 @@ DISK_CACHE_KIB = 64 * 1024
 
 
 def configure(conn: sqlite3.Connection, on_disk: bool, cache_kib: int = DISK_CACHE_KIB) -> None:
+    # The TEMP tables (the triggers' notes of every write, the search index) live as long as
+    # the connection, so a crash loses them whatever their journal: kept in memory, it saves
+    # each transaction that writes them a journal file created and deleted (~40 us a create).
+    conn.execute("PRAGMA temp.journal_mode=MEMORY")
     if on_disk:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -235,6 +241,10 @@ class Store:
         self._tables: dict[str, int] = {}  # watched table -> the version of its last write
         self._restored = 0  # the version of the last restore of the whole database
         self._asking = 0  # calls waiting for the database thread, other than background steps
+        self._queued = 0  # calls sent to the database thread and not yet answered
+        self._idle: asyncio.Future[None] | None = None  # set when `_queued` drops to 0
+        self._briefs = 0  # brief writes waiting for the database thread to be idle
+        self._briefs_gone: asyncio.Future[None] | None = None  # set when `_briefs` drops to 0
 
     @classmethod
     async def open(cls, path: str | Path | None = None, cache_kib: int = DISK_CACHE_KIB) -> Store:
@@ -271,11 +281,7 @@ class Store:
         await self._db.close()
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        self._asking += 1
-        try:
-            rows = await self._db.execute_fetchall(sql, params)
-        finally:
-            self._asking -= 1
+        rows = await self.read(lambda conn: conn.execute(sql, params).fetchall())
         return list(cast("Iterable[tuple[Any, ...]]", rows))  # sqlite3's rows are plain tuples
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
@@ -294,20 +300,69 @@ class Store:
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         # aiosqlite runs queued callables on its worker thread; `_execute` is how it does so
         # for its own methods, and the only way to run several statements in one hop.
-        return await self._db._execute(fn, self._db._conn)  # type: ignore[no-any-return]
+        while self._briefs:  # brief writes waiting for the thread to be idle go first
+            if self._briefs_gone is None:
+                self._briefs_gone = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._briefs_gone)
+        self._queued += 1
+        try:
+            return await self._db._execute(fn, self._db._conn)  # type: ignore[no-any-return]
+        finally:
+            self._queued -= 1
+            if not self._queued and self._idle is not None:
+                idle, self._idle = self._idle, None
+                idle.set_result(None)
 
-    async def read_in_background(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def _until_idle(self) -> None:
+        """Wait until nothing is queued or running on the database thread. Calls asked
+        meanwhile wait too (`_run`): only what runs or is queued now comes first, so the
+        wait is bounded by it."""
+        if not self._queued:
+            return
+        loop = asyncio.get_running_loop()
+        self._briefs += 1
+        self._asking += 1  # background steps give way to it, as to a queued call
+        try:
+            while self._queued:
+                if self._idle is None:
+                    self._idle = loop.create_future()
+                await asyncio.shield(self._idle)
+        finally:
+            self._asking -= 1
+            self._briefs -= 1
+            if not self._briefs and self._briefs_gone is not None:
+                gone, self._briefs_gone = self._briefs_gone, None
+                gone.set_result(None)
+
+    async def read_in_background(
+        self, fn: Callable[[sqlite3.Connection], T], *, brief: bool = False
+    ) -> T:
         """`read` for a step of background work (an index built in chunks): it waits until no
         request waits for the database thread, so requests do not queue behind its steps,
-        but at most IDLE_WAIT seconds (a load that never pauses still lets it go on)."""
+        but at most IDLE_WAIT seconds (a load that never pauses still lets it go on).
+
+        `brief`: a step of a few milliseconds at most, run on the calling (event loop's)
+        thread when the database thread is idle, as a brief `write` is: on the database
+        thread, a step waits for the GIL before each statement while the loop is busy, and
+        brief writes would wait for it all that time."""
         waited = 0.0
         while self._asking and waited < IDLE_WAIT:
             await asyncio.sleep(IDLE_POLL)
             waited += IDLE_POLL
+        if brief and not self._queued and not self.closed:
+            return fn(self._db._conn)
         return await self._run(fn)
 
-    async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `fn(conn)` in one transaction on the database thread; roll back if it raises."""
+    async def write(self, fn: Callable[[sqlite3.Connection], T], *, brief: bool = False) -> T:
+        """Run `fn(conn)` in one transaction on the database thread; roll back if it raises.
+
+        `brief`: `fn` is a few statements on indexed rows (~100 us). It then runs on the
+        calling (event loop's) thread as soon as the database thread has nothing to do, ahead
+        of the calls asked after it: the hop there costs more than the write (the worker
+        waits for the GIL before each statement while the loop serves other requests, a
+        switch interval each time), and creates queued behind one another would keep the
+        worker busy, so that each next create queued too.
+        """
 
         # Unknown until the transaction commits: a write cancelled on the way counts as all.
         touched: int | None = ALL
@@ -329,6 +384,10 @@ class Store:
             return result
 
         try:
+            if brief:
+                await self._until_idle()
+                if not self.closed:
+                    return in_transaction(self._db._conn)  # nothing else uses it now
             return await self.read(in_transaction)
         finally:
             self._bump(touched, tables, added)

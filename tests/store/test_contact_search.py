@@ -6,6 +6,7 @@ the term ignoring case the Unicode way, as computed here from the whole listing.
 from __future__ import annotations
 
 import itertools
+import sqlite3
 from typing import Any
 
 import httpx
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from emulator.app import create_app
 from emulator.store import contact_search
+from emulator.store.db import Store
 from tests.conftest import ALL, make_settings, open_client
 from tests.public_api.test_page_cache import BY_ID, Writer, other_fixtures, write
 
@@ -156,3 +158,38 @@ def test_the_index_narrows_only_terms_it_can_hold() -> None:
     assert not contact_search.usable("a\uffffbc") and not contact_search.usable("ab\ncd")
     clause, params = contact_search.matches_clause('a"b')
     assert params == ('"a""b"', 'a"b') and "MATCH ?" in clause
+
+
+async def test_a_flush_takes_the_noted_contacts_in_a_hundred_at_a_time() -> None:
+    """What the index holds after the flushes is each contact's document; a deleted
+    contact leaves it; each flush but the last says that some are left."""
+    store = await Store.open()
+    try:
+        await contact_search.ensure(store)
+        names = [("Zoë", f"Ünal {i}", f"Z{i}@Example.COM" if i % 3 else None) for i in range(250)]
+
+        def insert(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT INTO contacts(firstName, lastName, professionalEmail, createdAt,"
+                " updatedAt) VALUES (?, ?, ?, 'now', 'now')",
+                names,
+            )
+            conn.execute("DELETE FROM contacts WHERE id = 7")
+            conn.execute("UPDATE contacts SET firstName = 'ẞen' WHERE id = 8")
+
+        await store.write(insert)
+        answers = []
+        while True:
+            answers.append(await store.read(contact_search.flush))
+            if not answers[-1]:
+                break
+        assert answers == [True, True, False]
+        rows = await store.fetchall(
+            "SELECT id, firstName, lastName, professionalEmail FROM contacts ORDER BY id"
+        )
+        indexed = await store.fetchall("SELECT rowid, doc FROM temp.contact_search ORDER BY 1")
+        assert indexed == [(i, contact_search.search_doc(*rest)) for i, *rest in rows]
+        assert 7 not in {i for i, _ in indexed} and len(indexed) == 249
+        assert await store.fetchone(f"SELECT count(*) FROM {contact_search.PENDING}") == (0,)
+    finally:
+        await store.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -85,3 +86,98 @@ async def test_an_emulator_opens_its_db_file_with_the_settings_cache(tmp_path: P
         assert await emulator.db.fetchall("PRAGMA cache_size") == [(-4096,)]
     finally:
         await emulator.close()
+
+
+async def test_a_brief_write_runs_on_the_calling_thread_when_the_database_is_idle() -> None:
+    store = await Store.open()
+    threads: list[int] = []
+
+    def insert(conn: sqlite3.Connection) -> int:
+        threads.append(threading.get_ident())
+        return conn.execute("INSERT INTO meta(key, value) VALUES ('k', 'v')").lastrowid or 0
+
+    try:
+        version = store.version
+        assert await store.write(insert, brief=True) > 0
+        assert threads == [threading.get_ident()]  # no hop
+        assert store.version == version + 1  # a write like any other
+        assert await store.get_meta("k") == "v"
+    finally:
+        await store.close()
+
+
+async def test_a_brief_write_waits_for_what_the_database_thread_runs() -> None:
+    store = await Store.open()
+    ran: list[str] = []
+
+    def slow(conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        time.sleep(0.02)
+        ran.append("slow")
+        conn.execute("COMMIT")
+
+    try:
+        first = asyncio.ensure_future(store.read(slow))
+        await asyncio.sleep(0)
+        # inline inside the other's transaction, its BEGIN IMMEDIATE would fail
+        await asyncio.gather(first, store.write(lambda conn: ran.append("brief"), brief=True))
+        assert ran == ["slow", "brief"]
+    finally:
+        await store.close()
+
+
+async def test_a_brief_write_goes_before_calls_asked_after_it_under_a_load_that_never_pauses() -> (
+    None
+):
+    store = await Store.open()
+    stop = False
+    threads: list[int] = []
+    order: list[str] = []
+
+    async def load() -> None:
+        ends = time.perf_counter() + 10  # a write waiting for a pause would wait till then
+        while not stop and time.perf_counter() < ends:
+            await store.fetchall("SELECT 1")
+
+    try:
+        loads = [asyncio.ensure_future(load()) for _ in range(4)]
+        await asyncio.sleep(0.01)
+        began = time.perf_counter()
+
+        def brief(conn: sqlite3.Connection) -> None:
+            threads.append(threading.get_ident())
+            order.append("brief write")
+
+        write = asyncio.ensure_future(store.write(brief, brief=True))
+        await asyncio.sleep(0)
+        later = asyncio.ensure_future(store.read(lambda conn: order.append("later read")))
+        await asyncio.gather(write, later)
+        assert time.perf_counter() - began < 5
+        assert threads == [threading.get_ident()]  # run here, once what ran had finished
+        assert order == ["brief write", "later read"]
+        stop = True
+        await asyncio.gather(*loads)
+    finally:
+        await store.close()
+
+
+async def test_a_brief_background_step_runs_here_when_idle_and_queues_when_not() -> None:
+    store = await Store.open()
+    threads: list[int] = []
+
+    def step(conn: sqlite3.Connection) -> None:
+        threads.append(threading.get_ident())
+
+    def slow(conn: sqlite3.Connection) -> None:
+        time.sleep(0.02)
+
+    try:
+        await store.read_in_background(step, brief=True)
+        assert threads == [threading.get_ident()]
+        busy = asyncio.ensure_future(store.read_in_background(slow))
+        await asyncio.sleep(0)
+        # another step is on the thread: this one goes there too, after it
+        await asyncio.gather(busy, store.read_in_background(step, brief=True))
+        assert len(threads) == 2 and threads[1] != threading.get_ident()
+    finally:
+        await store.close()
