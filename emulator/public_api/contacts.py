@@ -142,12 +142,19 @@ async def contact_page_json(
     return body
 
 
+# Contacts read on the event loop's thread at most (a page of 100 reads in ~1 ms; the
+# largest page, 1,000, in ~10 ms, which goes to the database thread instead).
+BRIEF_IDS = 200
+
+
 async def contact_documents(ctx: ApiContext, ids: list[int]) -> list[str]:
     """The contacts of `ids` as JSON texts, in id order (unknown ids left out)."""
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
-    rows = await ctx.store.fetchall(f"{_DOCS} WHERE c.id IN ({marks}) ORDER BY c.id", ids)
+    rows = await ctx.store.fetchall(
+        f"{_DOCS} WHERE c.id IN ({marks}) ORDER BY c.id", ids, brief=len(ids) <= BRIEF_IDS
+    )
     template = (await ctx.links()).contact
     return [contact_json(doc, ref, crm_id, template) for doc, ref, crm_id in rows]
 

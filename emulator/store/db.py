@@ -280,17 +280,30 @@ class Store:
         self.closed = True  # background builders stopped by it say nothing
         await self._db.close()
 
-    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        rows = await self.read(lambda conn: conn.execute(sql, params).fetchall())
+    async def fetchall(
+        self, sql: str, params: Sequence[Any] = (), *, brief: bool = False
+    ) -> list[tuple[Any, ...]]:
+        rows = await self.read(lambda conn: conn.execute(sql, params).fetchall(), brief=brief)
         return list(cast("Iterable[tuple[Any, ...]]", rows))  # sqlite3's rows are plain tuples
 
-    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        for row in await self.fetchall(sql, params):
+    async def fetchone(
+        self, sql: str, params: Sequence[Any] = (), *, brief: bool = False
+    ) -> tuple[Any, ...] | None:
+        for row in await self.fetchall(sql, params, brief=brief):
             return row
         return None
 
-    async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `fn(conn)` on the database thread; for reads that take several statements."""
+    async def read(self, fn: Callable[[sqlite3.Connection], T], *, brief: bool = False) -> T:
+        """Run `fn(conn)` on the database thread; for reads that take several statements.
+
+        `brief`: `fn` reads a few indexed rows (a page of contacts: ~1 ms). It then runs on
+        the calling (event loop's) thread once the database thread is idle, as a brief
+        `write` does: on the database thread, SQLite lets go of the GIL at every row, and
+        each row waited for it again while the loop served other requests."""
+        if brief:
+            await self._until_idle()
+            if not self.closed:
+                return fn(self._db._conn)
         self._asking += 1
         try:
             return await self._run(fn)
