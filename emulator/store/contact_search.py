@@ -144,7 +144,9 @@ FLUSH_INDEX = (
     "INSERT INTO temp.contact_search(rowid, doc)"
     " SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)"
 )
-FLUSH_UNNOTE = f"DELETE FROM {PENDING} WHERE id IN (SELECT value FROM json_each(?))"
+FLUSH_UNNOTE = (
+    "DELETE FROM temp.contact_search_pending WHERE id IN (SELECT value FROM json_each(?))"
+)
 
 
 def flush(conn: sqlite3.Connection) -> bool:
