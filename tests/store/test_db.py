@@ -106,6 +106,35 @@ async def test_a_brief_write_runs_on_the_calling_thread_when_the_database_is_idl
         await store.close()
 
 
+async def test_a_brief_read_runs_on_the_calling_thread_once_what_runs_has_finished() -> None:
+    store = await Store.open()
+    threads: list[int] = []
+    ran: list[str] = []
+
+    def slow(conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        time.sleep(0.02)
+        conn.execute("INSERT INTO meta(key, value) VALUES ('k', 'v')")
+        ran.append("slow write")
+        conn.execute("COMMIT")
+
+    def read(conn: sqlite3.Connection) -> list[tuple[str]]:
+        threads.append(threading.get_ident())
+        ran.append("brief read")
+        return conn.execute("SELECT value FROM meta WHERE key = 'k'").fetchall()
+
+    try:
+        first = asyncio.ensure_future(store.read(slow))
+        await asyncio.sleep(0)
+        _, rows = await asyncio.gather(first, store.read(read, brief=True))
+        assert rows == [("v",)]  # after the write it waited for, not inside it
+        assert ran == ["slow write", "brief read"]
+        assert threads == [threading.get_ident()]  # no hop
+        assert await store.fetchall("SELECT 1", brief=True) == [(1,)]
+    finally:
+        await store.close()
+
+
 async def test_a_brief_write_waits_for_what_the_database_thread_runs() -> None:
     store = await Store.open()
     ran: list[str] = []
