@@ -240,6 +240,33 @@ def warm(store: Store) -> None:
     _building[store] = (store.restored, asyncio.ensure_future(_build(store)))
 
 
+# How long the last search that read every contact took, per store (the index not whole).
+_read_all: weakref.WeakKeyDictionary[Store, float] = weakref.WeakKeyDictionary()
+# A search asked while the index is built waits for it this many times that long at most:
+# read every contact at once, searches asked one after the other (a client polling, or
+# typing) held the database thread and the build got it only between them (at 1,000,000
+# contacts: not whole after 300 s of a search every 50 ms, ~26 s without them). Waiting
+# gives the build two thirds of the time at least, and the wait ends once it is whole.
+PATIENCE = 2.0
+
+
+async def settle(store: Store) -> None:
+    """Before a search while the index is not ready: start its build, and wait for it
+    PATIENCE times as long as the last search without it took (not at all before one)."""
+    warm(store)
+    took = _read_all.get(store)
+    running = _building.get(store)
+    if took is None or running is None or ready(store):
+        return
+    await asyncio.wait({running[1]}, timeout=PATIENCE * took)  # ends early once whole
+
+
+def read_all(store: Store, seconds: float) -> None:
+    """A search read every contact (the index not ready) in `seconds`: the next one waits
+    for the index in proportion (`settle`)."""
+    _read_all[store] = seconds
+
+
 async def ensure(store: Store) -> None:
     """Wait until the store's index is ready (building it if need be)."""
     while not ready(store):

@@ -5,6 +5,7 @@ the term ignoring case the Unicode way, as computed here from the whole listing.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import sqlite3
 from typing import Any
@@ -193,3 +194,57 @@ async def test_a_flush_takes_the_noted_contacts_in_a_hundred_at_a_time() -> None
         assert await store.fetchone(f"SELECT count(*) FROM {contact_search.PENDING}") == (0,)
     finally:
         await store.close()
+
+
+async def _store_of(contacts: int) -> Store:
+    store = await Store.open()
+    await store.executemany(
+        "INSERT INTO contacts(firstName, lastName, createdAt, updatedAt)"
+        " VALUES ('Ada', ?, 'now', 'now')",
+        [(f"L{i}",) for i in range(contacts)],
+    )
+    return store
+
+
+async def test_a_search_while_the_index_is_built_waits_for_it_after_one_read_every_contact() -> (
+    None
+):
+    """The first search while the index is not ready reads every contact at once; after
+    one did (and took this long), a search waits for the build, which then has the database
+    thread to itself, and ends as soon as the index is whole."""
+    store = await _store_of(3 * contact_search.CHUNK)
+    try:
+        await contact_search.settle(store)  # no search read every contact yet: no wait
+        assert not contact_search.ready(store)
+        contact_search.read_all(store, 30.0)  # a slow read of every contact
+        await asyncio.wait_for(contact_search.settle(store), timeout=20)
+        assert contact_search.ready(store)  # it waited for the build, not 60 s
+    finally:
+        await store.close()
+
+
+async def test_a_search_waits_for_the_build_a_bounded_while() -> None:
+    store = await _store_of(3 * contact_search.CHUNK)
+    try:
+        contact_search.warm(store)
+        contact_search.read_all(store, 0.0)  # reading every contact took no time: no wait
+        await contact_search.settle(store)
+        assert not contact_search.ready(store)
+        await contact_search.ensure(store)
+    finally:
+        await store.close()
+
+
+async def test_a_search_over_http_before_the_index_is_whole_answers_the_same() -> None:
+    """The listing of a search measures its read of every contact, and the next search
+    waits for the index: both answer what the index answers once whole."""
+    app = create_app(make_settings())
+    async for client in open_client(app):
+        store = app.state.services.emulator.db
+        first = (await client.get("/v1/contacts", params={"search": "mar"}, headers=ALL)).json()
+        assert contact_search._read_all.get(store) is not None or contact_search.ready(store)
+        second = (await client.get("/v1/contacts", params={"search": "mar"}, headers=ALL)).json()
+        await contact_search.ensure(store)
+        whole = (await client.get("/v1/contacts", params={"search": "mar"}, headers=ALL)).json()
+        assert first == second == whole
+        assert whole["data"]
