@@ -85,7 +85,8 @@ class ContactFilter(RecordFilter):
 
     async def page(self, ctx: ApiContext, page: int, page_size: int) -> tuple[int, list[int]]:
         """A search alone is answered by the index itself (its count and its rowids, which
-        are the contacts' ids), not by a lookup of each match in the contacts table."""
+        are the contacts' ids), not by a lookup of each match in the contacts table. While
+        the index is built, a search may first wait for it (`contact_search.settle`)."""
         if self.indexed is not None and not contact_search.ready(ctx.store):
             await contact_search.settle(ctx.store)
             if not contact_search.ready(ctx.store):  # every contact read: how long it takes
