@@ -118,9 +118,15 @@ def fill(conn: sqlite3.Connection, after: int) -> int | None:
     upto, taken = conn.execute(FILL_TAKE, (after, CHUNK)).fetchone()
     if upto is None:
         return None
-    docs = [(row[0], search_doc(*row[1:])) for row in msgspec.json.decode(taken)]
-    conn.execute(FILL_SQL, (msgspec.json.encode(docs).decode(),))
+    conn.execute(FILL_SQL, (_documents(msgspec.json.decode(taken)),))
     return int(upto)
+
+
+def _documents(rows: list[list[object]]) -> str:
+    """[[id, search_doc], ...] as a JSON text, of rows [id, first, last, e-mail] (a row of no
+    contact, its id null, left out)."""
+    docs = [(row[0], search_doc(*row[1:])) for row in rows if row[0] is not None]
+    return msgspec.json.encode(docs).decode()
 
 
 def optimize(conn: sqlite3.Connection) -> None:
@@ -163,9 +169,8 @@ def flush(conn: sqlite3.Connection) -> bool:
         count, taken = conn.execute(FLUSH_TAKE, (FLUSH_ROWS + 1,)).fetchone()
         rows = msgspec.json.decode(taken)[:FLUSH_ROWS]
         ids = msgspec.json.encode([row[0] for row in rows]).decode()
-        docs = [(row[1], search_doc(*row[2:])) for row in rows if row[1] is not None]
         conn.execute(FLUSH_UNINDEX, (ids,))
-        conn.execute(FLUSH_INDEX, (msgspec.json.encode(docs).decode(),))
+        conn.execute(FLUSH_INDEX, (_documents([row[1:] for row in rows]),))
         conn.execute(FLUSH_UNNOTE, (ids,))
     except BaseException:
         conn.execute("ROLLBACK")
