@@ -39,6 +39,7 @@ from emulator.openapi import build_document
 from emulator.operations import Busy
 from emulator.public_api.routes import routes as public_routes
 from emulator.redaction import Redactor
+from emulator.route_index import IndexedRouter
 from emulator.settings import Settings
 from emulator.workspace_scope import prefix_of, services_of
 from emulator.workspaces.bundle import build_services
@@ -163,6 +164,8 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
         ],
         lifespan=lifespan,
     )
+    # the same routes, a fixed path found by one look-up (route_index.py)
+    app.router = IndexedRouter(app.router.routes, lifespan=lifespan)
     app.state.workspaces = workspaces
     app.state.services = build_services(app, settings, fixtures, create_app)
     workspaces.attach(app, app.state.services)

@@ -11,6 +11,8 @@ new connection is reset. This protocol (uvicorn's httptools protocol, subclassed
   its head is closed to make room for a new one; when every connection is busy with a request,
   a new connection is closed at once, and uvicorn's own `limit_concurrency` (the same figure)
   answers 503 to a request that arrives while the cap is reached.
+
+It also sends each response's pieces (head, body chunks) in one write (response_writes.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import resource
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from emulator.response_writes import batch_writes
 
 RESERVED_FDS = 256  # descriptors kept for the store, outgoing calls and the rest
 
@@ -75,7 +79,10 @@ class LimitedProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._head_done()
+        before = self.cycle
         super().on_headers_complete()
+        if self.cycle is not None and self.cycle is not before:  # a new request's cycle
+            batch_writes(self.cycle, self.transport, self.loop)  # its writes in one call
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._head_done()

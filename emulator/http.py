@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from emulator.wire import decode, encode, split_validation_error
 
@@ -18,6 +19,24 @@ def json_response(
     body: Any, status_code: int = 200, headers: Mapping[str, str] | None = None
 ) -> Response:
     return Response(encode(body), status_code, headers, "application/json")
+
+
+class PiecesResponse(Response):
+    """A 200 whose body is `pieces` joined, sent piece by piece without joining them (a
+    cached page's items and its envelope's end: the server writes them out in one call)."""
+
+    def __init__(self, pieces: tuple[bytes, ...], media_type: str = "application/json") -> None:
+        self.status_code, self.background = 200, None
+        self.pieces = [piece for piece in pieces if piece] or [b""]
+        self.body = b""  # unused: the pieces are the body
+        length = str(sum(len(piece) for piece in self.pieces)).encode()
+        self.raw_headers = [(b"content-length", length), (b"content-type", media_type.encode())]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        last = len(self.pieces) - 1
+        for i, piece in enumerate(self.pieces):
+            await send({"type": "http.response.body", "body": piece, "more_body": i < last})
 
 
 async def decode_body(request: Request, type: type[T], error: Callable[[str, str], Exception]) -> T:

@@ -14,7 +14,9 @@ if TYPE_CHECKING:
     from emulator.state import Emulator
     from emulator.workspaces.registry import Workspaces
 
-WORKSPACE = "emulator.workspace"  # ASGI scope key: the Services of a /w/{id}/ request
+WORKSPACE = (
+    "emulator.workspace"  # ASGI scope key: the Services a request is served by (dispatch.py)
+)
 PREFIX = "emulator.prefix"  # ASGI scope key: the stripped `/w/{id}` ("" or absent at the root)
 
 

@@ -25,15 +25,20 @@ from starlette.routing import Route
 
 @contextmanager
 def serve_app(
-    app: Any, *, lifespan: Literal["auto", "on", "off"] = "auto", timeout: float = 10.0
+    app: Any,
+    *,
+    lifespan: Literal["auto", "on", "off"] = "auto",
+    timeout: float = 10.0,
+    http: Any = "auto",
 ) -> Iterator[str]:
-    """Serve `app` on 127.0.0.1 at a port the OS picks; yield its base URL; stop on exit."""
+    """Serve `app` on 127.0.0.1 at a port the OS picks; yield its base URL; stop on exit.
+    `http`: uvicorn's protocol (a name, or a class such as the emulator's own)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))  # bound before uvicorn starts: no race for the port
     port = sock.getsockname()[1]
     config = uvicorn.Config(
-        app, lifespan=lifespan, log_level="warning", ws="none", access_log=False
+        app, lifespan=lifespan, log_level="warning", ws="none", access_log=False, http=http
     )
     server = uvicorn.Server(config)
     failure: list[BaseException] = []

@@ -118,13 +118,14 @@ async def list_contact_documents(
     return total, await contact_documents(ctx, ids)
 
 
-def cached_contact_page(ctx: ApiContext, query: bytes) -> bytes | None:
-    """The answer to GET /v1/contacts?`query` kept while no write touched a contact, if any.
+def cached_contact_page(ctx: ApiContext, query: bytes) -> tuple[bytes, bytes] | None:
+    """The answer to GET /v1/contacts?`query` kept while no write touched a contact, if any,
+    in two pieces (its items and the rest: EncodedPages.pieces).
 
     The answer is a function of the query string and the contacts' state alone, so a page
     asked again before such a write is the bytes of last time, without parsing the query.
     """
-    return ctx.bodies.get(("contacts", query))
+    return ctx.bodies.pieces(("contacts", query))
 
 
 async def contact_page_json(

@@ -1,6 +1,7 @@
 """Pure ASGI dispatcher: a request to `/w/{id}/...` is served as the root path `/...` in
 workspace `{id}` (named in the scope for `scope.workspace`); every other request passes with
-one string comparison, so the root paths' /v1 reads cost nothing more.
+one string comparison and the default workspace named in its scope, so the root paths' /v1
+reads cost nothing more.
 
 The dashboard's pages link with root-relative URLs (`href="/contacts"`); in a workspace,
 their HTML attributes and redirects get the `/w/{id}` prefix here, in one place, so that no
@@ -91,6 +92,10 @@ class WorkspaceDispatch:
             return
         found = split(scope["path"])
         if found is None:
+            # the root paths' workspace, named once: every layer and handler inside asks for
+            # it (services_of), a dict look-up instead of app.state's attribute fallback
+            if self.workspaces.default is not None:
+                scope[WORKSPACE] = self.workspaces.default
             await self.app(scope, receive, send)
             return
         workspace_id, rest = found

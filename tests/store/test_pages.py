@@ -257,6 +257,37 @@ async def test_a_kept_page_of_the_whole_table_is_retotalled_by_writes_above_it()
         await store.close()
 
 
+async def test_a_retotalled_page_keeps_its_items_object_and_answers_in_two_pieces() -> None:
+    """A new total is a new end only: the items piece is the very object kept before (no
+    copy of ~80 KB per create), the size counts the new end, and the pieces join to the
+    answer `get` gives."""
+    store = await Store.open()
+    try:
+        pages = EncodedPages(store, keep_first_reads=True)
+        await store.write(
+            lambda c: c.executemany(
+                "INSERT INTO contacts(id, createdAt, updatedAt) VALUES (?, 'x', 'x')",
+                [(i,) for i in range(1, 11)],
+            )
+        )
+        pages.put(store.version, "p1", b"items|10", 5, [1, 2, 3, 4, 5], lambda t: b"|%d" % t, 10)
+        items, end = pages.pieces("p1") or (b"", b"")
+        assert (items, end, pages.size_bytes) == (b"items", b"|10", 8)
+        for new_id in (11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22):
+            await store.write(
+                lambda c, i=new_id: c.execute(
+                    "INSERT INTO contacts(id, createdAt, updatedAt) VALUES (?, 'x', 'x')", (i,)
+                )
+            )
+        again = pages.pieces("p1")
+        assert again is not None and again[0] is items and again[1] == b"|22"
+        assert pages.get("p1") == b"items|22" and pages.size_bytes == 8
+        assert pages.items("p1", [1, 2, 3, 4, 5]) is items
+        assert pages.pieces("absent") is None
+    finally:
+        await store.close()
+
+
 @settings(max_examples=30, deadline=None)
 @given(
     ops=st.lists(

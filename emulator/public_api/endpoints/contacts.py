@@ -9,7 +9,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator.errors import BadRequest
-from emulator.http import decode_body, json_response
+from emulator.http import PiecesResponse, decode_body, json_response
 from emulator.openapi import FIELDS, PAGE, SEARCH, UPDATED, operation, query
 from emulator.public_api import contacts as service
 from emulator.public_api.auth import guarded
@@ -61,7 +61,7 @@ async def list_contacts(request: Request) -> Response:
     asked: bytes = request.scope["query_string"]
     cached = service.cached_contact_page(ctx, asked)
     if cached is not None:
-        return Response(cached, media_type=JSON)
+        return PiecesResponse(cached)
     q = request.query_params
     page, page_size = page_params(q)
     fields = fields_param(q, service.CONTACT_FIELDS)
