@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from emulator.connection_limits import limited
-from emulator.response_writes import BatchedWrites
+from emulator.response_writes import FLUSH_BYTES, BatchedWrites
 from tests.servers import serve_app
 
 
@@ -64,6 +64,19 @@ async def test_a_piece_no_completion_follows_leaves_at_the_end_of_the_iteration(
     writes.write(b"chunk 2")
     await asyncio.sleep(0)
     assert transport.calls[1] == ("writelines", [b"chunk 1", b"chunk 2"])
+
+
+@pytest.mark.anyio
+async def test_chunks_sent_without_a_pause_are_never_held_beyond_the_bound() -> None:
+    writes, transport, _ = batched()
+    chunk = b"x" * (64 << 10)
+    written = 0
+    for _ in range(FLUSH_BYTES // len(chunk) * 3):  # a stream that never waits in between
+        writes.write(chunk)
+        written += len(chunk)
+        sent = sum(len(piece) for _, pieces in transport.calls for piece in pieces)
+        assert written - sent <= FLUSH_BYTES  # what is held back
+    assert len(transport.calls) >= 2
 
 
 @pytest.mark.anyio
