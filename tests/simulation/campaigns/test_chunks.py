@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from emulator.simulation.campaigns import engine
 from emulator.simulation.progress import AdvanceProgress
 from tests.simulation.sim_helpers import small_fixtures
 from tests.simulation.test_digest import DAY, PINNED, client_for, story
@@ -73,3 +74,30 @@ async def test_each_advance_does_all_that_is_due_by_its_end(generated: Path) -> 
                 days.append(r.json()["events"])
             counts[items] = days
     assert counts[50] == counts[100_000]
+
+
+@pytest.mark.parametrize("items", [60, 400, 100_000])
+async def test_touches_ahead_write_the_pinned_story_kept_or_undone(
+    items: int, generated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk of fewer members than its item limit touches its first members' contacts while
+    it draws the others' timelines; when the limit then cuts its items, those touches are
+    undone (a savepoint) and the kept items touched again. Either way: the pinned story."""
+    monkeypatch.setattr(engine, "AHEAD_MIN", 1)
+    async with client_for(generated) as (app, client):
+        app.state.services.simulation.chunk_items = items
+        traced: list[str] = []
+        await app.state.services.emulator.db.read(
+            lambda conn: conn.set_trace_callback(traced.append)
+        )
+        try:
+            assert await story(app, client, [DAY, 2 * DAY + 17]) == PINNED["generated"]
+        finally:
+            await app.state.services.emulator.db.read(lambda conn: conn.set_trace_callback(None))
+        ahead = sum(sql == "SAVEPOINT touches_ahead" for sql in traced)
+        undone = sum(sql == "ROLLBACK TO touches_ahead" for sql in traced)
+        assert ahead > 0
+        if items == 100_000:
+            assert undone == 0  # never cut
+        else:
+            assert 0 < undone < ahead  # some chunks cut after touching ahead, some not
