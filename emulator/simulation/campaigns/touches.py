@@ -10,10 +10,10 @@ if the limit then cuts the chunk's items); a contact touched then with its final
 left out of the second.
 
 The UPDATE runs on the store's connection, inside the chunk's transaction (so the page
-cache's TEMP triggers note it as any write). Meanwhile the chunk's thread reads nothing (engine.prefetch read it
-up front; a read would wait for the UPDATE, as SQLite serializes the calls on one
-connection, and would not read `contacts`); `wait` joins the thread before anything else
-writes, and before the transaction commits or rolls back.
+cache's TEMP triggers note it as any write). Meanwhile the chunk's thread reads nothing
+(engine.prefetch read it up front; a read would wait for the UPDATE, as SQLite serializes
+the calls on one connection, and would not read `contacts`); `wait` joins the thread before
+anything else writes, and before the transaction commits or rolls back.
 """
 
 from __future__ import annotations
