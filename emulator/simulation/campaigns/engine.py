@@ -64,9 +64,11 @@ MAX_AHEAD_MS = 3650 * DAY_MS  # an injected event's `time`: beyond that a typo i
 CHUNK_MS = 7 * DAY_MS  # one write per simulated week at most: other requests get a turn
 CHUNK_ITEMS = 10_000  # and about this many items (never fewer, unless time runs out first)
 CONVERSATIONS_KEPT = 300_000  # conversation ids kept between chunks (~40 MB)
-# A chunk of fewer than `chunk_items` members, AHEAD_MIN or more, touches the contacts of its
+# A chunk of AHEAD_MIN members or more, but fewer than its limit, touches the contacts of its
 # first AHEAD_SHARE % of members while it draws the others' timelines (`_chunk`): about as
-# long as each other (~6 us a contact's touch, ~5 us a member's draw).
+# long as each other (~6 us a contact's touch, ~5 us a member's draw). Not a chunk of
+# `chunk_items` members (100,000 contacts and more): in an A/B there, on a shared machine,
+# the two threads slowed each other (-6%).
 AHEAD_MIN = 200
 AHEAD_SHARE = 40
 Listener = Callable[[datetime], Awaitable[None]]
@@ -286,17 +288,17 @@ class Simulation:
         anchors: dict[str, int] = {}
         # The contacts of the first members read are touched (touches.py) while the others'
         # timelines are drawn: the touches' UPDATE outlasts applying the items, and drawing
-        # is Python the connection need not wait for. A chunk that the item limit then cuts
-        # undoes them (its later items must not count): rare, as it needs more than `limit`
-        # items of fewer than `limit` members.
+        # is Python the connection need not wait for. Only with the times of items the chunk
+        # surely processes (`ahead_of`): a contact's updatedAt never goes back, so the later
+        # touch of every contact whose last time differs puts each where one touch would.
         ahead: Touches | None = None
         ahead_times: dict[int, str] = {}
         split = len(rows) * AHEAD_SHARE // 100 if AHEAD_MIN <= len(rows) < limit else 0
         self._draw_due(rows[:split], plans, end_ms, due, batch.members, anchors)
-        if split and len(due) <= limit:
-            ahead_times = last_times(due)
-            conn.execute("SAVEPOINT touches_ahead")
-            ahead = Touches(conn, [(ahead_times[c], c) for c in sorted(ahead_times)])
+        if split:
+            ahead_times = ahead_of(due, rows[split:], limit)
+            if ahead_times:
+                ahead = Touches(conn, [(ahead_times[c], c) for c in sorted(ahead_times)])
         try:
             self._draw_due(rows[split:], plans, end_ms, due, batch.members, anchors)
             due.sort()  # (time, campaign, contact, order) is unique: the rest is never compared
@@ -304,15 +306,10 @@ class Simulation:
             if ahead is not None:
                 ahead.join()  # nothing outlives the transaction; this error is the one raised
             raise
-        reached: int | None = None
-        cut = len(rows) >= limit or len(due) > limit
         if ahead is not None:
             ahead.wait()
-            if cut:
-                conn.execute("ROLLBACK TO touches_ahead")
-                ahead_times = {}
-            conn.execute("RELEASE touches_ahead")
-        if cut:
+        reached: int | None = None
+        if len(rows) >= limit or len(due) > limit:
             due, reached = self._cut(due, rows, limit, batch)
         short = reached is not None
         if reached is None:
@@ -535,15 +532,26 @@ class Simulation:
         return out
 
 
-def last_times(due: list[Due]) -> dict[int, str]:
-    """Each contact's latest time among these items (in any order): its updatedAt after
-    them (stored times compare as text in time order)."""
+def ahead_of(due: list[Due], others: list[Member], limit: int) -> dict[int, str]:
+    """Each contact's latest time among the items of `due` (drawn for some members, in any
+    order) that the chunk processes whatever the items of the `others` members read:
+    those before the first key (time, campaign, contact) of the others, when they are
+    fewer than `limit`. Every item of the others comes at or after that key, so the
+    chunk's item limit (`_cut`) cuts after them all, and so does the members' limit (the
+    last member read is one of the others). Empty when no item is surely processed."""
+    if not others:
+        return {}
+    first = min((m.next_action_at or "", m.campaign_id, m.contact_id) for m in others)
+    bound = (parse_ms(first[0]), first[1], first[2])
     last: dict[int, str] = {}
+    sure = 0
     for d in due:
-        at = last.get(d.contact)
-        if at is None or d.at > at:
-            last[d.contact] = d.at
-    return last
+        if (d.ms, d.campaign, d.contact) < bound:
+            sure += 1
+            at = last.get(d.contact)
+            if at is None or d.at > at:  # stored times compare as text in time order
+                last[d.contact] = d.at
+    return last if sure < limit else {}
 
 
 def prefetch(batch: Batch, plans: dict[int, Plan], due: list[Due]) -> None:
