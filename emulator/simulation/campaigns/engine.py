@@ -542,6 +542,8 @@ def ahead_of(due: list[Due], others: list[Member], limit: int) -> dict[int, str]
     if not others:
         return {}
     first = min((m.next_action_at or "", m.campaign_id, m.contact_id) for m in others)
+    if not first[0]:  # not a due member (the due query reads none): nothing is sure
+        return {}
     bound = (parse_ms(first[0]), first[1], first[2])
     last: dict[int, str] = {}
     sure = 0
