@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from emulator.platform.sql import many_rows
+from emulator.platform.sql import Statements, many_rows, many_rows_statements
 
 Row = tuple[Any, ...]
 
@@ -69,9 +69,23 @@ def move_anchors(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
 # -- conversations, messages, events ---------------------------------------------------------------
 
 
+_INSERT_CONVERSATIONS = "INSERT INTO conversations VALUES "
+_INSERT_MESSAGES = (
+    "INSERT INTO messages(id, conversationId, content, subject, type, isContactSender,"
+    " isAutosent, sequenceIndex, createdAt, updatedAt) VALUES "
+)
+_COUNT_VIEWS = (
+    "UPDATE messages SET viewCount = viewCount + ?, clickCount = clickCount + ?,"
+    " updatedAt = max(updatedAt, ?) WHERE id = ?"
+)
+_INSERT_EVENTS = (
+    "INSERT INTO events(type, contactId, campaignId, messageId, occurredAt, data) VALUES "
+)
+
+
 def insert_conversations(conn: sqlite3.Connection, rows: list[Row]) -> None:
     """(id, contactId, campaignId, identityId) rows."""
-    many_rows(conn, "INSERT INTO conversations VALUES ", rows)
+    many_rows(conn, _INSERT_CONVERSATIONS, rows)
 
 
 def insert_fixture_messages(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
@@ -85,21 +99,12 @@ def insert_fixture_messages(conn: sqlite3.Connection, rows: Iterable[Row]) -> No
 def insert_messages(conn: sqlite3.Connection, rows: list[Row]) -> None:
     """Simulated messages: (id, conversationId, content, subject, type, isContactSender,
     isAutosent, sequenceIndex, createdAt, updatedAt)."""
-    many_rows(
-        conn,
-        "INSERT INTO messages(id, conversationId, content, subject, type, isContactSender,"
-        " isAutosent, sequenceIndex, createdAt, updatedAt) VALUES ",
-        rows,
-    )
+    many_rows(conn, _INSERT_MESSAGES, rows)
 
 
 def count_views(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
     """(views, clicks, at, messageId): opens and clicks added; updatedAt never moves back."""
-    conn.executemany(
-        "UPDATE messages SET viewCount = viewCount + ?, clickCount = clickCount + ?,"
-        " updatedAt = max(updatedAt, ?) WHERE id = ?",
-        rows,
-    )
+    conn.executemany(_COUNT_VIEWS, rows)
 
 
 def set_crm_activity_ids(conn: sqlite3.Connection, rows: Iterable[Row]) -> sqlite3.Cursor:
@@ -112,8 +117,18 @@ def set_crm_activity_ids(conn: sqlite3.Connection, rows: Iterable[Row]) -> sqlit
 
 def insert_events(conn: sqlite3.Connection, rows: list[Row]) -> None:
     """(type, contactId, campaignId, messageId, occurredAt, data): ids follow the rows' order."""
-    many_rows(
-        conn,
-        "INSERT INTO events(type, contactId, campaignId, messageId, occurredAt, data) VALUES ",
-        rows,
-    )
+    many_rows(conn, _INSERT_EVENTS, rows)
+
+
+def simulated_statements(
+    conversations: list[Row], messages: list[Row], views: list[Row], events: list[Row]
+) -> Statements:
+    """What insert_conversations, insert_messages, count_views and insert_events run for
+    these rows, in that order, made without the connection (sql.run_statements runs them):
+    the engine makes them while its contacts' touches hold the connection."""
+    return [
+        *many_rows_statements(_INSERT_CONVERSATIONS, conversations),
+        *many_rows_statements(_INSERT_MESSAGES, messages),
+        *([(_COUNT_VIEWS, views)] if views else []),
+        *many_rows_statements(_INSERT_EVENTS, events),
+    ]

@@ -16,6 +16,7 @@ from emulator.platform import campaign_tables, engagement, sequence_text
 from emulator.platform import contacts as platform_contacts
 from emulator.platform import tasks as platform_tasks
 from emulator.platform.engagement import SEQUENCE_ORDER, engagement_rank
+from emulator.platform.sql import Statements, run_statements
 from emulator.simulation.campaigns import events as ev
 from emulator.simulation.campaigns.timeline import DAY_MS, Plan, iso
 from emulator.wire import encode
@@ -260,17 +261,28 @@ class Batch:
         """Every member's row as `write_members` takes it, in key order."""
         return [self.members[key].row() for key in sorted(self.members)]
 
-    def flush(self, contacts: bool = True, members: list[tuple[Any, ...]] | None = None) -> None:
-        """Write every buffered row (`contacts`: the contacts' touches too; `members`: the
-        members' rows when the caller made them already, as `member_rows` does)."""
-        conn = self.conn
-        campaign_tables.insert_conversations(conn, self.new_conversations)
-        campaign_tables.insert_messages(conn, self.messages)
-        campaign_tables.count_views(
-            conn, [(v, c, at, mid) for mid, (v, c, at) in self.counts.items()]
+    def statements(self) -> Statements:
+        """The inserts of its conversations, messages and events and the view counts, made
+        without the connection: the engine makes them while the contacts' touches run."""
+        return campaign_tables.simulated_statements(
+            self.new_conversations,
+            self.messages,
+            [(v, c, at, mid) for mid, (v, c, at) in self.counts.items()],
+            self.events,
         )
+
+    def flush(
+        self,
+        contacts: bool = True,
+        members: list[tuple[Any, ...]] | None = None,
+        statements: Statements | None = None,
+    ) -> None:
+        """Write every buffered row (`contacts`: the contacts' touches too; `members` and
+        `statements`: the members' rows and the other rows' statements when the caller made
+        them already, as `member_rows` and `statements` do)."""
+        conn = self.conn
         platform_tasks.insert_sequence_tasks(conn, self.tasks)
-        campaign_tables.insert_events(conn, self.events)
+        run_statements(conn, self.statements() if statements is None else statements)
         engagement.write_members(conn, self.member_rows() if members is None else members)
         if contacts:
             last = {e[1]: e[4] for e in self.events}  # a contact's last event: its updatedAt

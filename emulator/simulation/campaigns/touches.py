@@ -3,12 +3,17 @@ events: sqlite3 lets go of the GIL while SQLite steps the one UPDATE, so on a se
 costs the chunk next to nothing (~4 us a contact otherwise, a tenth of the bench's time).
 
 Every due item makes exactly one event at its time, so each contact's updatedAt after the
-chunk is known before any event is applied: the time of its last due item. The UPDATE runs
-on the store's connection, inside the chunk's transaction (so the page cache's TEMP triggers
-note it as any write). Meanwhile the applying thread reads nothing (engine.prefetch read it
-up front; a read would wait for the UPDATE, as SQLite serializes the calls on one
-connection, and would not read `contacts`); `wait` joins the thread before anything else
-writes, and before the transaction commits or rolls back.
+chunk is known before any event is applied: the time of its last due item. A chunk of fewer
+members than its item limit starts a first Touches earlier, for the contacts of its first
+members, while it draws the other members' timelines (engine.py: inside a savepoint, undone
+if the limit then cuts the chunk's items); a contact touched then with its final time is
+left out of the second.
+
+The UPDATE runs on the store's connection, inside the chunk's transaction (so the page
+cache's TEMP triggers note it as any write). Meanwhile the chunk's thread reads nothing
+(engine.prefetch read it up front; a read would wait for the UPDATE, as SQLite serializes
+the calls on one connection, and would not read `contacts`); `wait` joins the thread before
+anything else writes, and before the transaction commits or rolls back.
 """
 
 from __future__ import annotations

@@ -4,11 +4,15 @@ one, and writes the same story as one big chunk (the pinned digest of test_diges
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from emulator.simulation.campaigns import engine
+from emulator.simulation.campaigns.timeline import iso
 from emulator.simulation.progress import AdvanceProgress
 from tests.simulation.sim_helpers import small_fixtures
 from tests.simulation.test_digest import DAY, PINNED, client_for, story
@@ -73,3 +77,62 @@ async def test_each_advance_does_all_that_is_due_by_its_end(generated: Path) -> 
                 days.append(r.json()["events"])
             counts[items] = days
     assert counts[50] == counts[100_000]
+
+
+@pytest.mark.parametrize("items", [60, 400, 100_000])
+async def test_touches_ahead_write_the_pinned_story(
+    items: int, generated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk touches the contacts of its first members (with the times of the items it
+    surely processes) while it draws the others' timelines, then the contacts whose last
+    time differs: the pinned story, whatever limit cuts the chunks."""
+    monkeypatch.setattr(engine, "AHEAD_MIN", 2)
+    ahead: list[int] = []
+    of = engine.ahead_of
+
+    def counted(*args: Any) -> dict[int, str]:
+        times = of(*args)
+        ahead.append(len(times))
+        return times
+
+    monkeypatch.setattr(engine, "ahead_of", counted)
+    async with client_for(generated) as (app, client):
+        app.state.services.simulation.chunk_items = items
+        assert await story(app, client, [DAY, 2 * DAY + 17]) == PINNED["generated"]
+    assert any(ahead)  # some chunks touched ahead
+
+
+@pytest.mark.parametrize("items", [60, 2000])
+async def test_no_contact_is_touched_past_the_moment_its_chunk_reached(
+    items: int, generated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between two chunks of an advance (where other requests read), every contact's updatedAt
+    is at or before the clock: touching ahead never runs ahead of the chunk's items."""
+    monkeypatch.setattr(engine, "AHEAD_MIN", 2)
+    ahead: list[int] = []
+    of = engine.ahead_of
+
+    def counted(*args: Any) -> dict[int, str]:
+        times = of(*args)
+        ahead.append(len(times))
+        return times
+
+    monkeypatch.setattr(engine, "ahead_of", counted)
+    async with client_for(generated) as (app, _client):
+        simulation = app.state.services.simulation
+        simulation.chunk_items = items
+        chunk = simulation._paused_gc_chunk
+        late: list[tuple[str, str]] = []
+
+        def checked(conn: sqlite3.Connection, **kwargs: Any) -> tuple[int, bool]:
+            reached, short = chunk(conn, **kwargs)
+            row = conn.execute("SELECT max(updatedAt) FROM contacts").fetchone()
+            if row[0] > iso(reached):
+                late.append((row[0], iso(reached)))
+            return reached, short
+
+        monkeypatch.setattr(simulation, "_paused_gc_chunk", checked)
+        start = app.state.services.emulator.clock.now()
+        await simulation.advance_to(start + timedelta(days=7))
+        assert not late
+    assert any(ahead)
