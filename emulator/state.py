@@ -30,6 +30,7 @@ from emulator.operations import Operations
 from emulator.platform.bulk import contact_rows, write_contact_rows
 from emulator.platform.contacts_worker import ContactsWorker
 from emulator.settings import Settings
+from emulator.start_trace import stamp
 from emulator.store.db import Indexes, Store, bulk_load, open_sync, write_meta
 from emulator.wire import now_iso, parse_iso
 
@@ -264,10 +265,12 @@ class Emulator:
         # only refer to them, so their decoded records are never alive together.
         later = ("conversations.json", "crm.json")
         fixtures = decode_fixture_dir(self.fixtures_dir, skip=(ContactStream.name, *later))
+        stamp("files decoded but contacts, conversations, crm")
 
         def rest() -> None:
             more = decode_fixture_dir(self.fixtures_dir, only=later)
             fixtures.conversations, fixtures.crm = more.conversations, more.crm
+            stamp("conversations and crm decoded")
 
         def in_process(
             conn: sqlite3.Connection,
@@ -307,20 +310,28 @@ class Emulator:
                 except FixtureError:
                     check_fixtures(fixtures, worker.result())  # the first error in file order
                     raise
+                stamp("references checked")
                 before()
                 # While the worker writes the memberships: the indexes of the tables the rest
                 # does not write (an index built before a write is still right, only slower).
                 indexes.build_except(("contacts", "campaign_members", "simulation_members"))
+                stamp("indexes built but contacts' and memberships'")
                 worker.copy_members_into(conn)  # decoded from contacts.json by the worker
+                stamp("memberships copied")
                 after()
             except Exception:
                 worker.wait()  # its error first: contacts came first
                 raise
             indexes.build_except(("contacts",))  # while the worker may still run
+            stamp("indexes built but contacts'")
             if not worker.knows_all(asked.asked):
                 check_fixtures(fixtures, worker.result())  # the first reference to no contact
+            stamp("contact references checked")
             indexes.build_except(())  # on the empty table: the copy brings their entries
+            worker.wait()
+            stamp("contacts worker done")
             worker.copy_into(conn)
+            stamp("contacts copied")
 
         self.fixtures = fixtures
         contacts_phase = in_process if worker is None else in_worker
@@ -345,6 +356,7 @@ class Emulator:
         def run(seeders: list[Seeder]) -> None:
             for seeder in seeders:
                 seeder(conn, fixtures)
+                stamp(f"seeder {seeder.__module__}.{seeder.__qualname__}")
 
         def fill(conn: sqlite3.Connection, indexes: Indexes) -> None:
             if contacts is None:

@@ -36,6 +36,7 @@ from emulator.fixtures.loader import ContactStream, FixtureError, record_ids
 from emulator.platform import contacts as contact_table
 from emulator.platform.bulk import contact_rows, write_contact_rows
 from emulator.platform.engagement import add_members, copy_members_from
+from emulator.start_trace import name_process, stamp
 from emulator.store.ddl import schema_sql
 
 # Below this size of contacts.json (~6,000 contacts) the server writes them sooner itself.
@@ -86,13 +87,16 @@ def _write(directory: Path, out: Path) -> None:
                 rows, member_rows = contact_rows(chunk)
                 write_contact_rows(conn, rows, [])
                 add_members(members, member_rows)
+            stamp("contacts and memberships written")
             members.execute("COMMIT")
         finally:
             members.close()
         os.replace(writing, members_path)  # the server's seeders go on meanwhile
+        stamp("memberships handed over")
         for _, sql in indexes:
             conn.execute(sql)
         conn.execute("COMMIT")
+        stamp("contacts' indexes built")
     finally:
         conn.close()
         writing.unlink(missing_ok=True)
@@ -110,6 +114,8 @@ def exit_with_the_server() -> None:
 
 def main(argv: list[str]) -> int:
     directory, out = Path(argv[0]), Path(argv[1])
+    name_process("contacts worker")
+    stamp("started")
     threading.Thread(target=exit_with_the_server, daemon=True).start()
     # No cyclic garbage collection: decoded contacts hold no cycles, and each collection
     # would walk the chunk's hundreds of thousands of objects again (~7% of the work).
