@@ -234,13 +234,16 @@ class Emulator:
         self,
         digest_of: Callable[[], str | None] | None = None,
         worker: ContactsWorker | None = None,
+        ready: Callable[[], None] | None = None,
     ) -> Path | None:
         """Before serving (the command line): the cached image of the fixtures, seeded now if
         there is none yet, validating and seeding file by file with contacts in chunks so
         that no start holds every decoded record. None: no seed cache, or the directory is
         not cacheable. Raises FixtureError (and keeps no image). `digest_of` answers the
         directory's digest when it was computed beforehand (a DigestThread's result);
-        `worker`, spawned for this directory, writes the contacts meanwhile (closed here)."""
+        `worker`, spawned for this directory, writes the contacts meanwhile (closed here).
+        `ready` is called once a new image is in place, before the decoded files are freed
+        and the worker's files removed (a seeding process answers then)."""
         try:
             if self._images is None:
                 return None
@@ -252,14 +255,18 @@ class Emulator:
                 self._prepared = (digest, found)
                 return found
             with _gc_paused():
-                return self._seed_image(self._images, digest, worker)
+                return self._seed_image(self._images, digest, worker, ready)
         finally:
             if worker is not None:
                 worker.close()
             heap.trim()  # the decoded fixtures' memory, before the image comes into memory
 
     def _seed_image(
-        self, images: ImageCache, digest: str, worker: ContactsWorker | None
+        self,
+        images: ImageCache,
+        digest: str,
+        worker: ContactsWorker | None,
+        ready: Callable[[], None] | None = None,
     ) -> Path | None:
         # The biggest files one after the other: contacts (in chunks), then the files that
         # only refer to them, so their decoded records are never alive together.
@@ -338,6 +345,8 @@ class Emulator:
         try:
             built = images.build(digest, lambda conn: self._seed_into(conn, contacts_phase))
             self._prepared = (digest, built)
+            if ready is not None:
+                ready()
             return built
         except (OSError, sqlite3.Error) as exc:  # an unwritable or full cache: seed in memory
             log.warning("seed cache %s not usable (%s); seeding in memory", images.directory, exc)
