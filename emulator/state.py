@@ -8,6 +8,7 @@ import gc
 import logging
 import sqlite3
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -331,14 +332,19 @@ class Emulator:
                 raise
             indexes.build_except(("contacts",))  # while the worker may still run
             stamp("indexes built but contacts'")
-            if not worker.knows_all(asked.asked):
-                check_fixtures(fixtures, worker.result())  # the first reference to no contact
-            stamp("contact references checked")
             indexes.build_except(())  # on the empty table: the copy brings their entries
             worker.wait()
             stamp("contacts worker done")
-            worker.copy_into(conn)
-            stamp("contacts copied")
+            # The references to contacts are looked up in the worker's file (a connection of
+            # their own, on another thread) while its contacts are copied in: a reference to
+            # no contact fails the seeding all the same, only after the copy.
+            with ThreadPoolExecutor(1) as lookup:
+                known = lookup.submit(worker.knows_all, asked.asked)
+                worker.copy_into(conn)
+                all_known = known.result()
+            stamp("contacts copied, references to contacts checked")
+            if not all_known:
+                check_fixtures(fixtures, worker.result())  # the first reference to no contact
 
         self.fixtures = fixtures
         contacts_phase = in_process if worker is None else in_worker

@@ -74,7 +74,7 @@ def test_a_traced_cold_start_stamps_every_process_phase_in_order(tmp_path: Path)
     assert seeding[:2] == ["started", "fixtures hashed"]
     assert seeding[-5:] == [
         "contacts worker done",
-        "contacts copied",
+        "contacts copied, references to contacts checked",
         "image committed",
         "answered",  # before its clean-up: the server reads the image meanwhile
         "decoded files freed, scratch files removed",
