@@ -336,12 +336,13 @@ class Emulator:
             worker.wait()
             stamp("contacts worker done")
             # The references to contacts are looked up in the worker's file (a connection of
-            # their own, on another thread) while its contacts are copied in: a reference to
-            # no contact fails the seeding all the same, only after the copy.
-            with ThreadPoolExecutor(1) as lookup:
-                known = lookup.submit(worker.knows_all, asked.asked)
-                worker.copy_into(conn)
-                all_known = known.result()
+            # their own) while its contacts are copied in on another thread (SQLite lets go
+            # of the GIL; the lookup's memory stays in this thread's heap, where it was): a
+            # reference to no contact fails the seeding all the same, only after the copy.
+            with ThreadPoolExecutor(1) as copier:
+                copied = copier.submit(worker.copy_into, conn)
+                all_known = worker.knows_all(asked.asked)
+                copied.result()
             stamp("contacts copied, references to contacts checked")
             if not all_known:
                 check_fixtures(fixtures, worker.result())  # the first reference to no contact
