@@ -11,6 +11,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from emulator.settings import Settings
+from emulator.start_trace import stamp
 
 if TYPE_CHECKING:  # the server's modules load only when it serves
     from starlette.applications import Starlette
@@ -75,6 +76,7 @@ def run_server(
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
             if self.started:
+                stamp("listening")
                 print(banner, flush=True)
                 # the contact search's index and the updatedAt counts, built in the background
                 # (or, lazily, by the first listing that needs them)

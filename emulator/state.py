@@ -8,6 +8,7 @@ import gc
 import logging
 import sqlite3
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -30,6 +31,7 @@ from emulator.operations import Operations
 from emulator.platform.bulk import contact_rows, write_contact_rows
 from emulator.platform.contacts_worker import ContactsWorker
 from emulator.settings import Settings
+from emulator.start_trace import stamp
 from emulator.store.db import Indexes, Store, bulk_load, open_sync, write_meta
 from emulator.wire import now_iso, parse_iso
 
@@ -233,13 +235,16 @@ class Emulator:
         self,
         digest_of: Callable[[], str | None] | None = None,
         worker: ContactsWorker | None = None,
+        ready: Callable[[], None] | None = None,
     ) -> Path | None:
         """Before serving (the command line): the cached image of the fixtures, seeded now if
         there is none yet, validating and seeding file by file with contacts in chunks so
         that no start holds every decoded record. None: no seed cache, or the directory is
         not cacheable. Raises FixtureError (and keeps no image). `digest_of` answers the
         directory's digest when it was computed beforehand (a DigestThread's result);
-        `worker`, spawned for this directory, writes the contacts meanwhile (closed here)."""
+        `worker`, spawned for this directory, writes the contacts meanwhile (closed here).
+        `ready` is called once a new image is in place, before the decoded files are freed
+        and the worker's files removed (a seeding process answers then)."""
         try:
             if self._images is None:
                 return None
@@ -251,23 +256,29 @@ class Emulator:
                 self._prepared = (digest, found)
                 return found
             with _gc_paused():
-                return self._seed_image(self._images, digest, worker)
+                return self._seed_image(self._images, digest, worker, ready)
         finally:
             if worker is not None:
                 worker.close()
             heap.trim()  # the decoded fixtures' memory, before the image comes into memory
 
     def _seed_image(
-        self, images: ImageCache, digest: str, worker: ContactsWorker | None
+        self,
+        images: ImageCache,
+        digest: str,
+        worker: ContactsWorker | None,
+        ready: Callable[[], None] | None = None,
     ) -> Path | None:
         # The biggest files one after the other: contacts (in chunks), then the files that
         # only refer to them, so their decoded records are never alive together.
         later = ("conversations.json", "crm.json")
         fixtures = decode_fixture_dir(self.fixtures_dir, skip=(ContactStream.name, *later))
+        stamp("files decoded but contacts, conversations, crm")
 
         def rest() -> None:
             more = decode_fixture_dir(self.fixtures_dir, only=later)
             fixtures.conversations, fixtures.crm = more.conversations, more.crm
+            stamp("conversations and crm decoded")
 
         def in_process(
             conn: sqlite3.Connection,
@@ -307,26 +318,42 @@ class Emulator:
                 except FixtureError:
                     check_fixtures(fixtures, worker.result())  # the first error in file order
                     raise
+                stamp("references checked")
                 before()
                 # While the worker writes the memberships: the indexes of the tables the rest
                 # does not write (an index built before a write is still right, only slower).
                 indexes.build_except(("contacts", "campaign_members", "simulation_members"))
+                stamp("indexes built but contacts' and memberships'")
                 worker.copy_members_into(conn)  # decoded from contacts.json by the worker
+                stamp("memberships copied")
                 after()
             except Exception:
                 worker.wait()  # its error first: contacts came first
                 raise
             indexes.build_except(("contacts",))  # while the worker may still run
-            if not worker.knows_all(asked.asked):
-                check_fixtures(fixtures, worker.result())  # the first reference to no contact
+            stamp("indexes built but contacts'")
             indexes.build_except(())  # on the empty table: the copy brings their entries
-            worker.copy_into(conn)
+            worker.wait()
+            stamp("contacts worker done")
+            # The references to contacts are looked up in the worker's file (a connection of
+            # their own) while its contacts are copied in on another thread (SQLite lets go
+            # of the GIL; the lookup's memory stays in this thread's heap, where it was): a
+            # reference to no contact fails the seeding all the same, only after the copy.
+            with ThreadPoolExecutor(1) as copier:
+                copied = copier.submit(worker.copy_into, conn)
+                all_known = worker.knows_all(asked.asked)
+                copied.result()
+            stamp("contacts copied, references to contacts checked")
+            if not all_known:
+                check_fixtures(fixtures, worker.result())  # the first reference to no contact
 
         self.fixtures = fixtures
         contacts_phase = in_process if worker is None else in_worker
         try:
             built = images.build(digest, lambda conn: self._seed_into(conn, contacts_phase))
             self._prepared = (digest, built)
+            if ready is not None:
+                ready()
             return built
         except (OSError, sqlite3.Error) as exc:  # an unwritable or full cache: seed in memory
             log.warning("seed cache %s not usable (%s); seeding in memory", images.directory, exc)
@@ -345,6 +372,7 @@ class Emulator:
         def run(seeders: list[Seeder]) -> None:
             for seeder in seeders:
                 seeder(conn, fixtures)
+                stamp(f"seeder {seeder.__module__}.{seeder.__qualname__}")
 
         def fill(conn: sqlite3.Connection, indexes: Indexes) -> None:
             if contacts is None:

@@ -18,6 +18,7 @@ from emulator.redaction import redact_logs
 from emulator.seed_process import SEED_ASIDE_BYTES, SeedProcess
 from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
 from emulator.settings import RateLimit, Settings
+from emulator.start_trace import stamp
 
 
 def _rate_limit(text: str) -> RateLimit:
@@ -322,6 +323,7 @@ def _serve_with(
             _import_server()
 
         warm.load(meanwhile=meanwhile)
+        stamp("image read into memory")
     try:
         return _serve_app(sock, args, seeder, warm, worker, counted)
     finally:
@@ -364,6 +366,7 @@ def _serve_app(
         linkBase=args.link_base,
     )
     app = create_app(settings)
+    stamp("app created")
     redact_logs(app.state.services.secrets)  # and the stored ones the answers refresh it with
     try:
         # With a seed cache the fixtures were validated while an image was seeded (or
@@ -373,6 +376,7 @@ def _serve_app(
             if image is not None and args.db is None:
                 warm = ImagePreload(image)  # read on this thread, as a warm start does
                 warm.load()
+                stamp("image read into memory")
         if warm is not None:
             image = warm.image
             app.state.services.emulator.preload = warm  # its store: the image read already
@@ -410,6 +414,7 @@ def _digest_of(seeder: SeedProcess | None) -> Callable[[], str | None] | None:
         return None
     try:
         digest = seeder.result()
+        stamp("seeding process answered")
     except OSError as exc:
         print(f"emulator: warning: {exc}; seeding in this process", file=sys.stderr, flush=True)
         return None

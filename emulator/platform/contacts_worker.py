@@ -36,6 +36,7 @@ from emulator.fixtures.loader import ContactStream, FixtureError, record_ids
 from emulator.platform import contacts as contact_table
 from emulator.platform.bulk import contact_rows, write_contact_rows
 from emulator.platform.engagement import add_members, copy_members_from
+from emulator.start_trace import name_process, stamp
 from emulator.store.ddl import schema_sql
 
 # Below this size of contacts.json (~6,000 contacts) the server writes them sooner itself.
@@ -86,13 +87,16 @@ def _write(directory: Path, out: Path) -> None:
                 rows, member_rows = contact_rows(chunk)
                 write_contact_rows(conn, rows, [])
                 add_members(members, member_rows)
+            stamp("contacts and memberships written")
             members.execute("COMMIT")
         finally:
             members.close()
         os.replace(writing, members_path)  # the server's seeders go on meanwhile
+        stamp("memberships handed over")
         for _, sql in indexes:
             conn.execute(sql)
         conn.execute("COMMIT")
+        stamp("contacts' indexes built")
     finally:
         conn.close()
         writing.unlink(missing_ok=True)
@@ -110,6 +114,8 @@ def exit_with_the_server() -> None:
 
 def main(argv: list[str]) -> int:
     directory, out = Path(argv[0]), Path(argv[1])
+    name_process("contacts worker")
+    stamp("started")
     threading.Thread(target=exit_with_the_server, daemon=True).start()
     # No cyclic garbage collection: decoded contacts hold no cycles, and each collection
     # would walk the chunk's hundreds of thousands of objects again (~7% of the work).
@@ -126,9 +132,30 @@ def answer_with(work: Callable[[], Any]) -> int:
         reply = [FixtureError.__name__, str(exc)]
     except Exception as exc:
         reply = [type(exc).__name__, str(exc)]
-    sys.stdout.buffer.write(msgspec.msgpack.encode(reply))
-    sys.stdout.buffer.flush()
+    answer(reply)
     return 0
+
+
+_ANSWERED = threading.Event()
+
+
+def answer(reply: list[Any]) -> None:
+    """Write a child's one answer (`answer_with`'s), then let go of the pipe: the parent
+    reads it at once, while this process may still clean up (its memory freed, scratch
+    files removed) before it ends. Any later answer is dropped."""
+    if _ANSWERED.is_set():
+        return
+    _ANSWERED.set()
+    sys.stdout.flush()
+    data = memoryview(msgspec.msgpack.encode(reply))
+    while data:
+        data = data[os.write(1, data) :]
+    # /dev/null in its place, not the descriptor closed: a file opened later could take
+    # descriptor 1, and a stray print would then write into it
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    stamp("answered")
 
 
 def package_path() -> str:
@@ -139,15 +166,15 @@ def package_path() -> str:
 
 
 def child_answer(proc: subprocess.Popen[bytes], name: str) -> Any:
-    """The value of a child's one ("ok", value) msgpack answer on its stdout, once it ended;
-    raises its FixtureError, or OSError when it failed otherwise or ended without one."""
+    """The value of a child's one ("ok", value) msgpack answer on its stdout, once given (the
+    child may still be ending: `close` reaps it); raises its FixtureError, or OSError when it
+    failed otherwise or ended without one."""
     assert proc.stdout is not None
     data = proc.stdout.read()
-    code = proc.wait()
     try:
         kind, value = msgspec.msgpack.decode(data, type=tuple[str, Any])
     except msgspec.DecodeError:
-        raise OSError(f"{name} ended without an answer (exit {code})") from None
+        raise OSError(f"{name} ended without an answer (exit {proc.wait()})") from None
     if kind == FixtureError.__name__:
         raise FixtureError(value)
     if kind != "ok":
