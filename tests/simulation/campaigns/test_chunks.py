@@ -79,23 +79,29 @@ async def test_each_advance_does_all_that_is_due_by_its_end(generated: Path) -> 
     assert counts[50] == counts[100_000]
 
 
-@pytest.mark.parametrize("items", [60, 400, 100_000])
-async def test_touches_ahead_write_the_pinned_story(
-    items: int, generated: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A chunk touches the contacts of its first members (with the times of the items it
-    surely processes) while it draws the others' timelines, then the contacts whose last
-    time differs: the pinned story, whatever limit cuts the chunks."""
+@pytest.fixture
+def ahead(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Chunks of 2 members and more touch ahead; the number of contacts each touched ahead."""
     monkeypatch.setattr(engine, "AHEAD_MIN", 2)
-    ahead: list[int] = []
+    counts: list[int] = []
     of = engine.ahead_of
 
     def counted(*args: Any) -> dict[int, str]:
         times = of(*args)
-        ahead.append(len(times))
+        counts.append(len(times))
         return times
 
     monkeypatch.setattr(engine, "ahead_of", counted)
+    return counts
+
+
+@pytest.mark.parametrize("items", [60, 400, 100_000])
+async def test_touches_ahead_write_the_pinned_story(
+    items: int, generated: Path, ahead: list[int]
+) -> None:
+    """A chunk touches the contacts of its first members (with the times of the items it
+    surely processes) while it draws the others' timelines, then the contacts whose last
+    time differs: the pinned story, whatever limit cuts the chunks."""
     async with client_for(generated) as (app, client):
         app.state.services.simulation.chunk_items = items
         assert await story(app, client, [DAY, 2 * DAY + 17]) == PINNED["generated"]
@@ -104,20 +110,10 @@ async def test_touches_ahead_write_the_pinned_story(
 
 @pytest.mark.parametrize("items", [60, 2000])
 async def test_no_contact_is_touched_past_the_moment_its_chunk_reached(
-    items: int, generated: Path, monkeypatch: pytest.MonkeyPatch
+    items: int, generated: Path, ahead: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Between two chunks of an advance (where other requests read), every contact's updatedAt
     is at or before the clock: touching ahead never runs ahead of the chunk's items."""
-    monkeypatch.setattr(engine, "AHEAD_MIN", 2)
-    ahead: list[int] = []
-    of = engine.ahead_of
-
-    def counted(*args: Any) -> dict[int, str]:
-        times = of(*args)
-        ahead.append(len(times))
-        return times
-
-    monkeypatch.setattr(engine, "ahead_of", counted)
     async with client_for(generated) as (app, _client):
         simulation = app.state.services.simulation
         simulation.chunk_items = items
