@@ -21,6 +21,15 @@ def json_response(
     return Response(encode(body), status_code, headers, "application/json")
 
 
+def scope_header(scope: Scope, name: bytes) -> str | None:
+    """The request's first header `name` (lower case, as the server gives header names), as
+    `request.headers.get` reads it, without building a Headers object."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
 class PiecesResponse(Response):
     """A 200 whose body is `pieces` joined, sent piece by piece without joining them (a
     cached page's items and its envelope's end: the server writes them out in one call)."""

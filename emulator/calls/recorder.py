@@ -22,6 +22,7 @@ from emulator.calls.faults import Armed, Incoming, V1FaultIn, effects
 from emulator.calls.journal import BODY_CAP, Call, CallFault
 from emulator.calls.v1_routes import route_for
 from emulator.crm.routes import DroppedConnection
+from emulator.http import scope_header
 from emulator.wire import encode
 from emulator.workspace_scope import services_of
 
@@ -53,13 +54,6 @@ def route_of(scope: Scope, surface: str, answered_early: bool) -> str | None:
     if isinstance(route, Route):
         return surface + route.path
     return route_for(scope["method"], scope["path"]) if answered_early else None
-
-
-def header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope["headers"]:
-        if key == name:
-            return str(value.decode("latin-1"))
-    return None
 
 
 def cut_off(body: bytes) -> bytes:
@@ -228,12 +222,12 @@ class CallRecorder:
     @staticmethod
     def _key_id(scope: Scope, surface: str, services: Any) -> str | None:
         if surface == "/v1":
-            key = header(scope, b"x-api-key")
+            key = scope_header(scope, b"x-api-key")
             return None if key is None else services.public_api.keys.key_id(key)
         settings = services.crm.cached_settings()
         if settings is None:
             return None
-        sent = header(scope, settings.apiKeyHeader.lower().encode("latin-1", "replace"))
+        sent = scope_header(scope, settings.apiKeyHeader.lower().encode("latin-1", "replace"))
         matched = sent is not None and hmac.compare_digest(sent.encode(), settings.apiKey.encode())
         return "crm" if matched else None
 
@@ -243,7 +237,7 @@ class CallRecorder:
         """The fault that takes this call, if any, and the receive the app must read from."""
         book = services.calls.faults
         key_id = None
-        key = header(scope, b"x-api-key")
+        key = scope_header(scope, b"x-api-key")
         if key is not None and book.wants_key:
             keys = services.public_api.keys
             await keys.scopes(key)  # brings the names up to date after a reset

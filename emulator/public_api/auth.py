@@ -7,9 +7,9 @@ from functools import wraps
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import Scope
 
 from emulator.errors import ApiError, Forbidden, Unauthorized
+from emulator.http import scope_header
 from emulator.store.db import Store
 from emulator.wire import decode
 from emulator.workspace_scope import workspace
@@ -43,15 +43,6 @@ class KeyRing:
         return self._ids.get(key)
 
 
-def api_key(scope: Scope) -> str | None:
-    """The request's first `x-api-key` header, as `request.headers.get` reads it (the server
-    gives header names in lower case), without building the Headers of every request."""
-    for name, value in scope["headers"]:
-        if name == b"x-api-key":
-            return str(value.decode("latin-1"))
-    return None
-
-
 def endpoint_of(request: Request) -> str:
     """The rate limit's endpoint: method and route template, e.g. GET /v1/contact/{contactId}."""
     route = request.scope.get("route")
@@ -71,7 +62,7 @@ def guarded(scope: str, documented_limit: bool = False) -> Callable[[Handler], H
         async def inner(request: Request) -> Response:
             api = workspace(request).public_api
             api.note_request(request)  # where its relative record links point
-            key = api_key(request.scope)
+            key = scope_header(request.scope, b"x-api-key")
             if not key:
                 raise Unauthorized("Missing API key: send it in the x-api-key header")
             scopes = await api.keys.scopes(key)
