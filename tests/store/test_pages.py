@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 
 import pytest
 from hypothesis import given, settings
@@ -14,6 +15,16 @@ from emulator.store.db import Store
 from emulator.store.pages import FEW, EncodedPages, FirstAsk, PageIndex
 
 pytestmark = pytest.mark.anyio
+
+
+async def add_contacts(store: Store, ids: Iterable[int]) -> None:
+    """Bare contacts of these ids, in one write."""
+    rows = [(i,) for i in ids]
+    await store.write(
+        lambda c: c.executemany(
+            "INSERT INTO contacts(id, createdAt, updatedAt) VALUES (?, 'x', 'x')", rows
+        )
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -228,12 +239,7 @@ async def test_a_kept_page_of_the_whole_table_is_retotalled_by_writes_above_it()
     store = await Store.open()
     try:
         pages = EncodedPages(store, keep_first_reads=True)
-        await store.write(
-            lambda c: c.executemany(
-                "INSERT INTO contacts(id, createdAt, updatedAt) VALUES (?, 'x', 'x')",
-                [(i,) for i in range(1, 11)],
-            )
-        )
+        await add_contacts(store, range(1, 11))
 
         def tail(total: int) -> bytes:
             return f"|{total}".encode()
@@ -264,21 +270,12 @@ async def test_a_retotalled_page_keeps_its_items_object_and_answers_in_two_piece
     store = await Store.open()
     try:
         pages = EncodedPages(store, keep_first_reads=True)
-        await store.write(
-            lambda c: c.executemany(
-                "INSERT INTO contacts(id, createdAt, updatedAt) VALUES (?, 'x', 'x')",
-                [(i,) for i in range(1, 11)],
-            )
-        )
+        await add_contacts(store, range(1, 11))
         pages.put(store.version, "p1", b"items|10", 5, [1, 2, 3, 4, 5], lambda t: b"|%d" % t, 10)
         items, end = pages.pieces("p1") or (b"", b"")
         assert (items, end, pages.size_bytes) == (b"items", b"|10", 8)
         for new_id in (11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22):
-            await store.write(
-                lambda c, i=new_id: c.execute(
-                    "INSERT INTO contacts(id, createdAt, updatedAt) VALUES (?, 'x', 'x')", (i,)
-                )
-            )
+            await add_contacts(store, [new_id])
         again = pages.pieces("p1")
         assert again is not None and again[0] is items and again[1] == b"|22"
         assert pages.get("p1") == b"items|22" and pages.size_bytes == 8
@@ -306,12 +303,7 @@ async def test_contact_totals_kept_from_the_log_stay_the_count_under_concurrent_
     writes are done: a total carried from the change log never counts a write twice."""
     store = await Store.open()
     try:
-        await store.write(
-            lambda c: c.executemany(
-                "INSERT INTO contacts(id, createdAt, updatedAt) VALUES (?, 'x', 'x')",
-                [(i,) for i in range(1, 21)],
-            )
-        )
+        await add_contacts(store, range(1, 21))
         index = PageIndex(store)
         await index.table_page("contacts", 1, 5)  # the first count, carried from here on
 
@@ -344,12 +336,7 @@ async def test_contact_totals_stay_the_count_when_pages_are_asked_at_every_step_
     bounds reads start before a write is counted and some after, two of them at once."""
     store = await Store.open()
     try:
-        await store.write(
-            lambda c: c.executemany(
-                "INSERT INTO contacts(id, createdAt, updatedAt) VALUES (?, 'x', 'x')",
-                [(i,) for i in range(1, 21)],
-            )
-        )
+        await add_contacts(store, range(1, 21))
         index = PageIndex(store)
         await index.table_page("contacts", 1, 5)
         total = 20
