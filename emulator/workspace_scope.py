@@ -14,9 +14,8 @@ if TYPE_CHECKING:
     from emulator.state import Emulator
     from emulator.workspaces.registry import Workspaces
 
-WORKSPACE = (
-    "emulator.workspace"  # ASGI scope key: the Services a request is served by (dispatch.py)
-)
+# ASGI scope key: the Services a request is served by (named by dispatch.py)
+WORKSPACE = "emulator.workspace"
 PREFIX = "emulator.prefix"  # ASGI scope key: the stripped `/w/{id}` ("" or absent at the root)
 
 
