@@ -96,17 +96,6 @@ def insert_fixture_messages(conn: sqlite3.Connection, rows: Iterable[Row]) -> No
     )
 
 
-def insert_messages(conn: sqlite3.Connection, rows: list[Row]) -> None:
-    """Simulated messages: (id, conversationId, content, subject, type, isContactSender,
-    isAutosent, sequenceIndex, createdAt, updatedAt)."""
-    many_rows(conn, _INSERT_MESSAGES, rows)
-
-
-def count_views(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
-    """(views, clicks, at, messageId): opens and clicks added; updatedAt never moves back."""
-    conn.executemany(_COUNT_VIEWS, rows)
-
-
 def set_crm_activity_ids(conn: sqlite3.Connection, rows: Iterable[Row]) -> sqlite3.Cursor:
     """(crmActivityId, messageId): the CRM's ids of exported messages (a message keeps the
     first one it got)."""
@@ -115,17 +104,16 @@ def set_crm_activity_ids(conn: sqlite3.Connection, rows: Iterable[Row]) -> sqlit
     )
 
 
-def insert_events(conn: sqlite3.Connection, rows: list[Row]) -> None:
-    """(type, contactId, campaignId, messageId, occurredAt, data): ids follow the rows' order."""
-    many_rows(conn, _INSERT_EVENTS, rows)
-
-
 def simulated_statements(
     conversations: list[Row], messages: list[Row], views: list[Row], events: list[Row]
 ) -> Statements:
-    """What insert_conversations, insert_messages, count_views and insert_events run for
-    these rows, in that order, made without the connection (sql.run_statements runs them):
-    the engine makes them while its contacts' touches hold the connection."""
+    """The simulation's writes of these rows, in this order, made without the connection
+    (sql.run_statements runs them): the engine makes them while its contacts' touches hold
+    the connection. Rows: conversations as `insert_conversations` takes them; messages
+    (id, conversationId, content, subject, type, isContactSender, isAutosent, sequenceIndex,
+    createdAt, updatedAt); views (views, clicks, at, messageId): opens and clicks added,
+    updatedAt never moved back; events (type, contactId, campaignId, messageId, occurredAt,
+    data), their ids in the rows' order."""
     return [
         *many_rows_statements(_INSERT_CONVERSATIONS, conversations),
         *many_rows_statements(_INSERT_MESSAGES, messages),

@@ -5,8 +5,8 @@ costs the chunk next to nothing (~4 us a contact otherwise, a tenth of the bench
 Every due item makes exactly one event at its time, so each contact's updatedAt after the
 chunk is known before any event is applied: the time of its last due item. A chunk of fewer
 members than its item limit starts a first Touches earlier, for the contacts of its first
-members, while it draws the other members' timelines (engine.py: inside a savepoint, undone
-if the limit then cuts the chunk's items); a contact touched then with its final time is
+members, while it draws the other members' timelines (engine.py: only with the times of
+items the chunk surely processes, `ahead_of`); a contact touched then with its final time is
 left out of the second.
 
 The UPDATE runs on the store's connection, inside the chunk's transaction (so the page
