@@ -45,7 +45,7 @@ lint: $(STAMP) ## ruff check, ruff format --check and mypy, at the versions pinn
 	$(BIN)/pip install -q -e '.[dev]'
 	$(BIN)/ruff check emulator tests scripts
 	$(BIN)/ruff format --check emulator tests scripts
-	$(BIN)/mypy emulator
+	$(BIN)/mypy emulator scripts
 
 docs: $(SERVE_STAMP) ## build the documentation site into build/site (strict: a broken link fails)
 	$(BIN)/pip install -q -e '.[docs]'

@@ -111,7 +111,7 @@ def start_server(
     with httpx.Client(timeout=1.0) as client:
         while True:
             if proc.poll() is not None:
-                raise SystemExit(f"{proc.args} exited with {proc.returncode}")
+                raise SystemExit(f"{proc.args!r} exited with {proc.returncode}")
             try:
                 if client.get(url, headers={"x-api-key": "demo-all"}).status_code == 200:
                     return proc, time.perf_counter() - began

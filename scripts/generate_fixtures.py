@@ -12,7 +12,7 @@ import time
 import unicodedata
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 import msgspec
 
@@ -32,7 +32,7 @@ SPAN = (datetime(2026, 10, 31, 23, 0, tzinfo=UTC) - START).total_seconds()
 HOUR, DAY = 3600, 86400
 DELAYS = [4 * HOUR, 12 * HOUR, DAY, 2 * DAY, 3 * DAY, 5 * DAY, 7 * DAY]
 MESSAGE_STEPS: tuple[str, ...] = get_args(m.MessageType)
-ALL_SCOPES: tuple[str, ...] = get_args(m.Scope)
+ALL_SCOPES: tuple[m.Scope, ...] = get_args(m.Scope)
 ACTION_TYPES = list(DOCUMENTED_ACTION_TYPES)  # the six of the actions guide
 PLATFORM_DOMAIN = "outreach-demo.com"
 HOOK_URL = "http://127.0.0.1:9/hooks/"
@@ -129,10 +129,10 @@ class Generator:
         no_contacts = [s for s in ALL_SCOPES if s not in ("ALL", "CONTACTS_READ")]
         return [
             m.ApiKey(key="demo-all", name="Demo: every scope", scopes=["ALL"]),
-            m.ApiKey(key="demo-readonly", name="Demo: read only", scopes=reads),  # type: ignore[arg-type]
+            m.ApiKey(key="demo-readonly", name="Demo: read only", scopes=reads),
             m.ApiKey(
                 key="demo-no-contacts-read", name="Demo: no CONTACTS_READ", scopes=no_contacts
-            ),  # type: ignore[arg-type]
+            ),
         ]
 
     def users(self) -> list[m.User]:
@@ -413,7 +413,7 @@ class Generator:
         hidden = {"customFields", "campaignIds", "smartFieldExplanations"}
         contact_fields = [f for f in m.Contact.__struct_fields__ if f not in hidden]
         company_fields = [f for f in m.Company.__struct_fields__ if f not in hidden]
-        specs = [
+        specs: list[tuple[str, m.SavedViewType, list[str]]] = [
             (
                 "Leads: essentials",
                 "LEAD",
@@ -546,8 +546,9 @@ class Generator:
         )
 
     def inbound(self, mid: int, kind: str, t: float, contact_id: int) -> m.Message:
-        """The contact's reply, on the channel of the step it answers."""
-        reply_type = "NETWORK_MESSAGE" if kind == "CONNECTION_REQUEST" else kind
+        """The contact's reply, on the channel of the step it answers (a MESSAGE_STEPS one)."""
+        reply = "NETWORK_MESSAGE" if kind == "CONNECTION_REQUEST" else kind
+        reply_type = cast(m.MessageType, reply)
         audio = reply_type == "NETWORK_MESSAGE" and contact_id % 5 == 0
         return m.Message(
             id=mid,
@@ -802,7 +803,7 @@ class Generator:
         campaigns = self.campaigns()
         companies = self.companies()
         contacts = self.contacts(companies, campaigns)
-        files = {
+        files: dict[str, Any] = {
             "api_keys.json": self.api_keys(),
             "users.json": self.users(),
             "identities.json": self.identities(),
@@ -819,7 +820,8 @@ class Generator:
             "clock.json": m.ClockFile(start=CLOCK_START),
         }
         # last: it draws nothing from the random source the files above share
-        files["tasks.json"], files["crm.json"].tasks = self.tasks(contacts, companies, campaigns)
+        crm: m.CrmSeed = files["crm.json"]
+        files["tasks.json"], crm.tasks = self.tasks(contacts, companies, campaigns)
         return files
 
 
