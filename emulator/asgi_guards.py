@@ -84,19 +84,23 @@ class ControlToken:
     def __init__(self, app: ASGIApp, token: str | None) -> None:
         self.app, self.token = app, token
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def refused(self, scope: Scope) -> ASGIApp | None:
+        """The 401 an http request gets, or None when it passes."""
         if (
             self.token
-            and scope["type"] == "http"
             and needs_token(scope["method"], scope["path"])
             and not token_matches(scope["headers"], self.token)
         ):
-            error = Unauthorized(
+            return Unauthorized(
                 "the control API needs `Authorization: Bearer <token>` (emulator serve "
                 f"--control-token); in the dashboard, enter it at {TOKEN_FORM}",
                 headers={"WWW-Authenticate": "Bearer"},
-            )
-            await error.response()(scope, receive, send)
+            ).response()
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and (answer := self.refused(scope)) is not None:
+            await answer(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
