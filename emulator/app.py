@@ -32,6 +32,7 @@ from emulator.errors import (
     crm_error_handler,
     surface_response,
 )
+from emulator.exception_layer import EmulatorStarlette
 from emulator.fixtures.models import FixtureSet
 from emulator.guard_layer import Guards
 from emulator.http import json_response
@@ -130,7 +131,7 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
         assert in_force is not None
         return await in_force(scope)
 
-    app = Starlette(
+    app = EmulatorStarlette(
         routes=[
             Mount("/v1", routes=public_routes),
             Mount("/crm", routes=crm_routes),
