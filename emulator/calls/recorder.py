@@ -38,15 +38,6 @@ def surface_of(path: str) -> str | None:
     return None
 
 
-def may_have_body(scope: Scope) -> bool:
-    """Whether the request can carry a body: HTTP/1.1 frames one only by a Content-Length
-    (not 0) or a Transfer-Encoding; without either, the body is empty and is not read."""
-    for name, value in scope["headers"]:
-        if name == b"transfer-encoding" or (name == b"content-length" and value != b"0"):
-            return True
-    return False
-
-
 def route_of(scope: Scope, surface: str, answered_early: bool) -> str | None:
     """The matched route's template after the mount, e.g. /v1/contact/{contactId}; for a call
     a fault answered before the router saw it, the route the router would have matched."""
@@ -159,41 +150,42 @@ class CallRecorder:
         )
         request_parts: list[bytes] = []
         response_parts: list[bytes] = []
-        kept = [0, 0]  # request, response bytes kept
+        request_kept = response_kept = 0  # bytes of each body kept
         dropped = False
 
         async def recording_receive() -> Message:
+            nonlocal request_kept
             message = await receive()
             if message["type"] == "http.request":
                 chunk = message.get("body", b"")
                 if chunk:
-                    room = BODY_CAP - kept[0]
+                    room = BODY_CAP - request_kept
                     if len(chunk) > room:
                         call.request_truncated = True
-                        chunk = chunk[: max(room, 0)]
+                        chunk = chunk[:room]
                     if chunk:
                         request_parts.append(chunk)
-                        kept[0] += len(chunk)
+                        request_kept += len(chunk)
             return message
 
         async def recording_send(message: Message) -> None:
-            nonlocal dropped
+            nonlocal dropped, response_kept
             kind = message["type"]
-            if kind == "http.response.start":
+            if kind == "http.response.body":  # the most frequent first
+                chunk = message.get("body", b"")
+                if chunk:
+                    room = BODY_CAP - response_kept
+                    if len(chunk) > room:
+                        call.response_truncated = True
+                        chunk = chunk[:room]
+                    if chunk:
+                        response_parts.append(chunk)
+                        response_kept += len(chunk)
+            elif kind == "http.response.start":
                 if DROP_HEADER in message.get("headers", ()):
                     dropped = True
                 else:
                     call.status = message["status"]
-            elif kind == "http.response.body":
-                chunk = message.get("body", b"")
-                if chunk:
-                    room = BODY_CAP - kept[1]
-                    if len(chunk) > room:
-                        call.response_truncated = True
-                        chunk = chunk[: max(room, 0)]
-                    if chunk:
-                        response_parts.append(chunk)
-                        kept[1] += len(chunk)
             await send(message)
 
         try:
@@ -204,9 +196,8 @@ class CallRecorder:
                 else:
                     call.fault = CallFault(id=armed.id, effects=effects(armed.fault))
                     await shape(armed.fault, self.app, scope, ahead, recording_send)
-            else:  # a bodiless call's receive holds nothing to keep: not wrapped
-                wrapped = recording_receive if may_have_body(scope) else receive
-                await self.app(scope, wrapped, recording_send)
+            else:  # a bodiless call's receive is read by few handlers: no need to tell
+                await self.app(scope, recording_receive, recording_send)
         except BaseException:
             if call.status is None and not dropped:
                 call.status = 500  # the server's error handler answers it, outside this one
