@@ -17,7 +17,6 @@ from starlette.routing import Mount, Route
 from starlette.types import Scope
 
 from emulator import __version__
-from emulator.asgi_guards import BodyLimit
 from emulator.browser_guards import HostRule
 from emulator.calls.recorder import CallRecorder
 from emulator.control.routes import routes as control_routes
@@ -160,9 +159,8 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
                 hosts=HostRule.of(settings.host, settings.allowedHosts),
                 token=settings.controlToken,
             ),
-            # outside BodyLimit: a 413 is a call the journal shows too
+            # the journal, and inside it the body limit (a 413 is a call the journal shows too)
             Middleware(CallRecorder, max_body=settings.maxBody),
-            Middleware(BodyLimit, max_body=settings.maxBody),
         ],
         lifespan=lifespan,
     )

@@ -115,21 +115,27 @@ class BodyLimit:
     def __init__(self, app: ASGIApp, max_body: int = DEFAULT_MAX_BODY) -> None:
         self.app, self.max_body = app, max_body
 
+    def unwatched(self, scope: Scope) -> bool:
+        """Whether an http request leaves the limit nothing to do: no declared length over
+        it (the server reads no byte past a declared one) and no Transfer-Encoding (HTTP/1.1:
+        without either there is no body)."""
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                if value.isdigit() and int(value) > self.max_body:
+                    return False
+            elif name == b"transfer-encoding":
+                return False
+        return True
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or self.unwatched(scope):
             await self.app(scope, receive, send)
             return
-        chunked = False
         for name, value in scope["headers"]:
             if name == b"content-length" and value.isdigit() and int(value) > self.max_body:
                 await self._refuse(scope, receive, send)
                 return
-            chunked = chunked or name == b"transfer-encoding"
-        if not chunked:
-            # a declared length within the limit (the server reads no byte past it), or
-            # none and so no body (HTTP/1.1): nothing to count as it is read
-            await self.app(scope, receive, send)
-            return
+        # chunked: no length was declared, the body is counted as it is read
         received = 0
         started = False
 

@@ -18,6 +18,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from emulator.asgi_guards import BodyLimit
 from emulator.calls.faults import Armed, Incoming, V1FaultIn, effects
 from emulator.calls.journal import BODY_CAP, Call, CallFault
 from emulator.calls.v1_routes import route_for
@@ -125,15 +126,23 @@ def replaying(first: Message, receive: Receive) -> Receive:
 
 
 class CallRecorder:
-    """Journal of /v1 and /crm calls, and /v1 faults, for the emulator the app serves."""
+    """Journal of /v1 and /crm calls, and /v1 faults, for the emulator the app serves; the
+    body limit (asgi_guards.BodyLimit) inside it, so a 413 is a call the journal shows too.
+    The limit is asked first whether it has anything to do: most requests go straight on."""
 
     def __init__(self, app: ASGIApp, max_body: int) -> None:
-        self.app, self.max_body = app, max_body
+        self.max_body = max_body
+        self.limit = BodyLimit(app, max_body)
+        self.inner = app  # what the limit hands a request it has nothing to do for
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        surface = surface_of(scope["path"]) if scope["type"] == "http" else None
+        if scope["type"] != "http":
+            await self.inner(scope, receive, send)
+            return
+        app = self.inner if self.limit.unwatched(scope) else self.limit
+        surface = surface_of(scope["path"])
         if surface is None:
-            await self.app(scope, receive, send)
+            await app(scope, receive, send)
             return
         services = services_of(scope)
         calls = services.calls
@@ -192,12 +201,12 @@ class CallRecorder:
             if surface == "/v1" and calls.faults:
                 armed, ahead = await self._fault_for(scope, recording_receive, services)
                 if armed is None:
-                    await self.app(scope, ahead, recording_send)
+                    await app(scope, ahead, recording_send)
                 else:
                     call.fault = CallFault(id=armed.id, effects=effects(armed.fault))
-                    await shape(armed.fault, self.app, scope, ahead, recording_send)
+                    await shape(armed.fault, app, scope, ahead, recording_send)
             else:  # a bodiless call's receive is read by few handlers: no need to tell
-                await self.app(scope, recording_receive, recording_send)
+                await app(scope, recording_receive, recording_send)
         except BaseException:
             if call.status is None and not dropped:
                 call.status = 500  # the server's error handler answers it, outside this one
