@@ -17,9 +17,7 @@ from starlette.routing import Mount, Route
 from starlette.types import Scope
 
 from emulator import __version__
-from emulator.asgi_guards import BodyLimit, ControlToken
-from emulator.asgi_redaction import RedactAnswers
-from emulator.browser_guards import BrowserGuard, HostRule
+from emulator.browser_guards import HostRule
 from emulator.calls.recorder import CallRecorder
 from emulator.control.routes import routes as control_routes
 from emulator.crm.routes import routes as crm_routes
@@ -33,7 +31,9 @@ from emulator.errors import (
     crm_error_handler,
     surface_response,
 )
+from emulator.exception_layer import EmulatorStarlette
 from emulator.fixtures.models import FixtureSet
+from emulator.guard_layer import Guards
 from emulator.http import json_response
 from emulator.openapi import build_document
 from emulator.operations import Busy
@@ -130,7 +130,7 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
         assert in_force is not None
         return await in_force(scope)
 
-    app = Starlette(
+    app = EmulatorStarlette(
         routes=[
             Mount("/v1", routes=public_routes),
             Mount("/crm", routes=crm_routes),
@@ -151,16 +151,16 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
         middleware=[
             # outermost: /w/{id}/... is served as /... in workspace {id} by every layer inside
             Middleware(WorkspaceDispatch, workspaces=workspaces),
-            # the guards' own answers are redacted too
-            Middleware(RedactAnswers, redactor=redactor, token=settings.controlToken),
+            # redaction, the browser guard and the control token, in that order, as one
+            # layer (guard_layer.py): the guards' own answers are redacted too
             Middleware(
-                BrowserGuard,
+                Guards,
+                redactor=redactor,
                 hosts=HostRule.of(settings.host, settings.allowedHosts),
+                token=settings.controlToken,
             ),
-            Middleware(ControlToken, token=settings.controlToken),
-            # outside BodyLimit: a 413 is a call the journal shows too
+            # the journal, and inside it the body limit (a 413 is a call the journal shows too)
             Middleware(CallRecorder, max_body=settings.maxBody),
-            Middleware(BodyLimit, max_body=settings.maxBody),
         ],
         lifespan=lifespan,
     )

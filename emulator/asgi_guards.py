@@ -84,19 +84,23 @@ class ControlToken:
     def __init__(self, app: ASGIApp, token: str | None) -> None:
         self.app, self.token = app, token
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def refused(self, scope: Scope) -> ASGIApp | None:
+        """The 401 an http request gets, or None when it passes."""
         if (
             self.token
-            and scope["type"] == "http"
             and needs_token(scope["method"], scope["path"])
             and not token_matches(scope["headers"], self.token)
         ):
-            error = Unauthorized(
+            return Unauthorized(
                 "the control API needs `Authorization: Bearer <token>` (emulator serve "
                 f"--control-token); in the dashboard, enter it at {TOKEN_FORM}",
                 headers={"WWW-Authenticate": "Bearer"},
-            )
-            await error.response()(scope, receive, send)
+            ).response()
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and (answer := self.refused(scope)) is not None:
+            await answer(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
@@ -111,21 +115,27 @@ class BodyLimit:
     def __init__(self, app: ASGIApp, max_body: int = DEFAULT_MAX_BODY) -> None:
         self.app, self.max_body = app, max_body
 
+    def unwatched(self, scope: Scope) -> bool:
+        """Whether an http request leaves the limit nothing to do: no declared length over
+        it (the server reads no byte past a declared one) and no Transfer-Encoding (HTTP/1.1:
+        without either there is no body)."""
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                if value.isdigit() and int(value) > self.max_body:
+                    return False
+            elif name == b"transfer-encoding":
+                return False
+        return True
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or self.unwatched(scope):
             await self.app(scope, receive, send)
             return
-        chunked = False
         for name, value in scope["headers"]:
             if name == b"content-length" and value.isdigit() and int(value) > self.max_body:
                 await self._refuse(scope, receive, send)
                 return
-            chunked = chunked or name == b"transfer-encoding"
-        if not chunked:
-            # a declared length within the limit (the server reads no byte past it), or
-            # none and so no body (HTTP/1.1): nothing to count as it is read
-            await self.app(scope, receive, send)
-            return
+        # chunked: no length was declared, the body is counted as it is read
         received = 0
         started = False
 

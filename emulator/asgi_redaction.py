@@ -85,15 +85,20 @@ class RedactAnswers:
     ) -> None:
         self.app, self.redactor, self.token = app, redactor, token
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def send_for(self, scope: Scope, send: Send) -> Send:
+        """The `send` an http request's answer goes out through: `send` itself, or a
+        Redacting over it."""
         # HEAD: no body goes out, and Content-Length must stay the GET's
-        if scope["type"] != "http" or scope["method"] == "HEAD" or not redacted_path(scope["path"]):
-            await self.app(scope, receive, send)
-            return
+        if scope["method"] == "HEAD" or not redacted_path(scope["path"]):
+            return send
         if scope["path"] in KEY_TO_TOKEN_HOLDER and token_matches(scope["headers"], self.token):
-            await self.app(scope, receive, send)
-            return
-        await self.app(scope, receive, Redacting(send, lambda: self.redactor(scope)))
+            return send
+        return Redacting(send, lambda: self.redactor(scope))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            send = self.send_for(scope, send)
+        await self.app(scope, receive, send)
 
 
 class Redacting:

@@ -38,7 +38,12 @@ class LimitedProtocol(HttpToolsProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # One timer per connection, armed while a head is awaited and left armed when it
+        # arrives: a head is due `head_timeout` after `_head_since` (loop time; None: no head
+        # awaited), checked when the timer fires. Arming and cancelling a timer for each
+        # request of a kept-alive connection cost more than the rest of these checks.
         self._head_timer: asyncio.TimerHandle | None = None
+        self._head_since: float | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -53,22 +58,35 @@ class LimitedProtocol(HttpToolsProtocol):
         self._await_head()
 
     def _await_head(self) -> None:
-        if self._head_timer is None:
-            self._head_timer = self.loop.call_later(self.head_timeout, self._head_timed_out)
+        if self._head_since is None:  # a later byte of the same head keeps its start
+            self._head_since = self.loop.time()
             self.waiting[self] = None
+            if self._head_timer is None:
+                self._head_timer = self.loop.call_later(self.head_timeout, self._check_head)
 
     def _head_done(self) -> None:
+        self._head_since = None  # the timer, if armed, finds nothing due
+        self.waiting.pop(self, None)
+
+    def _check_head(self) -> None:
+        self._head_timer = None
+        since = self._head_since
+        if since is None:  # no head awaited now: the next one arms the timer again
+            return
+        left = since + self.head_timeout - self.loop.time()
+        if left > 0:  # a later request's head, begun after the timer was armed
+            self._head_timer = self.loop.call_later(left, self._check_head)
+            return
+        self._close()
+
+    def _stop_timer(self) -> None:
         if self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
-        self.waiting.pop(self, None)
-
-    def _head_timed_out(self) -> None:
-        self._head_timer = None
-        self._close()
 
     def _close(self) -> None:
         self._head_done()
+        self._stop_timer()
         self.connections.discard(self)
         if not self.transport.is_closing():
             self.transport.abort()  # nothing to flush: no response was started
@@ -86,6 +104,7 @@ class LimitedProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._head_done()
+        self._stop_timer()
         super().connection_lost(exc)
 
 

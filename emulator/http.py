@@ -36,16 +36,26 @@ class PiecesResponse(Response):
 
     def __init__(self, pieces: tuple[bytes, ...], media_type: str = "application/json") -> None:
         self.status_code, self.background = 200, None
-        self.pieces = [piece for piece in pieces if piece] or [b""]
+        kept = [piece for piece in pieces if piece]
+        self.pieces = kept or [b""]
         self.body = b""  # unused: the pieces are the body
-        length = str(sum(len(piece) for piece in self.pieces)).encode()
-        self.raw_headers = [(b"content-length", length), (b"content-type", media_type.encode())]
+        length = 0
+        for piece in kept:
+            length += len(piece)
+        self.raw_headers = [
+            (b"content-length", str(length).encode()),
+            (b"content-type", _MEDIA.get(media_type) or media_type.encode()),
+        ]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-        last = len(self.pieces) - 1
-        for i, piece in enumerate(self.pieces):
-            await send({"type": "http.response.body", "body": piece, "more_body": i < last})
+        *first, last = self.pieces
+        for piece in first:
+            await send({"type": "http.response.body", "body": piece, "more_body": True})
+        await send({"type": "http.response.body", "body": last, "more_body": False})
+
+
+_MEDIA = {"application/json": b"application/json"}  # the usual one, encoded once
 
 
 async def decode_body(request: Request, type: type[T], error: Callable[[str, str], Exception]) -> T:

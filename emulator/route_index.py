@@ -8,17 +8,37 @@ not: the first route, in order, that fully matches that path and method, and, fo
 the first of its routes that does. The scope then gets what the walk would have set. Any
 other request (a path with parameters, a method a route refuses, a root path) takes the
 walk, as before.
+
+A route Starlette made of an async endpoint (its `request_response`) is run by
+`exception_layer.endpoint_app` here: the same request, handlers and answers, one wrapper
+fewer.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from starlette._utils import is_async_callable
 from starlette.routing import BaseRoute, Match, Mount, Route, Router
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from emulator.exception_layer import endpoint_app
 
 # (the Mount, or None for a route of the router itself; the route the request ends at)
 Found = tuple[Mount | None, Route]
+
+
+def route_app(route: Route) -> ASGIApp:
+    """`endpoint_app` of the route's endpoint when Starlette's `request_response` made its
+    app (an async function or method, no middleware of the route's own); else its app."""
+    app = route.app
+    made = (
+        getattr(app, "__module__", None) == "starlette.routing"
+        and getattr(app, "__qualname__", None) == "request_response.<locals>.app"
+    )
+    if made and is_async_callable(route.endpoint):
+        return endpoint_app(route.endpoint)
+    return app
 
 
 def first_full_match(routes: list[BaseRoute], scope: Scope) -> tuple[BaseRoute | None, Scope]:
@@ -71,16 +91,20 @@ class IndexedRouter(Router):
     """Router.app with `fixed_paths` looked up first (built on the first request: the route
     list is complete by then)."""
 
-    _fixed: dict[tuple[str, str], Found] | None = None
+    # `fixed_paths`, each with the ASGI app that runs its route (`route_app`)
+    _fixed: dict[tuple[str, str], tuple[Mount | None, Route, ASGIApp]] | None = None
 
     async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not scope.get("root_path") and not scope.get("path_params"):
             fixed = self._fixed
             if fixed is None:
-                fixed = self._fixed = fixed_paths(self.routes)
+                fixed = self._fixed = {
+                    key: (mount, route, route_app(route))
+                    for key, (mount, route) in fixed_paths(self.routes).items()
+                }
             found = fixed.get((scope["method"], scope["path"]))
             if found is not None:
-                mount, route = found
+                mount, route, app = found
                 if "router" not in scope:
                     scope["router"] = self
                 # what Mount.matches, then Route.matches set (the mount's root path, the route)
@@ -90,6 +114,6 @@ class IndexedRouter(Router):
                 scope["route"] = route
                 scope["endpoint"] = route.endpoint
                 scope["path_params"] = {}
-                await route.app(scope, receive, send)
+                await app(scope, receive, send)
                 return
         await super().app(scope, receive, send)

@@ -111,6 +111,21 @@ def test_a_kept_alive_connection_has_the_deadline_on_its_next_head(server: Emula
     assert seconds is not None and seconds <= HEAD_TIMEOUT + 1
 
 
+def test_a_later_head_gets_its_whole_deadline_from_its_first_byte(
+    server: EmulatorServer,
+) -> None:
+    """The connection's timer, armed at its open, fires while a later head is on its way:
+    that head is not cut then, but `--head-timeout` after its own first byte."""
+    with socket.create_connection(("127.0.0.1", port_of(server))) as sock:
+        sock.sendall(b"GET /_emulator/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+        time.sleep(HEAD_TIMEOUT * 0.6)
+        sock.sendall(HALF_HEAD)  # begun 0.6 deadlines after the open
+        assert closed(sock, HEAD_TIMEOUT * 0.8) is None  # past the open's deadline: still open
+        seconds = closed(sock, HEAD_TIMEOUT)
+    assert seconds is not None and seconds <= HEAD_TIMEOUT * 0.2 + 1
+
+
 def test_1100_half_sent_heads_lock_nobody_out_and_are_all_closed(server: EmulatorServer) -> None:
     """The report: under `ulimit -n 1024`, 1,100 half-sent heads made the server reset every
     new connection. Now past the cap the oldest waiting connections make room, so a new

@@ -18,6 +18,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from emulator.asgi_guards import BodyLimit
 from emulator.calls.faults import Armed, Incoming, V1FaultIn, effects
 from emulator.calls.journal import BODY_CAP, Call, CallFault
 from emulator.calls.v1_routes import route_for
@@ -36,15 +37,6 @@ def surface_of(path: str) -> str | None:
     if path.startswith("/crm/") or path == "/crm":
         return "/crm"
     return None
-
-
-def may_have_body(scope: Scope) -> bool:
-    """Whether the request can carry a body: HTTP/1.1 frames one only by a Content-Length
-    (not 0) or a Transfer-Encoding; without either, the body is empty and is not read."""
-    for name, value in scope["headers"]:
-        if name == b"transfer-encoding" or (name == b"content-length" and value != b"0"):
-            return True
-    return False
 
 
 def route_of(scope: Scope, surface: str, answered_early: bool) -> str | None:
@@ -134,15 +126,23 @@ def replaying(first: Message, receive: Receive) -> Receive:
 
 
 class CallRecorder:
-    """Journal of /v1 and /crm calls, and /v1 faults, for the emulator the app serves."""
+    """Journal of /v1 and /crm calls, and /v1 faults, for the emulator the app serves; the
+    body limit (asgi_guards.BodyLimit) inside it, so a 413 is a call the journal shows too.
+    The limit is asked first whether it has anything to do: most requests go straight on."""
 
     def __init__(self, app: ASGIApp, max_body: int) -> None:
-        self.app, self.max_body = app, max_body
+        self.max_body = max_body
+        self.limit = BodyLimit(app, max_body)
+        self.inner = app  # what the limit hands a request it has nothing to do for
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        surface = surface_of(scope["path"]) if scope["type"] == "http" else None
+        if scope["type"] != "http":
+            await self.inner(scope, receive, send)
+            return
+        app = self.inner if self.limit.unwatched(scope) else self.limit
+        surface = surface_of(scope["path"])
         if surface is None:
-            await self.app(scope, receive, send)
+            await app(scope, receive, send)
             return
         services = services_of(scope)
         calls = services.calls
@@ -159,54 +159,54 @@ class CallRecorder:
         )
         request_parts: list[bytes] = []
         response_parts: list[bytes] = []
-        kept = [0, 0]  # request, response bytes kept
+        request_kept = response_kept = 0  # bytes of each body kept
         dropped = False
 
         async def recording_receive() -> Message:
+            nonlocal request_kept
             message = await receive()
             if message["type"] == "http.request":
                 chunk = message.get("body", b"")
                 if chunk:
-                    room = BODY_CAP - kept[0]
+                    room = BODY_CAP - request_kept
                     if len(chunk) > room:
                         call.request_truncated = True
-                        chunk = chunk[: max(room, 0)]
+                        chunk = chunk[:room]
                     if chunk:
                         request_parts.append(chunk)
-                        kept[0] += len(chunk)
+                        request_kept += len(chunk)
             return message
 
         async def recording_send(message: Message) -> None:
-            nonlocal dropped
+            nonlocal dropped, response_kept
             kind = message["type"]
-            if kind == "http.response.start":
+            if kind == "http.response.body":  # the most frequent first
+                chunk = message.get("body", b"")
+                if chunk:
+                    room = BODY_CAP - response_kept
+                    if len(chunk) > room:
+                        call.response_truncated = True
+                        chunk = chunk[:room]
+                    if chunk:
+                        response_parts.append(chunk)
+                        response_kept += len(chunk)
+            elif kind == "http.response.start":
                 if DROP_HEADER in message.get("headers", ()):
                     dropped = True
                 else:
                     call.status = message["status"]
-            elif kind == "http.response.body":
-                chunk = message.get("body", b"")
-                if chunk:
-                    room = BODY_CAP - kept[1]
-                    if len(chunk) > room:
-                        call.response_truncated = True
-                        chunk = chunk[: max(room, 0)]
-                    if chunk:
-                        response_parts.append(chunk)
-                        kept[1] += len(chunk)
             await send(message)
 
         try:
             if surface == "/v1" and calls.faults:
                 armed, ahead = await self._fault_for(scope, recording_receive, services)
                 if armed is None:
-                    await self.app(scope, ahead, recording_send)
+                    await app(scope, ahead, recording_send)
                 else:
                     call.fault = CallFault(id=armed.id, effects=effects(armed.fault))
-                    await shape(armed.fault, self.app, scope, ahead, recording_send)
-            else:  # a bodiless call's receive holds nothing to keep: not wrapped
-                wrapped = recording_receive if may_have_body(scope) else receive
-                await self.app(scope, wrapped, recording_send)
+                    await shape(armed.fault, app, scope, ahead, recording_send)
+            else:  # a bodiless call's receive is read by few handlers: no need to tell
+                await app(scope, recording_receive, recording_send)
         except BaseException:
             if call.status is None and not dropped:
                 call.status = 500  # the server's error handler answers it, outside this one
