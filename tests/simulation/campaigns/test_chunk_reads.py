@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import threading
+import time
 from collections.abc import Iterator
+from functools import partial
 
 import pytest
 
 from emulator.platform import contacts as platform_contacts
 from emulator.platform import tasks as platform_tasks
 from emulator.simulation.campaigns.batch import Batch
-from emulator.simulation.campaigns.touches import Touches
+from emulator.simulation.campaigns.touches import Worker
 from emulator.store.db import open_sync
 
 AT = "2026-03-01T10:00:00.000Z"
@@ -72,7 +75,8 @@ def test_touches_on_their_thread_write_what_the_inline_update_does() -> None:
             [(i, AT, "2026-03-03T00:00:00.000Z") for i in range(1, 60)],
         )
         if threaded:
-            Touches(conn, rows).wait()
+            text = platform_contacts.touches_text({c: at for at, c in rows})
+            Worker().submit(partial(platform_contacts.touch_text, conn, text)).wait()
         else:
             platform_contacts.touch(conn, rows)
         results.append(_touched(conn))
@@ -82,10 +86,24 @@ def test_touches_on_their_thread_write_what_the_inline_update_does() -> None:
     assert {at for _, at in results[0]} >= {"2026-03-03T00:00:00.000Z"}  # never back
 
 
-def test_a_failed_touch_is_raised_by_wait_and_nothing_runs_without_rows() -> None:
+def test_a_failed_job_is_raised_by_wait_and_jobs_run_in_order() -> None:
     conn = sqlite3.connect(":memory:", check_same_thread=False)  # no contacts table
-    touches = Touches(conn, [(AT, 1)])
-    touches.join()  # joins, raises nothing
+    worker = Worker()
+    failed = worker.submit(lambda: platform_contacts.touch(conn, [(AT, 1)]))
+    failed.join()  # joins, raises nothing
     with pytest.raises(sqlite3.OperationalError):
-        touches.wait()
-    Touches(conn, []).wait()  # no thread, no statement
+        failed.wait()
+    seen: list[int] = []
+    jobs = [worker.submit(lambda i=i: seen.append(i) or i) for i in range(50)]
+    assert [job.wait() for job in jobs] == list(range(50))
+    assert seen == list(range(50))  # one at a time, in the order submitted
+
+
+def test_a_worker_thread_ends_when_idle_and_starts_again() -> None:
+    worker = Worker(idle=0.01)
+    assert worker.submit(threading.get_ident).wait() != threading.get_ident()
+    deadline = time.monotonic() + 10
+    while worker._thread is not None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert worker._thread is None  # ended after its idle time
+    assert worker.submit(lambda: 7).wait() == 7  # a new thread runs the next job
