@@ -125,9 +125,9 @@ class Batch:
         self.looked_up.update(wanted)
         return wanted
 
-    def take_conversations(self, rows: Iterable[tuple[int, int, int]]) -> None:
+    def take_conversations(self, rows: str) -> None:
         """The (contact, campaign, conversation id) rows `read_conversations` answered."""
-        for contact, campaign, cid in rows:
+        for contact, campaign, cid in _CONVERSATION_ROWS.decode(rows):
             self.conversations[(contact, campaign)] = cid
 
     def conversation(self, member: Member, plan: Plan) -> int:
@@ -297,19 +297,24 @@ class Batch:
             platform_contacts.touch(conn, [(last[cid], cid) for cid in sorted(last)])
 
 
-def read_conversations(
-    conn: sqlite3.Connection, keys: list[tuple[int, int]]
-) -> list[tuple[int, int, int]]:
+def read_conversations(conn: sqlite3.Connection, keys: list[tuple[int, int]]) -> str:
     """(contact, campaign, lowest conversation id) of these (contact, campaign) keys that
-    have a conversation, in one query."""
+    have a conversation, in one query, as one JSON array (`take_conversations` decodes it):
+    one row, so that a thread running it takes the GIL back once, not once per row."""
     if not keys:
-        return []
-    return conn.execute(
-        "SELECT c.contactId, c.campaignId, MIN(c.id) FROM json_each(?) k"
-        " JOIN conversations c ON c.contactId = k.value ->> 0"
-        " AND c.campaignId = k.value ->> 1 GROUP BY 1, 2",
-        (encode(keys).decode(),),
-    ).fetchall()
+        return "[]"
+    return str(
+        conn.execute(
+            "SELECT json_group_array(json_array(contactId, campaignId, id)) FROM"
+            " (SELECT c.contactId, c.campaignId, MIN(c.id) AS id FROM json_each(?) k"
+            " JOIN conversations c ON c.contactId = k.value ->> 0"
+            " AND c.campaignId = k.value ->> 1 GROUP BY 1, 2)",
+            (encode(keys).decode(),),
+        ).fetchone()[0]
+    )
+
+
+_CONVERSATION_ROWS = msgspec.json.Decoder(list[tuple[int, int, int]])
 
 
 def _next_id(conn: sqlite3.Connection, table: str) -> int:
