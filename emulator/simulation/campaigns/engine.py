@@ -331,8 +331,12 @@ class Simulation:
         # each item makes one event at its time: a contact's last one is its updatedAt
         # (those touched ahead with that time already are done)
         last = {d.contact: d.at for d in due}
-        text = touches_text({c: last[c] for c in sorted(last) if ahead_times.get(c) != last[c]})
-        touches = worker.submit(functools.partial(touch_text, conn, text))
+        times = {c: last[c] for c in sorted(last) if ahead_times.get(c) != last[c]}
+        touches = (
+            worker.submit(functools.partial(touch_text, conn, touches_text(times)))
+            if times
+            else None
+        )
         try:
             for d in due:
                 member = d.member
@@ -343,9 +347,11 @@ class Simulation:
             statements = batch.statements()
             counts = batch.by_type()
         except BaseException:
-            touches.join()  # nothing outlives the transaction; this error is the one raised
+            if touches is not None:
+                touches.join()  # nothing outlives the transaction; this error is the one raised
             raise
-        touches.wait()
+        if touches is not None:
+            touches.wait()
         batch.flush(contacts=False, members=members, statements=statements)
         result.completedCampaigns.extend(complete_finished(conn, batch.touched))
         write_meta(conn, "clock", iso(reached))
