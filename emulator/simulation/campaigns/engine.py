@@ -303,8 +303,13 @@ class Simulation:
         jobs: list[Job[Any]] = []
         ahead_times: dict[int, str] = {}
         try:
-            read = worker.submit(functools.partial(read_conversations, conn, wanted))
-            jobs.append(read)
+            read = (
+                worker.submit(functools.partial(read_conversations, conn, wanted))
+                if wanted
+                else None
+            )
+            if read is not None:
+                jobs.append(read)
             split = len(rows) * AHEAD_SHARE // 100 if AHEAD_MIN <= len(rows) < limit else 0
             self._draw_due(rows[:split], plans, end_ms, due, batch.members, anchors)
             if split:
@@ -326,7 +331,8 @@ class Simulation:
         short = reached is not None
         if reached is None:
             reached = end_ms
-        batch.take_conversations(read.wait())
+        if read is not None:  # none to read: every key's conversation is known
+            batch.take_conversations(read.wait())
         prefetch(batch, plans, due)
         # each item makes one event at its time: a contact's last one is its updatedAt
         # (those touched ahead with that time already are done)
