@@ -1,5 +1,6 @@
-"""What a chunk reads up front answers what each read would have, and the contacts' touches
-on their own thread write what the inline UPDATE would, or raise its error."""
+"""What a chunk reads up front answers what each read would have, and the jobs of its worker
+thread (the contacts' touches, the conversations' read) write and read what they would
+inline, in order, or raise their error."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 from emulator.platform import contacts as platform_contacts
 from emulator.platform import tasks as platform_tasks
-from emulator.simulation.campaigns.batch import Batch
+from emulator.simulation.campaigns.batch import Batch, read_conversations
 from emulator.simulation.campaigns.touches import Worker
 from emulator.store.db import open_sync
 
@@ -59,6 +60,26 @@ def test_prefetched_answers_are_the_reads(conn: sqlite3.Connection) -> None:
             )
     for key in keys:
         assert fetched.task_ids[key] == platform_tasks.find(conn, *key)
+
+
+def test_conversations_read_on_the_worker_are_the_lowest_ids(conn: sqlite3.Connection) -> None:
+    conn.executemany(  # a second conversation of some keys, with a higher id
+        "INSERT INTO conversations VALUES (?, ?, ?, 1)", [(100 + i, i, 1 + i % 3) for i in (2, 5)]
+    )
+    keys = [(c, k) for c in range(1, 45) for k in range(1, 4)]  # some with none
+    batch = Batch(conn)
+    known = {(7, 2): 999}  # taken from there, not read
+    wanted = batch.conversations_to_read(keys, known)
+    assert (7, 2) not in wanted and len(wanted) == len(keys) - 1
+    batch.take_conversations(Worker().submit(partial(read_conversations, conn, wanted)).wait())
+    for contact, campaign in keys:
+        (lowest,) = conn.execute(
+            "SELECT MIN(id) FROM conversations WHERE contactId = ? AND campaignId = ?",
+            (contact, campaign),
+        ).fetchone()
+        expected = 999 if (contact, campaign) == (7, 2) else lowest
+        assert batch.conversations.get((contact, campaign)) == expected
+    assert read_conversations(conn, []) == "[]"
 
 
 def _touched(conn: sqlite3.Connection) -> list[tuple[int, str]]:
