@@ -101,6 +101,17 @@ class Batch:
         """Read the conversations of these (contact, campaign) keys in one query (the lowest
         id of each), as `conversation` would read them one by one; those in `known` (ids
         read or made by earlier transactions) are taken from there."""
+        self.take_conversations(
+            read_conversations(self.conn, self.conversations_to_read(keys, known))
+        )
+
+    def conversations_to_read(
+        self, keys: Iterable[tuple[int, int]], known: dict[tuple[int, int], int] | None = None
+    ) -> list[tuple[int, int]]:
+        """`load_conversations` in three parts, so that the read may run on another thread:
+        the keys to read (the others taken from `known`), counted as looked up; then
+        `read_conversations` of them; then `take_conversations` of its rows, before any
+        `conversation` call."""
         wanted = []
         conversations = self.conversations
         for key in set(keys) - self.looked_up:
@@ -110,16 +121,13 @@ class Batch:
             else:
                 conversations[key] = cid
                 self.looked_up.add(key)
-        if not wanted:
-            return
         wanted.sort()
         self.looked_up.update(wanted)
-        for contact, campaign, cid in self.conn.execute(
-            "SELECT c.contactId, c.campaignId, MIN(c.id) FROM json_each(?) k"
-            " JOIN conversations c ON c.contactId = k.value ->> 0"
-            " AND c.campaignId = k.value ->> 1 GROUP BY 1, 2",
-            (encode(wanted).decode(),),
-        ):
+        return wanted
+
+    def take_conversations(self, rows: str) -> None:
+        """The (contact, campaign, conversation id) rows `read_conversations` answered."""
+        for contact, campaign, cid in _CONVERSATION_ROWS.decode(rows):
             self.conversations[(contact, campaign)] = cid
 
     def conversation(self, member: Member, plan: Plan) -> int:
@@ -287,6 +295,26 @@ class Batch:
         if contacts:
             last = {e[1]: e[4] for e in self.events}  # a contact's last event: its updatedAt
             platform_contacts.touch(conn, [(last[cid], cid) for cid in sorted(last)])
+
+
+def read_conversations(conn: sqlite3.Connection, keys: list[tuple[int, int]]) -> str:
+    """(contact, campaign, lowest conversation id) of these (contact, campaign) keys that
+    have a conversation, in one query, as one JSON array (`take_conversations` decodes it):
+    one row, so that a thread running it takes the GIL back once, not once per row."""
+    if not keys:
+        return "[]"
+    return str(
+        conn.execute(
+            "SELECT json_group_array(json_array(contactId, campaignId, id)) FROM"
+            " (SELECT c.contactId, c.campaignId, MIN(c.id) AS id FROM json_each(?) k"
+            " JOIN conversations c ON c.contactId = k.value ->> 0"
+            " AND c.campaignId = k.value ->> 1 GROUP BY 1, 2)",
+            (encode(keys).decode(),),
+        ).fetchone()[0]
+    )
+
+
+_CONVERSATION_ROWS = msgspec.json.Decoder(list[tuple[int, int, int]])
 
 
 def _next_id(conn: sqlite3.Connection, table: str) -> int:

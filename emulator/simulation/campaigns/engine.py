@@ -18,14 +18,16 @@ import sqlite3
 from bisect import bisect_left, bisect_right
 from collections.abc import Awaitable, Callable
 from datetime import datetime
+from typing import Any
 
 import msgspec
 
 from emulator.operations import Busy
 from emulator.platform import campaign_tables, engagement
+from emulator.platform.contacts import touch_text, touches_text
 from emulator.simulation.campaigns import effects as fx
 from emulator.simulation.campaigns import events as ev
-from emulator.simulation.campaigns.batch import Batch, Member
+from emulator.simulation.campaigns.batch import Batch, Member, read_conversations
 from emulator.simulation.campaigns.injection import Injected, InjectedOut, inject
 from emulator.simulation.campaigns.scheduling import (
     SimulationError,
@@ -52,7 +54,7 @@ from emulator.simulation.campaigns.timeline import (
     start,
     to_ms,
 )
-from emulator.simulation.campaigns.touches import Touches
+from emulator.simulation.campaigns.touches import Job, Worker
 from emulator.simulation.progress import Progress, report
 from emulator.state import Emulator
 from emulator.store.db import write_meta
@@ -155,6 +157,7 @@ class Simulation:
         # stays true (the lowest id of the pair; a new one only comes where there is none, and
         # conversations are never deleted but by a reset or restore, which forget these)
         self._conversations: dict[tuple[int, int], int] = {}
+        self._worker = Worker()  # a chunk's SQLite work beside its Python (touches.py)
         emulator.on_reset.append(self._forget)
 
     def _forget(self) -> None:
@@ -286,42 +289,59 @@ class Simulation:
         )
         due: list[Due] = []
         anchors: dict[str, int] = {}
-        # The contacts of the first members read are touched (touches.py) while the others'
-        # timelines are drawn: the touches' UPDATE outlasts applying the items, and drawing
-        # is Python the connection need not wait for. Only with the times of items the chunk
-        # surely processes (`ahead_of`): a contact's updatedAt never goes back, so the later
-        # touch of every contact whose last time differs puts each where one touch would.
-        ahead: Touches | None = None
+        worker = self._worker
+        # SQLite work on the worker's thread (touches.py) while this one draws timelines:
+        # first the conversations of every member read (those of the items processed are
+        # among them), then the contacts of the first members read, touched with the times
+        # of the items the chunk surely processes (`ahead_of`): a contact's updatedAt never
+        # goes back, so the later touch of every contact whose last time differs puts each
+        # where one touch would. A job's error is raised by its wait; none outlives the
+        # transaction.
+        wanted = batch.conversations_to_read(
+            [(m.contact_id, m.campaign_id) for m in rows], self._conversations
+        )
+        jobs: list[Job[Any]] = []
         ahead_times: dict[int, str] = {}
-        split = len(rows) * AHEAD_SHARE // 100 if AHEAD_MIN <= len(rows) < limit else 0
-        self._draw_due(rows[:split], plans, end_ms, due, batch.members, anchors)
-        if split:
-            ahead_times = ahead_of(due, rows[split:], limit)
-            if ahead_times:
-                ahead = Touches(conn, [(ahead_times[c], c) for c in sorted(ahead_times)])
         try:
+            read = (
+                worker.submit(functools.partial(read_conversations, conn, wanted))
+                if wanted
+                else None
+            )
+            if read is not None:
+                jobs.append(read)
+            split = len(rows) * AHEAD_SHARE // 100 if AHEAD_MIN <= len(rows) < limit else 0
+            self._draw_due(rows[:split], plans, end_ms, due, batch.members, anchors)
+            if split:
+                ahead_times = ahead_of(due, rows[split:], limit)
+                if ahead_times:
+                    text = touches_text({c: ahead_times[c] for c in sorted(ahead_times)})
+                    jobs.append(worker.submit(functools.partial(touch_text, conn, text)))
             self._draw_due(rows[split:], plans, end_ms, due, batch.members, anchors)
             due.sort()  # (time, campaign, contact, order) is unique: the rest is never compared
+            for job in jobs:
+                job.wait()
         except BaseException:
-            if ahead is not None:
-                ahead.join()  # nothing outlives the transaction; this error is the one raised
+            for job in jobs:
+                job.join()
             raise
-        if ahead is not None:
-            ahead.wait()
         reached: int | None = None
         if len(rows) >= limit or len(due) > limit:
             due, reached = self._cut(due, rows, limit, batch)
         short = reached is not None
         if reached is None:
             reached = end_ms
-        batch.load_conversations([(d.contact, d.campaign) for d in due], self._conversations)
+        if read is not None:  # none to read: every key's conversation is known
+            batch.take_conversations(read.wait())
         prefetch(batch, plans, due)
         # each item makes one event at its time: a contact's last one is its updatedAt
         # (those touched ahead with that time already are done)
         last = {d.contact: d.at for d in due}
-        touches = Touches(
-            conn,
-            [(last[c], c) for c in sorted(last) if ahead_times.get(c) != last[c]],
+        times = {c: last[c] for c in sorted(last) if ahead_times.get(c) != last[c]}
+        touches = (
+            worker.submit(functools.partial(touch_text, conn, touches_text(times)))
+            if times
+            else None
         )
         try:
             for d in due:
@@ -333,9 +353,11 @@ class Simulation:
             statements = batch.statements()
             counts = batch.by_type()
         except BaseException:
-            touches.join()  # nothing outlives the transaction; this error is the one raised
+            if touches is not None:
+                touches.join()  # nothing outlives the transaction; this error is the one raised
             raise
-        touches.wait()
+        if touches is not None:
+            touches.wait()
         batch.flush(contacts=False, members=members, statements=statements)
         result.completedCampaigns.extend(complete_finished(conn, batch.touched))
         write_meta(conn, "clock", iso(reached))
