@@ -227,13 +227,26 @@ class RunContext:
         the database thread and back (~75 us of CPU) costs more than such a write."""
         brief = brief and self.journal.buffered <= BRIEF_JOURNAL
         rows = self.journal.take()
+        ran = False
 
         def both(conn: sqlite3.Connection) -> Any:
+            nonlocal ran
+            ran = True
             result = fn(conn)
             self.journal.store(conn, rows)
             return result
 
-        hop = asyncio.ensure_future(self.store.write(both, brief=brief))
+        if brief:
+            # Awaited directly: with the database thread idle it runs at once, and the caller
+            # (a POST waiting for its intent) goes on in the same turn of the event loop. A
+            # cancel can only come while it waits for that thread, before anything is written.
+            try:
+                return await self.store.write(both, brief=True)
+            except asyncio.CancelledError:
+                if not ran:
+                    self.journal.put_back(rows)
+                raise
+        hop = asyncio.ensure_future(self.store.write(both))
         try:
             return await asyncio.shield(hop)
         except asyncio.CancelledError:
