@@ -180,7 +180,9 @@ async def test_a_send_with_no_write_on_its_way_commits_its_intent_in_the_same_tu
         fn(conn)  # an idle store: a brief write runs at once
 
     stored: list[tuple[str, int]] = []
-    log = SendLog("activity", "e1", lambda: "now", write, lambda c, r: stored.extend(r), lambda n: None)
+    log = SendLog(
+        "activity", "e1", lambda: "now", write, lambda c, r: stored.extend(r), lambda n: None
+    )
     turned = []
     asyncio.get_running_loop().call_soon(turned.append, True)
     await log.before(1)
@@ -207,7 +209,9 @@ async def test_a_send_cancelled_while_its_write_waits_leaves_no_intent_and_loses
         fn(conn)
 
     stored: list[tuple[str, int]] = []
-    log = SendLog("activity", "e1", lambda: "now", write, lambda c, r: stored.extend(r), lambda n: None)
+    log = SendLog(
+        "activity", "e1", lambda: "now", write, lambda c, r: stored.extend(r), lambda n: None
+    )
     conn.execute("INSERT INTO export_intents VALUES ('activity', 7, 'e1', 'now')")
     log.after(7, "a7")  # an answered call: its CRM id rides with the next write
     first = asyncio.create_task(log.before(1))
