@@ -275,7 +275,9 @@ async def associate(db: Store, pairs: list[Association], now: str) -> Associatio
 
 
 async def create_activity(db: Store, fields: Record, now: str) -> dict[str, Any]:
-    """Store the activity as sent; answer it with its new id."""
+    """Store the activity as sent; answer it with its new id. Two statements: a brief write
+    (`Store.write`), run on the event loop's thread when the database thread is idle, without
+    the hop there and back (~75 us of CPU, more than the write; one POST per message)."""
     body = {k: v for k, v in fields.items() if k != "id"}
 
     def write(conn: sqlite3.Connection) -> str:
@@ -283,4 +285,4 @@ async def create_activity(db: Store, fields: Record, now: str) -> dict[str, Any]
         conn.execute("INSERT INTO crm_activities VALUES (?, ?, ?)", (activity_id, dumps(body), now))
         return activity_id
 
-    return {"id": await db.write(write), **body}
+    return {"id": await db.write(write, brief=True), **body}

@@ -32,6 +32,9 @@ from emulator.fixtures.models import CrmConnection
 from emulator.redaction import Redactor
 from emulator.store.db import Store
 
+# Journal bodies (characters) a brief write may carry: more is stored by a hop, off the loop.
+BRIEF_JOURNAL = 64 * 1024
+
 
 def wall_now() -> str:
     """The wall clock in UTC, ISO 8601 with milliseconds (reports' start and end times)."""
@@ -216,15 +219,33 @@ class RunContext:
                 hold_back(failure, dependent)
         return True
 
-    async def write(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
-        """One write hop carrying `fn` and the journal's buffered attempts."""
+    async def write(self, fn: Callable[[sqlite3.Connection], Any], *, brief: bool = False) -> Any:
+        """One write hop carrying `fn` and the journal's buffered attempts. `brief`: `fn` is a
+        few statements (the send log's intents and CRM ids), run on the event loop's thread
+        when the database thread is idle (`Store.write`), unless the journal holds more than
+        BRIEF_JOURNAL bytes of bodies: a POST waits for its intent's commit, and the hop to
+        the database thread and back (~75 us of CPU) costs more than such a write."""
+        brief = brief and self.journal.buffered <= BRIEF_JOURNAL
         rows = self.journal.take()
+        ran = False
 
         def both(conn: sqlite3.Connection) -> Any:
+            nonlocal ran
+            ran = True
             result = fn(conn)
             self.journal.store(conn, rows)
             return result
 
+        if brief:
+            # Awaited directly: with the database thread idle it runs at once, and the caller
+            # (a POST waiting for its intent) goes on in the same turn of the event loop. A
+            # cancel can only come while it waits for that thread, before anything is written.
+            try:
+                return await self.store.write(both, brief=True)
+            except asyncio.CancelledError:
+                if not ran:
+                    self.journal.put_back(rows)
+                raise
         hop = asyncio.ensure_future(self.store.write(both))
         try:
             return await asyncio.shield(hop)
@@ -277,12 +298,18 @@ class RunContext:
             raise errors[0]
 
     async def pages(
-        self, reader: Callable[..., list[Any]], key: Callable[[Any], int], limit: int
+        self,
+        reader: Callable[..., list[Any]],
+        key: Callable[[Any], int],
+        limit: int,
+        *,
+        brief: bool = False,
     ) -> Any:
-        """Pages of `reader(conn, after=, limit=)` in id order, one read hop each; `key` of a
-        page's last row is where the next page starts."""
+        """Pages of `reader(conn, after=, limit=)` in id order, one read hop each (`brief`:
+        run on the event loop's thread when the database thread is idle, `Store.read`);
+        `key` of a page's last row is where the next page starts."""
         after = 0
-        while rows := await self.store.read(partial(reader, after=after, limit=limit)):
+        while rows := await self.store.read(partial(reader, after=after, limit=limit), brief=brief):
             after = key(rows[-1])
             yield rows
 

@@ -79,6 +79,11 @@ class Journal:
         self.buffered = 0
         return rows
 
+    def put_back(self, rows: list[tuple[Any, ...]]) -> None:
+        """Rows `take` answered that were not stored after all: first again, in their order."""
+        self._rows[:0] = rows
+        self.buffered += sum(len(row[7] or "") + len(row[8] or "") for row in rows)
+
     def store(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
         if not rows:
             return

@@ -6,9 +6,10 @@ in, its CRM id (if any) is stored and the intent deleted in one write. After a c
 the CRM without the platform keeping its id: the next run that sends one of them again names
 it in its report as possibly duplicated. Every other row is logged at most once.
 
-Writes are coalesced: the intents of the calls starting together share one commit, and the
-completions before them ride along, so at most the calls of one batch of concurrent calls
-(`in_flight`) are ever between intent and completion.
+Writes are coalesced: the intents of the calls starting while a write is on its way share the
+next commit, and the completions before them ride along, so at most the calls of one batch of
+concurrent calls (`in_flight`) are ever between intent and completion. A call that finds no
+write on its way writes at once itself (a brief write: no turn of the event loop lost).
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class SendLog:
         self._done: list[int] = []
         self._ids: list[tuple[str, int]] = []
         self._next: asyncio.Future[None] | None = None  # committed with the next write
-        self._writer: asyncio.Task[None] | None = None
+        self._writer: asyncio.Future[None] | None = None  # a writer task, or a write of before()
         self._error: BaseException | None = None
 
     def resent(self, rid: int) -> PossibleDuplicate | None:
@@ -97,11 +98,46 @@ class SendLog:
         if self._error is not None:
             raise self._error
         self._intents.append(rid)
+        if self._writer is None:
+            await self._write_now(rid)
+            return
         if self._next is None:
             self._next = asyncio.get_running_loop().create_future()
         committed = self._next
-        self._start()
         await asyncio.shield(committed)
+
+    async def _write_now(self, rid: int) -> None:
+        """Nothing on its way to the store: this call writes its intent and whatever is queued
+        itself. A brief write of an idle store runs at once, so the POST goes out in this turn
+        of the event loop instead of two turns later (a writer task's, then its waiters').
+        What comes meanwhile (if the write must wait) is written by a writer task after it;
+        if this write does not happen (cancelled while it waits, or failed and rolled back),
+        what it carried is queued again, less this call's own intent (its POST is not sent)."""
+        intents, self._intents = self._intents, []
+        done, self._done = self._done, []
+        ids, self._ids = self._ids, []
+        writing = asyncio.get_running_loop().create_future()
+        self._writer = writing  # what flush() waits for, and no other writer meanwhile
+        try:
+            await self._write(
+                partial(self._both, at=self.now(), intents=intents, done=done, ids=ids)
+            )
+        except BaseException as exc:
+            self._intents[:0] = [i for i in intents if i != rid]
+            self._done[:0], self._ids[:0] = done, ids
+            if not isinstance(exc, asyncio.CancelledError):
+                self._error = exc
+            raise
+        else:
+            if ids:
+                self._stored(len(ids))
+        finally:
+            self._writer = None
+            writing.set_result(None)
+            if self._error is None and (self._intents or self._done):
+                self._start()  # what was queued meanwhile, and its waiters
+            elif self._error is not None:
+                self._fail_waiting(self._error)
 
     def after(self, rid: int, crm_id: str | None) -> None:
         self._done.append(rid)
@@ -118,6 +154,12 @@ class SendLog:
             await asyncio.shield(self._writer)
         if self._error is not None:
             raise self._error
+
+    def _fail_waiting(self, exc: BaseException) -> None:
+        pending, self._next = self._next, None
+        if pending is not None and not pending.done():
+            pending.set_exception(exc)
+            pending.exception()  # retrieved: its waiters may be gone
 
     def _start(self) -> None:
         if self._writer is None:
@@ -159,9 +201,6 @@ class SendLog:
                     committed.set_result(None)
         except Exception as exc:  # kept for before() and flush() to raise
             self._error = exc
-            pending, self._next = self._next, None
-            if pending is not None and not pending.done():
-                pending.set_exception(exc)
-                pending.exception()
+            self._fail_waiting(exc)
         finally:
             self._writer = None

@@ -1,17 +1,24 @@
 """records.read_engagement: paged over a list of ids (auto-sync's pushes), it answers the rows a
-plain reading answers for those ids, each with its memberships and its latest 20 log entries."""
+plain reading answers for those ids, each with its memberships and its latest 20 log entries;
+the engagement phase's read ahead answers the same pages."""
 
 from __future__ import annotations
 
 import random
 import sqlite3
+from functools import partial
+from operator import itemgetter
 from typing import Any
 
+import msgspec
 import pytest
 
 from emulator.exporter import engagement as eng
 from emulator.exporter import records as rec
 from emulator.exporter import shapes
+from emulator.exporter.context import RunContext
+from emulator.exporter.phases import engagement as engagement_phase
+from emulator.platform import connection as platform_connection
 from emulator.platform.sql import steps
 from tests.exporter.harness import open_platform, small_fixtures
 
@@ -95,5 +102,38 @@ async def test_pages_over_ids_answer_what_a_plain_reading_answers(kind: str) -> 
         )
         assert count == len(pages)
         assert {r[0]: r[1:] for r in pages} == {i: expected[i] for i in wanted if i in expected}
+    finally:
+        await platform.close()
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 7, 100])
+async def test_read_ahead_answers_the_pages_a_reading_by_batch_size_answers(
+    batch_size: int,
+) -> None:
+    """Auto-sync reads the engagement rows ahead in small pages on the event loop's thread and
+    cuts them into batches: the same records, batch by batch, as pages of `batchSize` read
+    while the engagement phase runs (each batch is one PUT)."""
+    fixtures = small_fixtures(companies=5, contacts=60)
+    fixtures.connection = msgspec.structs.replace(fixtures.connection, batchSize=batch_size)
+    platform = await open_platform(fixtures)
+    try:
+        await platform.db.write(
+            lambda c: (
+                c.execute("UPDATE contacts SET contactCRMId = 'ct-' || id WHERE id % 7 != 0"),
+                c.execute("UPDATE companies SET companyCRMId = 'co-' || id WHERE id != 2"),
+            )
+        )
+        connection = await platform.db.read(platform_connection.read)
+        ctx = RunContext(platform.db, connection, now=platform.clock.now_iso)
+        contacts = sorted(random.Random(3).sample(range(1, 70), 45))  # some unknown ids
+        companies = [1, 2, 3, 5, 9]
+        ahead = engagement_phase.prefetch(ctx, contacts, companies)
+        assert ahead is not None
+        pages = await ahead
+        for kind, ids in (("contacts", contacts), ("companies", companies)):
+            reader = partial(rec.read_engagement, kind=kind, ids=ids)
+            expected = [rows async for rows in ctx.pages(reader, itemgetter(0), batch_size)]
+            assert pages[kind] == expected  # type: ignore[index]
+            assert expected and all(len(rows) <= batch_size for rows in expected)
     finally:
         await platform.close()

@@ -1,13 +1,16 @@
 """Crash truth (sends.py): an `emulator export --db` process killed with SIGKILL at several points
 of its run, against a served reference CRM, then run again to the end. The CRM then holds every
 activity once, except those whose POST was in flight at the kill (at most one batch of
-concurrent calls), and the second run's report names each of those as possibly duplicated."""
+concurrent calls), and the second run's report names each of those as possibly duplicated.
+The send log itself: a write that fails or is cancelled loses no completion."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -156,3 +159,70 @@ async def test_a_send_log_whose_write_fails_stops_the_next_send_and_its_flush() 
     with pytest.raises(RuntimeError, match="disk full"):
         await log.before(2)
     assert len(writes) == 2  # the flush tried once more to keep the CRM id answered
+
+
+def intents_db() -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:")
+    conn.execute(
+        "CREATE TABLE export_intents (kind TEXT NOT NULL, recordId INTEGER NOT NULL,"
+        " exportId TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (kind, recordId))"
+    )
+    return conn
+
+
+@pytest.mark.anyio
+async def test_a_send_with_no_write_on_its_way_commits_its_intent_in_the_same_turn() -> None:
+    from emulator.exporter.sends import SendLog
+
+    conn = intents_db()
+
+    async def write(fn: Any) -> None:
+        fn(conn)  # an idle store: a brief write runs at once
+
+    stored: list[tuple[str, int]] = []
+    log = SendLog(
+        "activity", "e1", lambda: "now", write, lambda c, r: stored.extend(r), lambda n: None
+    )
+    turned = []
+    asyncio.get_running_loop().call_soon(turned.append, True)
+    await log.before(1)
+    assert not turned  # the POST may go out before the loop runs anything else
+    assert conn.execute("SELECT recordId FROM export_intents").fetchall() == [(1,)]
+    log.after(1, "a1")
+    await log.flush()
+    assert conn.execute("SELECT count(*) FROM export_intents").fetchone() == (0,)
+    assert stored == [("a1", 1)]
+
+
+@pytest.mark.anyio
+async def test_a_send_cancelled_while_its_write_waits_leaves_no_intent_and_loses_nothing() -> None:
+    """The store busy: the first call's write waits, a second call's intent queues behind it.
+    Cancelled then, the first call's intent is never written (its POST is not sent), while
+    the completion its write carried and the second call's intent are written next."""
+    from emulator.exporter.sends import SendLog
+
+    conn = intents_db()
+    busy = asyncio.Event()
+
+    async def write(fn: Any) -> None:
+        await busy.wait()
+        fn(conn)
+
+    stored: list[tuple[str, int]] = []
+    log = SendLog(
+        "activity", "e1", lambda: "now", write, lambda c, r: stored.extend(r), lambda n: None
+    )
+    conn.execute("INSERT INTO export_intents VALUES ('activity', 7, 'e1', 'now')")
+    log.after(7, "a7")  # an answered call: its CRM id rides with the next write
+    first = asyncio.create_task(log.before(1))
+    await asyncio.sleep(0)
+    second = asyncio.create_task(log.before(2))
+    await asyncio.sleep(0)
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    busy.set()
+    await asyncio.wait_for(second, 5)
+    assert conn.execute("SELECT recordId FROM export_intents").fetchall() == [(2,)]
+    assert stored == [("a7", 7)]
+    await log.flush()

@@ -4,6 +4,7 @@ failure fails the run and its JUnit file."""
 
 from __future__ import annotations
 
+import json
 from xml.etree import ElementTree as ET
 
 import httpx
@@ -139,3 +140,43 @@ async def test_a_run_failing_on_task_completions_writes_a_junit_failure(platform
     assert int(suite.get("failures") or 0) > 0
     case = next(c for c in suite.iter("testcase") if c.get("name") == "tasks")
     assert "tasks are down" in (case.findtext("failure") or "")
+
+
+async def test_a_read_back_of_several_batches_handles_each_answer_alone() -> None:
+    """250 open tasks: three POST /tasks/batch calls (100, 100, 50), sent together; the
+    middle one failing fails its 100 tasks' read-back only, and the other two answers still
+    complete on the platform the tasks completed on the CRM side."""
+    platform = await open_platform(small_fixtures(companies=5, contacts=250))
+    try:
+        await past_the_task_step(platform)
+        crm = FakeCrm()
+        assert (await run_export(platform, crm)).exitCode == 0
+        rows = await platform.db.fetchall("SELECT id, crmTaskId FROM platform_tasks ORDER BY id")
+        assert len(rows) == 250
+        chunks = [rows[:100], rows[100:200], rows[200:]]
+        for chunk in (chunks[0], chunks[2]):
+            crm.tasks[chunk[5][1]].update(completed=True, completedAt=TS)
+        middle = {crm_id for _, crm_id in chunks[1]}
+
+        def refuse_the_middle_batch(request: httpx.Request) -> httpx.Response | None:
+            batch = request.url.path.endswith("/tasks/batch") and request.method == "POST"
+            if batch and set(json.loads(request.content)["ids"]) == middle:
+                return httpx.Response(500, json={"error": "boom", "message": "down"})
+            return None
+
+        crm.faults.append(refuse_the_middle_batch)
+        crm.sent.clear()
+        report = await run_export(platform, crm)
+        asked = [b["ids"] for b in crm.bodies("POST", "/tasks/batch")]
+        assert sorted(map(len, asked)) == [50, 100, 100]
+        assert sorted(asked) == sorted([[c for _, c in chunk] for chunk in chunks])
+        rb = report.taskReadBack
+        assert (rb.asked, rb.completedOnCrm, rb.open) == (250, 2, 148)
+        failed = [f for f in report.failed if f.kind == "task read-back"]
+        assert sorted(int(f.id or 0) for f in failed) == [task_id for task_id, _ in chunks[1]]
+        done = await platform.db.fetchall(
+            "SELECT id FROM platform_tasks WHERE completed = 1 ORDER BY id"
+        )
+        assert done == [(chunks[0][5][0],), (chunks[2][5][0],)]
+    finally:
+        await platform.close()

@@ -37,7 +37,9 @@ async def crm_id_writer(
         stats.created += n
 
     leftovers = await ctx.store.read(partial(read_leftovers, kind=kind))
-    return SendLog(kind, ctx.id, wall_now, ctx.write, store, stored, leftovers)
+    # brief writes: each POST waits for its intent's commit (sends.py)
+    write = partial(ctx.write, brief=True)
+    return SendLog(kind, ctx.id, wall_now, write, store, stored, leftovers)
 
 
 async def send_all(ctx: RunContext, rows: Any, work: Any, crm_ids: SendLog) -> None:

@@ -4,13 +4,16 @@ Completions go in two groups, each by PATCH /tasks/batch (100 a call), or PATCH 
 when the group holds one task: first the tasks this run created that were completed on the
 platform before (the CRM opens every task it creates, so they need no read-back), then, after
 the read-back, the tasks created by earlier runs and completed on the platform since (a read-back
-that finds one completed or deleted on the CRM side saves its PATCH). An id a POST /tasks/batch
-answer leaves out is asked once more with GET /tasks/:taskId before it is taken as unknown to
-the CRM (never asked again)."""
+that finds one completed or deleted on the CRM side saves its PATCH). The read-back's calls go
+out `in_flight` at once; their answers are handled one by one in the order asked. An id a
+POST /tasks/batch answer leaves out is asked once more with GET /tasks/:taskId before it is
+taken as unknown to the CRM (never asked again)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import asyncio
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from functools import partial
 from operator import itemgetter
 
@@ -75,57 +78,90 @@ async def read_back_tasks(ctx: RunContext) -> None:
     unknown there -> reported once and never asked again."""
     todo: list[tuple[int, str]] = await ctx.store.read(rec.read_tasks_to_read_back)
     by_crm = {crm_id: task_id for task_id, crm_id in todo}
-    rb, stats = ctx.report.taskReadBack, ctx.report.phases["tasks"]
-    for chunk in p.chunks(todo, 100):
+    rb = ctx.report.taskReadBack
+    check = tc.READ_ONE if len(todo) == 1 else "POST /tasks/batch"
+    chunks = list(p.chunks(todo, 100))
+    async with asking(ctx, check, chunks) as answers:
+        for chunk, answer in zip(chunks, answers, strict=True):
+            rb.asked += len(chunk)
+            await read_back_chunk(ctx, check, chunk, await answer, by_crm)
+
+
+@asynccontextmanager
+async def asking(
+    ctx: RunContext, check: str, chunks: Sequence[Sequence[tuple[int, str]]]
+) -> AsyncIterator[list[asyncio.Task[Exchange]]]:
+    """The read-back's calls, one per chunk, `in_flight` at once (the CRM reads the next
+    chunks while this side handles the first answers), as tasks in chunk order; the ones
+    still running when the block ends (a StopExport, say) are cancelled."""
+    gate = asyncio.Semaphore(ctx.in_flight)
+
+    async def ask(chunk: Sequence[tuple[int, str]]) -> Exchange:
         asked = [crm_id for _, crm_id in chunk]
-        rb.asked += len(asked)
-        if len(todo) == 1:
-            check = tc.READ_ONE
-            ex = await ctx.call(check, "GET", f"/tasks/{asked[0]}")
-        else:
-            check = "POST /tasks/batch"
-            ex = await ctx.call(check, "POST", "/tasks/batch", {"ids": asked})
-        body, reason = (None, None) if tc.task_gone(check, ex.status) else ctx.answer(ex, check)
-        answer = (
-            tc.answered_tasks(check, ex.status, body)
-            if reason is None
-            else tc.TaskAnswer(None, reason)
+        async with gate:
+            if check == tc.READ_ONE:
+                return await ctx.call(check, "GET", f"/tasks/{asked[0]}")
+            return await ctx.call(check, "POST", "/tasks/batch", {"ids": asked})
+
+    tasks = [asyncio.create_task(ask(chunk)) for chunk in chunks]
+    try:
+        yield tasks
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def read_back_chunk(
+    ctx: RunContext,
+    check: str,
+    chunk: Sequence[tuple[int, str]],
+    ex: Exchange,
+    by_crm: dict[str, int],
+) -> None:
+    """One read-back answer: tasks completed on the CRM side completed on the platform,
+    unknown ones remembered, each finding and failure reported."""
+    rb, stats = ctx.report.taskReadBack, ctx.report.phases["tasks"]
+    asked = [crm_id for _, crm_id in chunk]
+    body, reason = (None, None) if tc.task_gone(check, ex.status) else ctx.answer(ex, check)
+    answer = (
+        tc.answered_tasks(check, ex.status, body) if reason is None else tc.TaskAnswer(None, reason)
+    )
+    for f in answer.findings:
+        ctx.finding(f, ex)
+    if answer.tasks is None:
+        for task_id, _ in chunk:
+            ctx.fail("tasks", "task read-back", str(task_id), answer.failed or ex.describe())
+        return
+    found = tc.plan_read_back(asked, answer.tasks, check)
+    for f in found.findings:
+        ctx.finding(f, ex)
+    if check == "POST /tasks/batch" and found.unknown:
+        await confirm_unknown(ctx, found, ex, by_crm)
+    stats.received += len(found.completed) + len(found.open)
+    rb.open += len(found.open)
+    rb.completedOnCrm += len(found.completed)
+    rb.unknown += len(found.unknown)
+    for crm_id in found.unknown:
+        if len(rb.unknownIds) < UNKNOWN_IDS_CAP:
+            rb.unknownIds.append(crm_id)
+        ctx.finding(
+            Finding(
+                "warning",
+                check,
+                "task unknown to the CRM: reported once, not asked again",
+                f"task {by_crm[crm_id]} (CRM task {crm_id})",
+            ),
+            ex,
         )
-        for f in answer.findings:
-            ctx.finding(f, ex)
-        if answer.tasks is None:
-            for task_id, _ in chunk:
-                ctx.fail("tasks", "task read-back", str(task_id), answer.failed or ex.describe())
-            continue
-        found = tc.plan_read_back(asked, answer.tasks, check)
-        for f in found.findings:
-            ctx.finding(f, ex)
-        if check == "POST /tasks/batch" and found.unknown:
-            await confirm_unknown(ctx, found, ex, by_crm)
-        stats.received += len(found.completed) + len(found.open)
-        rb.open += len(found.open)
-        rb.completedOnCrm += len(found.completed)
-        rb.unknown += len(found.unknown)
-        for crm_id in found.unknown:
-            if len(rb.unknownIds) < UNKNOWN_IDS_CAP:
-                rb.unknownIds.append(crm_id)
-            ctx.finding(
-                Finding(
-                    "warning",
-                    check,
-                    "task unknown to the CRM: reported once, not asked again",
-                    f"task {by_crm[crm_id]} (CRM task {crm_id})",
-                ),
-                ex,
-            )
-        await ctx.write(
-            partial(
-                rec.write_read_back,
-                completed=[(by_crm[c], at) for c, at in found.completed.items()],
-                gone=[(by_crm[c], c) for c in found.unknown],
-                now=ctx.now(),
-            )
+    await ctx.write(
+        partial(
+            rec.write_read_back,
+            completed=[(by_crm[c], at) for c, at in found.completed.items()],
+            gone=[(by_crm[c], c) for c in found.unknown],
+            now=ctx.now(),
         )
+    )
 
 
 async def confirm_unknown(
