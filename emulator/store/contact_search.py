@@ -134,9 +134,13 @@ def optimize(conn: sqlite3.Connection) -> None:
     after every write: left as the fill made them, creates went on merging the fill's
     segments (serial creates at 1,000,000 contacts: p99 33 ms; 5 ms once merged). The merge
     itself is one statement, once (0.36 s for 200,000 documents)."""
-    # Its rollback journal in a file for once: the merge rewrites the whole index, and the
-    # TEMP journal kept in memory (store/db.py) held ~100 MB at 1,000,000 contacts.
-    conn.execute("PRAGMA temp.journal_mode=DELETE")
+    # No rollback journal for this one statement. Kept in memory (store/db.py) it held ~100
+    # MB at 1,000,000 contacts; in a file, the file stayed open for good (the TEMP database
+    # is in exclusive mode) and every later write of a TEMP table, a create's notes
+    # included, wrote its pages there (~14 system calls a create, ~6% of the mixed load).
+    # Should the merge fail half way, the index is never called whole (`_build`): searches
+    # read every contact, and the next build starts from an empty index (`start`).
+    conn.execute("PRAGMA temp.journal_mode=OFF")
     try:
         conn.execute("INSERT INTO temp.contact_search(contact_search) VALUES ('optimize')")
     finally:
