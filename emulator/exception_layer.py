@@ -62,6 +62,22 @@ async def answer_handled(
     exc.__traceback__ = None  # a reused exception would pile up tracebacks
 
 
+class WatchedSend:
+    """`send`, noting whether the answer has started (a handled exception after that point
+    is refused, as Starlette refuses it)."""
+
+    __slots__ = ("send", "started")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+        await self.send(message)
+
+
 class HandledExceptions(ExceptionMiddleware):
     """ExceptionMiddleware whose http requests pay for a `Request` only when one is handled."""
 
@@ -73,13 +89,7 @@ class HandledExceptions(ExceptionMiddleware):
             self._exception_handlers,
             self._status_handlers,
         )
-        started = False
-
-        async def sender(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
+        sender = WatchedSend(send)
 
         try:
             await self.app(scope, receive, sender)
@@ -87,7 +97,9 @@ class HandledExceptions(ExceptionMiddleware):
             handler = handler_for(exc, handlers)
             if handler is None:
                 raise
-            await answer_handled(exc, handler, started, Request(scope, receive, send), sender)
+            await answer_handled(
+                exc, handler, sender.started, Request(scope, receive, send), sender
+            )
 
 
 def endpoint_app(endpoint: Callable[[Request], Awaitable[Response]]) -> ASGIApp:
@@ -97,13 +109,7 @@ def endpoint_app(endpoint: Callable[[Request], Awaitable[Response]]) -> ASGIApp:
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive, send)
-        started = False
-
-        async def sender(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
+        sender = WatchedSend(send)
 
         try:
             response = await endpoint(request)
@@ -112,7 +118,7 @@ def endpoint_app(endpoint: Callable[[Request], Awaitable[Response]]) -> ASGIApp:
             handler = handler_for(exc, scope.get("starlette.exception_handlers", ({}, {})))
             if handler is None:
                 raise
-            await answer_handled(exc, handler, started, request, sender)
+            await answer_handled(exc, handler, sender.started, request, sender)
 
     return app
 
