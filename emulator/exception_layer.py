@@ -19,6 +19,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 from starlette.middleware.errors import ServerErrorMiddleware
 from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.requests import Request
@@ -125,8 +126,8 @@ def endpoint_app(endpoint: Callable[[Request], Awaitable[Response]]) -> ASGIApp:
 
 class EmulatorStarlette(Starlette):
     """Starlette, its stack built as Starlette builds it but for `HandledExceptions` (the
-    same stack as Starlette 0.40 to 1.x build: one that changed it would need this to follow;
-    tests/test_exception_layer.py compares the two)."""
+    same stack as the releases pyproject.toml allows build: a release that changed it would
+    need this to follow; tests/test_exception_layer.py compares the two)."""
 
     def build_middleware_stack(self) -> ASGIApp:
         error_handler = None
@@ -137,11 +138,10 @@ class EmulatorStarlette(Starlette):
             else:
                 exception_handlers[key] = value
         middleware = [Middleware(ServerErrorMiddleware, handler=error_handler, debug=self.debug)]
-        max_body_size = getattr(self, "max_body_size", None)  # Starlette 1.x's option
-        if max_body_size is not None:
-            from starlette.middleware.body_limit import RequestBodyLimitMiddleware
-
-            middleware.append(Middleware(RequestBodyLimitMiddleware, max_body_size=max_body_size))
+        if self.max_body_size is not None:
+            middleware.append(
+                Middleware(RequestBodyLimitMiddleware, max_body_size=self.max_body_size)
+            )
         middleware += self.user_middleware
         middleware.append(
             Middleware(HandledExceptions, handlers=exception_handlers, debug=self.debug)
