@@ -31,20 +31,17 @@ def scope_header(scope: Scope, name: bytes) -> str | None:
 
 
 class PiecesResponse(Response):
-    """A 200 whose body is `pieces` joined, sent piece by piece without joining them (a
+    """A JSON 200 whose body is `pieces` joined, sent piece by piece without joining them (a
     cached page's items and its envelope's end: the server writes them out in one call)."""
 
-    def __init__(self, pieces: tuple[bytes, ...], media_type: str = "application/json") -> None:
+    def __init__(self, pieces: tuple[bytes, ...]) -> None:
         self.status_code, self.background = 200, None
         kept = [piece for piece in pieces if piece]
         self.pieces = kept or [b""]
         self.body = b""  # unused: the pieces are the body
-        length = 0
-        for piece in kept:
-            length += len(piece)
         self.raw_headers = [
-            (b"content-length", str(length).encode()),
-            (b"content-type", _MEDIA.get(media_type) or media_type.encode()),
+            (b"content-length", str(sum(map(len, kept))).encode()),
+            (b"content-type", b"application/json"),
         ]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -53,9 +50,6 @@ class PiecesResponse(Response):
         for piece in first:
             await send({"type": "http.response.body", "body": piece, "more_body": True})
         await send({"type": "http.response.body", "body": last, "more_body": False})
-
-
-_MEDIA = {"application/json": b"application/json"}  # the usual one, encoded once
 
 
 async def decode_body(request: Request, type: type[T], error: Callable[[str, str], Exception]) -> T:

@@ -351,13 +351,14 @@ class Emulator:
         contacts_phase = in_process if worker is None else in_worker
         try:
             built = images.build(digest, lambda conn: self._seed_into(conn, contacts_phase))
-            self._prepared = (digest, built)
-            if ready is not None:
-                ready()
-            return built
         except (OSError, sqlite3.Error) as exc:  # an unwritable or full cache: seed in memory
             log.warning("seed cache %s not usable (%s); seeding in memory", images.directory, exc)
             return None
+        else:
+            self._prepared = (digest, built)
+            if ready is not None:  # outside the try: a server gone is not a cache unusable
+                ready()
+            return built
         finally:
             self.fixtures = None
 

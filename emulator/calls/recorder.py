@@ -131,7 +131,6 @@ class CallRecorder:
     The limit is asked first whether it has anything to do: most requests go straight on."""
 
     def __init__(self, app: ASGIApp, max_body: int) -> None:
-        self.max_body = max_body
         self.limit = BodyLimit(app, max_body)
         self.inner = app  # what the limit hands a request it has nothing to do for
 
@@ -247,7 +246,7 @@ class CallRecorder:
             parts: list[bytes] = []
             size, more = 0, True
             message: Message = {"type": "http.request", "body": b"", "more_body": False}
-            while more and size <= self.max_body:
+            while more and size <= self.limit.max_body:
                 message = await receive()
                 if message["type"] != "http.request":
                     break

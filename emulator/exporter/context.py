@@ -302,14 +302,11 @@ class RunContext:
         reader: Callable[..., list[Any]],
         key: Callable[[Any], int],
         limit: int,
-        *,
-        brief: bool = False,
     ) -> Any:
-        """Pages of `reader(conn, after=, limit=)` in id order, one read hop each (`brief`:
-        run on the event loop's thread when the database thread is idle, `Store.read`);
-        `key` of a page's last row is where the next page starts."""
+        """Pages of `reader(conn, after=, limit=)` in id order, one read hop each; `key` of a
+        page's last row is where the next page starts."""
         after = 0
-        while rows := await self.store.read(partial(reader, after=after, limit=limit), brief=brief):
+        while rows := await self.store.read(partial(reader, after=after, limit=limit)):
             after = key(rows[-1])
             yield rows
 

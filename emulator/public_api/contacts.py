@@ -144,12 +144,12 @@ async def contact_page_json(
     items = ctx.bodies.items(key, ids) if whole_table else None
     if items is None:
         items = meta_list_items(await contact_documents(ctx, ids))
-    body = items + meta_list_end(page, page_size, total)
+    end = meta_list_end(page, page_size, total)
     # A full page of the whole table: a later create (appended above it) only retotals it.
     full = whole_table and len(ids) == page_size
     tail = partial(meta_list_end, page, page_size) if full else None
-    ctx.bodies.put(version, key, body, len(items), ids if whole_table else None, tail, total)
-    return body
+    ctx.bodies.put(version, key, end, items, ids if whole_table else None, tail, total)
+    return items + end
 
 
 # Contacts read on the event loop's thread at most (a page of 100 reads in ~0.4 ms; the

@@ -355,24 +355,26 @@ class EncodedPages:
         self,
         version: int,
         key: Hashable,
-        body: bytes,
-        items_end: int = 0,
+        end: bytes,
+        items: bytes = b"",
         ids: list[int] | None = None,
         tail: Callable[[int], bytes] | None = None,
         total: int = 0,
     ) -> None:
-        """Keep `body`, read from store `version` on (any write after it is checked on use).
+        """Keep the answer `items + end` (as those two pieces: no copy of the items), read
+        from store `version` on (any write after it is checked on use).
 
         A page of the whole table that is full (its last id is not the table's last) gives
         `ids`, its `total` and `tail`: its answer after writes above its last id is then
         its items and `tail(new total)`."""
-        if len(body) > self._max_bytes or not self._asked_before(key):
+        size = len(items) + len(end)
+        if size > self._max_bytes or not self._asked_before(key):
             return
         old = self._bodies.pop(key, None)
         if old is not None:
             self._bytes -= old.size
-        self._bodies[key] = _Body(version, body[:items_end], body[items_end:], ids, tail, total)
-        self._bytes += len(body)
+        self._bodies[key] = _Body(version, items, end, ids, tail, total)
+        self._bytes += size
         while self._bytes > self._max_bytes:  # oldest first
             _, dropped = self._bodies.popitem(last=False)
             self._bytes -= dropped.size

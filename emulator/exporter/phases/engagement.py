@@ -43,7 +43,7 @@ def prefetch(
     earlier phases wait on the CRM (auto-sync: the reads cost ~0.3 s of the bench leg's CPU).
     None for a push too large to hold.
 
-    The reads run on the event loop's thread, PREFETCH_PAGE records at a time with the loop
+    The reads run on the event loop's thread, PREFETCH_PAGE record ids at a time with the loop
     let go in between, not on the database thread: there they held it for a page of
     `batch_size` records at a time, and each POST of the activities phase waits for its
     intent's write behind them (a read there also waits for the GIL at every statement while
@@ -55,10 +55,13 @@ def prefetch(
     async def read() -> Pages:
         pages: Pages = {}
         for kind, ids, _ in _wanted(ctx, contacts, companies):
-            reader = partial(rec.read_engagement, kind=kind, ids=ids)
+            assert ids is not None  # a push names its records
             rows: list[Any] = []
-            async for page in ctx.pages(reader, itemgetter(0), PREFETCH_PAGE, brief=True):
-                rows.extend(page)
+            # PREFETCH_PAGE ids a read, in id order: each read looks up only its own ids
+            # (paging by `after` over the whole list went through the rest every time)
+            for part in p.chunks(sorted(set(ids)), PREFETCH_PAGE):
+                read = partial(rec.read_engagement, kind=kind, ids=part, after=0, limit=len(part))
+                rows.extend(await ctx.store.read(read, brief=True))
                 await asyncio.sleep(0)  # the loop's other work (the calls) between two reads
             size = ctx.batch_size
             pages[kind] = [rows[i : i + size] for i in range(0, len(rows), size)]

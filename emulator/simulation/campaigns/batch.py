@@ -78,7 +78,7 @@ class Batch:
         self.next_task = _next_id(conn, "platform_tasks")
         # (contact, campaign) -> its conversation id (the lowest), for the keys looked up
         self.conversations: dict[tuple[int, int], int] = {}
-        self.looked_up: set[tuple[int, int]] = set()  # keys `load_conversations` read
+        self.looked_up: set[tuple[int, int]] = set()  # keys `conversations_to_read` counted
         self.sent: dict[tuple[int, int, int], int] = {}  # (conversation, n, 0) -> message id
         self.events: list[tuple[Any, ...]] = []
         self.messages: list[tuple[Any, ...]] = []
@@ -95,21 +95,13 @@ class Batch:
         self.outbound_of: set[int] = set()
         self.task_ids: dict[tuple[int, int, int], int | None] = {}
 
-    def load_conversations(
-        self, keys: Iterable[tuple[int, int]], known: dict[tuple[int, int], int] | None = None
-    ) -> None:
-        """Read the conversations of these (contact, campaign) keys in one query (the lowest
-        id of each), as `conversation` would read them one by one; those in `known` (ids
-        read or made by earlier transactions) are taken from there."""
-        self.take_conversations(
-            read_conversations(self.conn, self.conversations_to_read(keys, known))
-        )
-
     def conversations_to_read(
         self, keys: Iterable[tuple[int, int]], known: dict[tuple[int, int], int] | None = None
     ) -> list[tuple[int, int]]:
-        """`load_conversations` in three parts, so that the read may run on another thread:
-        the keys to read (the others taken from `known`), counted as looked up; then
+        """The conversations of these (contact, campaign) keys (the lowest id of each), as
+        `conversation` would read them one by one, in three parts, so that the read may run
+        on another thread: the keys to read (those in `known`, ids read or made by earlier
+        transactions, taken from there), counted as looked up; then
         `read_conversations` of them; then `take_conversations` of its rows, before any
         `conversation` call."""
         wanted = []

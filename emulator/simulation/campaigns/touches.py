@@ -89,15 +89,16 @@ class Worker:
             job.run()
             return job
         with self._lock:
-            self._jobs.put(job)  # type: ignore[arg-type]
+            # the thread before the job: one that fails to start leaves no job queued
             if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._loop, name="simulation-worker", daemon=True
-                )
-                self._thread.start()
-        # Until the worker has taken it: this thread lets go of the GIL meanwhile, so the
-        # worker runs at once up to its statement's step (where it lets go of the GIL in
-        # turn), rather than after this thread's switch interval (5 ms) of Python.
+                thread = threading.Thread(target=self._loop, name="simulation-worker", daemon=True)
+                thread.start()
+                self._thread = thread
+            self._jobs.put(job)  # type: ignore[arg-type]
+        # Until the worker has taken it (after the jobs submitted before it): this thread lets
+        # go of the GIL meanwhile, so the worker runs at once up to its statement's step
+        # (where it lets go of the GIL in turn), rather than after this thread's switch
+        # interval (5 ms) of Python.
         job.started.acquire()
         return job
 
