@@ -68,8 +68,11 @@ def start_sql(table: str) -> list[str]:
         f"INSERT INTO temp.{table}_updated_mark VALUES (0, '')",
         f"CREATE TEMP TRIGGER {table}_hours_insert AFTER INSERT ON main.{table} BEGIN"
         f" {_bump(table, 'NEW.updatedAt', 1)} END",
+        # A move within one hour changes no count once the build is done; during it, such a
+        # move may cross the build's mark (counted below it, not yet above it), so it counts.
         f"CREATE TEMP TRIGGER {table}_hours_update AFTER UPDATE OF updatedAt ON main.{table}"
         f" WHEN substr(OLD.updatedAt, 1, {BUCKET}) IS NOT substr(NEW.updatedAt, 1, {BUCKET})"
+        f" OR NOT (SELECT done FROM {table}_updated_mark)"
         f" BEGIN {_bump(table, 'OLD.updatedAt', -1)} {_bump(table, 'NEW.updatedAt', 1)} END",
         f"CREATE TEMP TRIGGER {table}_hours_delete AFTER DELETE ON main.{table} BEGIN"
         f" {_bump(table, 'OLD.updatedAt', -1)} END",

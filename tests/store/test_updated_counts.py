@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from unittest.mock import patch
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from emulator.store import updated_counts
@@ -52,6 +52,18 @@ Write = st.one_of(
     writes=st.lists(Write, max_size=12),
     bounds=st.lists(st.tuples(BOUND, BOUND), min_size=1, max_size=5),
     chunk=st.integers(1, 4),
+)
+# a move within one hour across the build's mark (found by a CI run): it must count
+@example(
+    stamps=[
+        "2026-05-01T10:00:00.000Z",
+        "6",
+        "2026-05-02T12:10:00.000Z",
+        "2026-05-01T10:00:00.000Z",
+    ],
+    writes=[("insert", ""), ("fill",), ("update", 3, "2026-05-02T12:00:00.000Z")],
+    bounds=[(None, "6")],
+    chunk=3,
 )
 def test_a_range_counts_what_counting_every_row_gives(
     stamps: list[str],
