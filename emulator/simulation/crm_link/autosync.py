@@ -289,7 +289,8 @@ class AutoSync:
         (and `force` is not given) or there is nothing to send."""
         async with self._lock:
             db = self.emulator.db
-            conn = await db.read(platform_connection.read)
+            # one row: on this thread once the store is idle, not a hop (every advance asks)
+            conn = await db.read(platform_connection.read, brief=True)
             if conn is None or not (conn.autoSync or force) or not await db.read(has_work):
                 return None
             batch = await db.write(collect)

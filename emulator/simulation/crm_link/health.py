@@ -170,7 +170,9 @@ class HealthChecker:
     async def __call__(self, target: datetime) -> None:
         db = self.emulator.db
 
-        settings, health_text = await db.read(platform_connection.read_stored)
+        # one row read and one written: on this thread once the store is idle (`brief`), not a
+        # hop to the store's thread and back each (most of a check's cost but the probes')
+        settings, health_text = await db.read(platform_connection.read_stored, brief=True)
         stored = None if health_text is None else decode(health_text, ConnectionHealth)
         if settings is None:
             return
@@ -211,4 +213,4 @@ class HealthChecker:
             # a connection replaced meanwhile keeps its own health
             platform_connection.record_health(conn, encode(state).decode(), settings)
 
-        await db.write(write)
+        await db.write(write, brief=True)

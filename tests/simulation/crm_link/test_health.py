@@ -3,12 +3,17 @@ checks on the clock, failures in a row, and exports that trust a fresh users ver
 
 from __future__ import annotations
 
+import sqlite3
+import threading
+from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
+from starlette.applications import Starlette
 
-from emulator.simulation.crm_link.health import HEALTH_INTERVAL_SECONDS
+from emulator.platform import connection as platform_connection
+from emulator.simulation.crm_link.health import HEALTH_INTERVAL_SECONDS, HealthChecker
 from tests.conftest import ALL
 from tests.public_api.paging import fixtures
 from tests.servers import recording_server
@@ -141,3 +146,31 @@ async def test_another_crm_starts_its_own_health_history(client: httpx.AsyncClie
     assert health["crmUrl"] == crm.url and health["checks"] == 1
     assert health["users"]["ownerSelection"] is False
     assert [r.path for r in crm.requests] == ["/health", "/users"]
+
+
+async def test_a_check_reads_and_writes_its_row_without_a_hop_to_the_store_thread(
+    app: Starlette, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the store idle (as after an advance's chunks), the check's read of the
+    connection and its write of the health run on the event loop's own thread (brief store
+    calls), not a hop each to the database thread and back."""
+    threads: dict[str, list[threading.Thread]] = {"read": [], "write": []}
+    read, record = platform_connection.read_stored, platform_connection.record_health
+
+    def read_noted(conn: sqlite3.Connection) -> tuple[str | None, str | None]:
+        threads["read"].append(threading.current_thread())
+        return read(conn)
+
+    def record_noted(conn: sqlite3.Connection, health: str, settings: str) -> None:
+        threads["write"].append(threading.current_thread())
+        record(conn, health, settings)
+
+    monkeypatch.setattr(platform_connection, "read_stored", read_noted)
+    monkeypatch.setattr(platform_connection, "record_health", record_noted)
+    services = app.state.services
+    checker = next(c for c in services.simulation.listeners if isinstance(c, HealthChecker))
+    await checker(services.emulator.clock.now() + timedelta(seconds=1))
+    loop = threading.current_thread()
+    assert threads["read"] and threads["write"]
+    assert set(threads["read"]) == set(threads["write"]) == {loop}
+    assert (await status(client))["lastHealth"]["checks"] == 1  # checked and written
