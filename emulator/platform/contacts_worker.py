@@ -32,6 +32,7 @@ from typing import Any
 
 import msgspec
 
+import emulator.store.binding  # noqa: F401 (for its effect: the contacts' None values bound fast)
 from emulator.fixtures.loader import ContactStream, FixtureError, record_ids
 from emulator.platform import contacts as contact_table
 from emulator.platform.bulk import contact_rows, write_contact_rows
