@@ -32,6 +32,7 @@ from typing import Any
 
 import msgspec
 
+import emulator.store.binding  # noqa: F401 (for its effect: the contacts' None values bound fast)
 from emulator.fixtures.loader import ContactStream, FixtureError, record_ids
 from emulator.platform import contacts as contact_table
 from emulator.platform.bulk import contact_rows, write_contact_rows
@@ -49,10 +50,18 @@ def members_file(out: Path) -> Path:
     return out.with_name(f"{out.stem}-members.sqlite")
 
 
+# Pages of the scratch files: a quarter of the default's pwrite and pread calls (written as
+# the cache spills, read back for the index builds and the server's copies: ~0.5 s less system
+# CPU at 1,000,000 contacts). The server's transfer (`INSERT ... SELECT`) copies records and
+# index entries as they are into the image's default-sized pages all the same.
+SCRATCH_PAGE_SIZE = 16384
+
+
 def _scratch(path: Path, table: str) -> tuple[sqlite3.Connection, list[tuple[str, str]]]:
     """A new scratch database of the schema at `path`, `table`'s indexes dropped (answered:
     built after the rows, 2x faster)."""
     conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(f"PRAGMA page_size={SCRATCH_PAGE_SIZE}")  # before the first table
     conn.execute("PRAGMA journal_mode=OFF")  # a scratch file: thrown away on failure
     conn.execute("PRAGMA synchronous=OFF")
     conn.executescript(schema_sql())
