@@ -576,7 +576,9 @@ def bench_mixed(
         try:
             # the steady state: once the search index is built (~45 s after the spawn at
             # 1,000,000), as the filters part waits for it (code without one: 90 s on)
-            with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=KEY) as client:
+            with httpx.Client(
+                base_url=f"http://127.0.0.1:{port}", headers=KEY, timeout=120
+            ) as client:
                 ready = index_ready(client, time.perf_counter() - started, cap=MIXED_INDEX_WAIT)
             report.line(
                 "mixed",
@@ -754,7 +756,9 @@ def bench_simulation(
         try:
             # the search index is built in the background once the server listens: let it
             # finish first, so the advances measure the simulation alone
-            with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=KEY) as client:
+            with httpx.Client(
+                base_url=f"http://127.0.0.1:{port}", headers=KEY, timeout=120
+            ) as client:
                 index_ready(client, time.perf_counter())
             got[label] = advance_days(port, days)
         finally:
