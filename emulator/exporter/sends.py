@@ -113,24 +113,17 @@ class SendLog:
         What comes meanwhile (if the write must wait) is written by a writer task after it;
         if this write does not happen (cancelled while it waits, or failed and rolled back),
         what it carried is queued again, less this call's own intent (its POST is not sent)."""
-        intents, self._intents = self._intents, []
-        done, self._done = self._done, []
-        ids, self._ids = self._ids, []
+        intents, done, ids = self._take()
         writing = asyncio.get_running_loop().create_future()
         self._writer = writing  # what flush() waits for, and no other writer meanwhile
         try:
-            await self._write(
-                partial(self._both, at=self.now(), intents=intents, done=done, ids=ids)
-            )
+            await self._write_taken(intents, done, ids)
         except BaseException as exc:
             self._intents[:0] = [i for i in intents if i != rid]
             self._done[:0], self._ids[:0] = done, ids
             if not isinstance(exc, asyncio.CancelledError):
                 self._error = exc
             raise
-        else:
-            if ids:
-                self._stored(len(ids))
         finally:
             self._writer = None
             writing.set_result(None)
@@ -177,16 +170,27 @@ class SendLog:
             self._store_ids(conn, ids)
         write_intents(conn, self.kind, self.export_id, at, intents, done)
 
+    def _take(self) -> tuple[list[int], list[int], list[tuple[str, int]]]:
+        """Everything queued (intents, completions, ids), the queues left empty."""
+        taken = self._intents, self._done, self._ids
+        self._intents, self._done, self._ids = [], [], []
+        return taken
+
+    async def _write_taken(
+        self, intents: list[int], done: list[int], ids: list[tuple[str, int]]
+    ) -> None:
+        """One write of what `_take` answered; its ids counted as stored once written."""
+        await self._write(partial(self._both, at=self.now(), intents=intents, done=done, ids=ids))
+        if ids:
+            self._stored(len(ids))
+
     async def _drain(self) -> None:
         try:
             while self._intents or self._done:
-                intents, self._intents = self._intents, []
-                done, self._done = self._done, []
-                ids, self._ids = self._ids, []
+                intents, done, ids = self._take()
                 committed, self._next = self._next, None
-                both = partial(self._both, at=self.now(), intents=intents, done=done, ids=ids)
                 try:
-                    await self._write(both)
+                    await self._write_taken(intents, done, ids)
                 except BaseException as exc:
                     if committed is not None and not committed.done():
                         if isinstance(exc, asyncio.CancelledError):
@@ -195,8 +199,6 @@ class SendLog:
                             committed.set_exception(exc)
                             committed.exception()  # retrieved: its waiter may be gone
                     raise
-                if ids:
-                    self._stored(len(ids))
                 if committed is not None and not committed.done():
                     committed.set_result(None)
         except Exception as exc:  # kept for before() and flush() to raise
