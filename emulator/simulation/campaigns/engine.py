@@ -25,6 +25,7 @@ import msgspec
 from emulator.operations import Busy
 from emulator.platform import campaign_tables, engagement
 from emulator.platform.contacts import touch_text, touches_text
+from emulator.platform.sequence_text import render
 from emulator.simulation.campaigns import effects as fx
 from emulator.simulation.campaigns import events as ev
 from emulator.simulation.campaigns.batch import Batch, Member, read_conversations
@@ -583,18 +584,21 @@ def apply_item(batch: Batch, plan: Plan, member: Member, item: Item, ms: int, at
     spec = plan.steps[step]
     number = plan.numbers[step]
     if kind == STEP:
-        member.step_index = max(member.step_index, step + 1)
-        if spec.type in ev.SENT:
+        if step >= member.step_index:
+            member.step_index = step + 1
+        stype = spec.type
+        if stype in ev.SENT:
+            name, company = member.first_name, member.company
             fx.send(
                 batch,
                 plan,
                 member,
                 at,
-                spec.type,
+                stype,
                 step,
                 number,
-                fx.render(spec.content, member),
-                fx.render(spec.subject, member),
+                render(spec.content, name, company),
+                render(spec.subject, name, company),
             )
         elif spec.type == "PROFILE_VISIT":
             fx.touch(batch, plan, member, at, step, "PROFILE_VISITED")
