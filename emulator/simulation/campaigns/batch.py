@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import msgspec
@@ -268,8 +268,9 @@ class Batch:
         return tid, subject, spec.taskType
 
     def member_rows(self) -> list[tuple[Any, ...]]:
-        """Every member's row as `write_members` takes it, in key order."""
-        return [self.members[key].row() for key in sorted(self.members)]
+        """Every member's row as `write_members` takes it, in rowid order: the table's own
+        (and ints sort in less than half the time of the members' key tuples)."""
+        return [member.row() for member in sorted(self.members.values(), key=_rowid)]
 
     def statements(self) -> Statements:
         """The inserts of its conversations, messages and events and the view counts, made
@@ -316,6 +317,7 @@ def read_conversations(conn: sqlite3.Connection, keys: list[tuple[int, int]]) ->
     )
 
 
+_rowid = attrgetter("rowid")
 _CONVERSATION_ROWS = msgspec.json.Decoder(list[tuple[int, int, int]])
 
 
