@@ -259,7 +259,7 @@ _SECONDS = tuple(f"{s:02d}." for s in range(60))
 _MILLIS = tuple(f"{m:03d}Z" for m in range(1000))
 
 
-ISOS_KEPT = 100_000  # stored forms `iso` keeps (~10 MB); then it starts again
+ISOS_KEPT = 20_000  # stored forms `iso` keeps (~3 MB); then it starts again
 _isos: dict[int, str] = {}
 
 
