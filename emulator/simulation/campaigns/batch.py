@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import msgspec
@@ -224,13 +225,22 @@ class Batch:
         entry[2] = at
 
     def event(self, member: Member, at: str, message_id: int | None, data: ev.Event) -> None:
-        etype, text = ev.stored(data)
-        self.events.append((etype, member.contact_id, member.campaign_id, message_id, at, text))
+        # ev.stored's type and data, inlined (one call fewer an event)
+        self.events.append(
+            (
+                ev.TYPES[type(data)],
+                member.contact_id,
+                member.campaign_id,
+                message_id,
+                at,
+                ev.encode(data).decode(),
+            )
+        )
         self.touched.add(member.campaign_id)
 
     def by_type(self) -> Counter[str]:
         """How many events of each type, in the order each type first occurred."""
-        return Counter(e[0] for e in self.events)
+        return Counter(map(itemgetter(0), self.events))
 
     def task(self, member: Member, plan: Plan, step: int, ms: int) -> tuple[int, str, str | None]:
         """The platform task of a TASK step, keyed like platform.tasks.ensure_for_members."""
@@ -258,8 +268,9 @@ class Batch:
         return tid, subject, spec.taskType
 
     def member_rows(self) -> list[tuple[Any, ...]]:
-        """Every member's row as `write_members` takes it, in key order."""
-        return [self.members[key].row() for key in sorted(self.members)]
+        """Every member's row as `write_members` takes it, in rowid order: the table's own
+        (and ints sort in less than half the time of the members' key tuples)."""
+        return [member.row() for member in sorted(self.members.values(), key=_rowid)]
 
     def statements(self) -> Statements:
         """The inserts of its conversations, messages and events and the view counts, made
@@ -306,6 +317,7 @@ def read_conversations(conn: sqlite3.Connection, keys: list[tuple[int, int]]) ->
     )
 
 
+_rowid = attrgetter("rowid")
 _CONVERSATION_ROWS = msgspec.json.Decoder(list[tuple[int, int, int]])
 
 

@@ -25,6 +25,7 @@ import msgspec
 from emulator.operations import Busy
 from emulator.platform import campaign_tables, engagement
 from emulator.platform.contacts import touch_text, touches_text
+from emulator.platform.sequence_text import render
 from emulator.simulation.campaigns import effects as fx
 from emulator.simulation.campaigns import events as ev
 from emulator.simulation.campaigns.batch import Batch, Member, read_conversations
@@ -93,39 +94,14 @@ class Due(msgspec.Struct, order=True, gc=False):
 
 
 class Timeline(msgspec.Struct, gc=False):
-    """A member's items drawn so far (`drawn`, timeline.py: drawn as chunks reach them) and
-    the stored times of its first ones (in time order; comparing text is cheaper than
-    parsing it, for bisect), with what they were made from. Kept for every member: not
-    tracked by the cyclic GC (it holds no cycle), which would otherwise walk them all. `ats`
-    grows as chunks reach the items (`formatted`): a member's timeline runs weeks ahead, and
-    formatting all its times when it is first due cost about as much as drawing them, for
-    items most advances never reach."""
+    """A member's items drawn so far (`drawn`, timeline.py: drawn as chunks reach them, with
+    their stored times), with what they were made from. Kept for every member: not tracked
+    by the cyclic GC (it holds no cycle), which would otherwise walk them all."""
 
     fingerprint: int  # the plan's
     anchor: str
     first_step: int
     drawn: Drawn
-    ats: tuple[str, ...]  # the times of drawn.items[:len(ats)]
-
-
-def formatted(timeline: Timeline, through: str | None, end_ms: int) -> tuple[str, ...]:
-    """`timeline.ats`, first made to reach `through` (a stored time: the member's
-    nextActionAt) and the first item drawn after `end_ms` (or the last item), so that a
-    bisect for `through` and a walk to the first item after `end_ms` find every time they
-    need."""
-    ats, items = timeline.ats, timeline.drawn.items
-    done = len(ats)
-    if done < len(items) and (
-        not done or ats[-1] < (through or "") or items[done - 1].ms <= end_ms
-    ):
-        more = []
-        for item in items[done:]:
-            at = iso(item.ms)
-            more.append(at)
-            if at >= (through or "") and item.ms > end_ms:
-                break
-        ats = timeline.ats = ats + tuple(more)
-    return ats
 
 
 def _key(d: Due) -> tuple[int, int, int]:
@@ -397,15 +373,13 @@ class Simulation:
                 if anchor_ms is None:  # members scheduled together share their anchor
                     anchor_ms = anchors[anchor] = parse_ms(anchor)
                 cached = timelines[key] = Timeline(
-                    plan.fingerprint, anchor, first_step, start(plan, anchor_ms, first_step), ()
+                    plan.fingerprint, anchor, first_step, start(plan, anchor_ms, first_step)
                 )
             drawn = cached.drawn
             items = drawn.items
             if not drawn.done and (not items or items[-1].ms <= end_ms):
                 items = draw_through(plan, contact, drawn, end_ms)  # up to the first after
-            ats = cached.ats
-            if len(ats) < len(items):  # times not all formatted yet: those this walk needs
-                ats = formatted(cached, member.next_action_at, end_ms)
+            ats = drawn.ats
             for i in range(bisect_left(ats, member.next_action_at or ""), len(items)):
                 item = items[i]
                 if item.ms > end_ms:
@@ -610,18 +584,21 @@ def apply_item(batch: Batch, plan: Plan, member: Member, item: Item, ms: int, at
     spec = plan.steps[step]
     number = plan.numbers[step]
     if kind == STEP:
-        member.step_index = max(member.step_index, step + 1)
-        if spec.type in ev.SENT:
+        if step >= member.step_index:
+            member.step_index = step + 1
+        stype = spec.type
+        if stype in ev.SENT:
+            name, company = member.first_name, member.company
             fx.send(
                 batch,
                 plan,
                 member,
                 at,
-                spec.type,
+                stype,
                 step,
                 number,
-                fx.render(spec.content, member),
-                fx.render(spec.subject, member),
+                render(spec.content, name, company),
+                render(spec.subject, name, company),
             )
         elif spec.type == "PROFILE_VISIT":
             fx.touch(batch, plan, member, at, step, "PROFILE_VISITED")

@@ -8,6 +8,8 @@ import msgspec
 
 from emulator.fixtures.models import WebhookEvent
 from emulator.simulation.campaigns import events as ev
+from emulator.simulation.campaigns.batch import Batch, Member
+from emulator.store.db import open_sync
 
 
 def test_every_event_type_has_one_struct_and_one_name() -> None:
@@ -49,3 +51,25 @@ def test_a_task_event_names_its_task() -> None:
         "taskType": "CALL",
         "dueDate": "d",
     }
+
+
+def test_a_batch_stores_each_event_as_its_type_and_data_and_counts_types_in_order() -> None:
+    conn = open_sync(None)
+    try:
+        batch = Batch(conn)
+        member = Member(
+            3, 11, 0, "Not Started", "Not Started", 0, 0, 0, None, None, None, None, None, None, 1
+        )
+        finished = ev.SequenceFinished(finishedAt="2026-01-02T00:00:00.000Z")
+        opened = ev.EmailOpened(step=1, channel="EMAIL", messageId=None, openedAt="t")
+        for data, mid in ((opened, 9), (finished, None), (opened, 9)):
+            batch.event(member, "t", mid, data)
+        assert batch.events == [
+            (*ev.stored(opened)[:1], 11, 3, 9, "t", ev.stored(opened)[1]),
+            (*ev.stored(finished)[:1], 11, 3, None, "t", ev.stored(finished)[1]),
+            (*ev.stored(opened)[:1], 11, 3, 9, "t", ev.stored(opened)[1]),
+        ]
+        assert list(batch.by_type().items()) == [("EMAIL_OPENED", 2), ("SEQUENCE_FINISHED", 1)]
+        assert batch.touched == {3}
+    finally:
+        conn.close()

@@ -4,6 +4,7 @@ hold every item up to the moment asked for and the first one after it."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any, get_args
 
 import msgspec
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from emulator.fixtures.models import StepType
 from emulator.platform.engagement import MESSAGE_STEPS
+from emulator.simulation.campaigns import timeline as timeline_module
 from emulator.simulation.campaigns.timeline import (
     ACCEPTED,
     CLICKED,
@@ -26,6 +28,7 @@ from emulator.simulation.campaigns.timeline import (
     _draw,
     _member_hash,
     draw_through,
+    iso,
     start,
     timeline,
 )
@@ -133,5 +136,29 @@ def test_drawing_as_far_as_needed_gives_the_whole_timeline(
         assert [i for i in expected if i.ms <= until] == [i for i in items if i.ms <= until]
         assert drawn.done or items[-1].ms > until  # and the first item after `until`
         assert drawn.done == (len(items) == len(expected))
+        assert drawn.ats == tuple(stored(i.ms) for i in items)  # drawn with their items
     assert list(draw_through(plan, contact, drawn, until + 10**12)) == expected
     assert drawn.done
+
+
+def stored(ms: int) -> str:
+    """The stored form of a moment, as the spec writes timestamps: UTC, milliseconds, Z."""
+    return (
+        datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 4_102_444_800_000), min_size=1, max_size=20))
+def test_iso_is_the_stored_form_whether_kept_or_made(moments: list[int]) -> None:
+    for ms in moments * 2:  # the second time from what `iso` keeps
+        assert iso(ms) == stored(ms)
+
+
+def test_iso_starts_again_when_it_keeps_too_many(monkeypatch: Any) -> None:
+    monkeypatch.setattr(timeline_module, "ISOS_KEPT", 3)
+    monkeypatch.setattr(timeline_module, "_isos", {})
+    moments = [ANCHOR + k * 1001 for k in range(10)]
+    assert [iso(ms) for ms in moments] == [stored(ms) for ms in moments]
+    assert len(timeline_module._isos) <= 3
+    assert [iso(ms) for ms in moments] == [stored(ms) for ms in moments]
