@@ -66,9 +66,7 @@ class SecretsInForce:
             store = self.store()
             seen = (id(store), store.version)
             if seen != self._read_at:
-                # a few rows (one per key, one per webhook secret): on this thread once the
-                # store is idle, not a hop to its thread and back after every write
-                self.book.add(*await store.read(stored_secrets, brief=True))
+                self.book.add(*await store.read(stored_secrets))
                 self._read_at = seen
         except Exception:  # a store not open yet, or closed: what the book knows still applies
             log.debug("stored secrets unreadable; redacting with the known ones", exc_info=True)
