@@ -40,9 +40,11 @@ def any_differs(columns: Iterable[str]) -> str:
 
 
 # Rows per statement of `many_rows`, largest first: a handful of distinct statements, so each
-# stays in the connection's statement cache; 512 rows of 10 columns are far below SQLite's
-# 32,766 bound variables.
-_SIZES = (512, 64, 8, 1)
+# stays in the connection's statement cache. Not more than 128: SQLite parses a statement
+# afresh the first time, after a reset or restore and when the cache let it go (a 512-row
+# insert of messages ~1.9 ms, of events ~0.7; 128 rows ~0.15 and ~0.1), and a row costs the
+# same in a statement of 128 rows as of 512 (~0.7 us an event, ~1.1 a message).
+_SIZES = (128, 32, 8, 1)
 
 
 # Statements made ahead of running them: (sql, the parameters of each executemany run).
@@ -53,7 +55,7 @@ def many_rows(
     conn: sqlite3.Connection, head: str, rows: Sequence[Sequence[Any]], tail: str = ""
 ) -> None:
     """Run `head VALUES (?, ...), (?, ...) ... tail` over every row in a few statements of up
-    to 512 rows each: one statement per row costs SQLite a program start (and each trigger's
+    to 128 rows each: one statement per row costs SQLite a program start (and each trigger's
     frame) per row, ~0.5-3 us more a row than one statement for many rows. Rows in order."""
     run_statements(conn, many_rows_statements(head, rows, tail))
 

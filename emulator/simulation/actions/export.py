@@ -58,6 +58,20 @@ class Job(msgspec.Struct):
     options: types.ExportOptions
 
 
+_ANSWERED = "(SELECT count(*) FROM actions_exports e WHERE e.runId = s.runId)"
+_EXPORTING = (
+    " FROM actions_schedule s JOIN actions_runs r ON r.id = s.runId"
+    " WHERE r.actions LIKE '%\"EXPORT_TO_CRM\"%'"
+)
+
+
+def any_pending(conn: sqlite3.Connection) -> bool:
+    """Whether a run that exports has ended records without an export outcome (`pending`
+    finds a job)."""
+    sql = f"SELECT EXISTS (SELECT 1{_EXPORTING} AND {_ANSWERED} < s.contactsDone)"
+    return bool(conn.execute(sql).fetchone()[0])
+
+
 def pending(
     conn: sqlite3.Connection, now: datetime
 ) -> tuple[list[Job], CrmConnection | None, bool | None]:
@@ -66,9 +80,7 @@ def pending(
     jobs = []
     rows = conn.execute(
         "SELECT s.runId, s.contactsDone, r.actions, r.contactIds, r.entity,"
-        " (SELECT count(*) FROM actions_exports e WHERE e.runId = s.runId)"
-        " FROM actions_schedule s JOIN actions_runs r ON r.id = s.runId"
-        " WHERE r.actions LIKE '%\"EXPORT_TO_CRM\"%' ORDER BY s.runId"
+        f" {_ANSWERED}{_EXPORTING} ORDER BY s.runId"
     ).fetchall()
     for run_id, done, actions, record_ids, entity, answered in rows:
         if answered >= done:
@@ -208,6 +220,10 @@ class ActionsExports:
 
     async def __call__(self, target: datetime) -> None:
         db = self.emulator.db
+        # most advances find no export to make: a brief read on this thread tells so, not a
+        # hop to the database thread
+        if not await db.read(any_pending, brief=True):
+            return
         jobs, connection, owner_selection = await db.read(lambda conn: pending(conn, target))
         for job in jobs:
             report = None

@@ -147,11 +147,21 @@ def parse_actions(actions: str) -> list[types.Options]:
     return [types.parse_options(str(e.get("type")), e.get("options")) for e in entries]
 
 
+_UNFINISHED = (
+    " FROM actions_schedule s JOIN actions_runs r ON r.id = s.runId"
+    " WHERE s.contactsDone < json_array_length(r.contactIds)"
+)
+
+
+def any_unfinished(conn: sqlite3.Connection) -> bool:
+    """Whether a run has records whose effects are not applied yet (`_step` has work)."""
+    return bool(conn.execute(f"SELECT EXISTS (SELECT 1{_UNFINISHED})").fetchone()[0])
+
+
 def _step(conn: sqlite3.Connection, target: datetime) -> None:
     rows = conn.execute(
         "SELECT s.runId, s.startAt, s.contactsDone, r.actions, r.contactIds, r.webhookUrl,"
-        " r.entity FROM actions_schedule s JOIN actions_runs r ON r.id = s.runId"
-        " WHERE s.contactsDone < json_array_length(r.contactIds) ORDER BY s.runId"
+        f" r.entity{_UNFINISHED} ORDER BY s.runId"
     ).fetchall()
     due: list[tuple[datetime, int, int]] = []  # (end time, run, record position)
     runs: dict[int, tuple[Timeline, str, list[types.Options]]] = {}
@@ -175,5 +185,7 @@ def _step(conn: sqlite3.Connection, target: datetime) -> None:
 
 async def step_runs(store: Store, target: datetime) -> None:
     """Bring every unfinished run to `target`: effects, stored status, completion deliveries
-    (exports are `actions_export.export_due`'s)."""
-    await store.write(lambda conn: _step(conn, target))
+    (exports are `actions_export.export_due`'s). Most advances find every run finished: a
+    brief read on this thread tells so, not a write on the database thread."""
+    if await store.read(any_unfinished, brief=True):
+        await store.write(lambda conn: _step(conn, target))

@@ -22,6 +22,34 @@ from emulator.wire import decode, encode
 
 CURSOR = "webhooks.cursor"
 _CHUNK = 5_000
+# New events a skip on the event loop's thread may walk (`_skip_unheard`): ~1 ms at most.
+BRIEF_SKIP = 20_000
+
+
+def _skip(conn: sqlite3.Connection, cursor: int, horizon: str) -> None:
+    """Nobody listens: move the cursor past the events up to `horizon` without reading them
+    (not past one still to happen: an injected event may lie ahead of the clock)."""
+    future = conn.execute(
+        "SELECT MIN(id) FROM events WHERE id > ? AND occurredAt > ?", (cursor, horizon)
+    ).fetchone()[0]
+    last = conn.execute(
+        "SELECT MAX(id) FROM events WHERE id > ? AND id < ?", (cursor, future or 2**62)
+    ).fetchone()[0]
+    if last is not None:
+        write_meta(conn, CURSOR, str(last))
+
+
+def _skip_unheard(conn: sqlite3.Connection, horizon: str) -> bool:
+    """With no enabled subscription and at most BRIEF_SKIP new events, skip them: True.
+    False (nothing written) otherwise: `_enqueue_chunk` on the database thread does it."""
+    cursor = int(read_meta(conn, CURSOR) or 0)
+    newest = conn.execute("SELECT MAX(id) FROM events").fetchone()[0] or 0
+    if newest - cursor > BRIEF_SKIP or any(
+        s.enabled for s in delivery.all_subscriptions(conn).values()
+    ):
+        return False
+    _skip(conn, cursor, horizon)
+    return True
 
 
 def _enqueue_chunk(conn: sqlite3.Connection, horizon: str) -> bool:
@@ -29,14 +57,7 @@ def _enqueue_chunk(conn: sqlite3.Connection, horizon: str) -> bool:
     cursor = int(read_meta(conn, CURSOR) or 0)
     subs = [s for s in delivery.all_subscriptions(conn).values() if s.enabled]
     if not subs:  # nobody listens: skip the events without reading them
-        future = conn.execute(
-            "SELECT MIN(id) FROM events WHERE id > ? AND occurredAt > ?", (cursor, horizon)
-        ).fetchone()[0]
-        last = conn.execute(
-            "SELECT MAX(id) FROM events WHERE id > ? AND id < ?", (cursor, future or 2**62)
-        ).fetchone()[0]
-        if last is not None:
-            write_meta(conn, CURSOR, str(last))
+        _skip(conn, cursor, horizon)
         return False
     rows = conn.execute(
         "SELECT id, type, contactId, campaignId, occurredAt, data FROM events"
@@ -71,7 +92,12 @@ def _enqueue_chunk(conn: sqlite3.Connection, horizon: str) -> bool:
 
 
 async def enqueue_events(store: Store, horizon: str) -> None:
-    """Queue a delivery per matching subscription for every new event up to `horizon`."""
+    """Queue a delivery per matching subscription for every new event up to `horizon`.
+
+    Most advances have nobody listening and a few thousand new events at most: a brief write
+    on this thread skips them, not a hop to the database thread and back."""
+    if await store.write(lambda conn: _skip_unheard(conn, horizon), brief=True):
+        return
     while await store.write(lambda conn: _enqueue_chunk(conn, horizon)):
         pass
 

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,10 @@ from hypothesis import strategies as st
 from starlette.applications import Starlette
 
 from emulator.app import create_app
+from emulator.simulation.actions.export import any_pending
+from emulator.simulation.actions.runs import any_unfinished, step_runs
 from emulator.simulation.actions.timeline import action_fails
+from emulator.wire import parse_iso
 from tests.conftest import ALL, make_settings
 from tests.public_api.checks import assert_error
 from tests.public_api.paging import fixtures
@@ -511,3 +515,24 @@ def test_counts_sum_and_only_completed_actions_change_records(
             assert done == ended * len(kinds)
 
     asyncio.run(play())
+
+
+async def test_the_listener_gates_follow_a_run_that_exports(
+    client: httpx.AsyncClient, app: Starlette
+) -> None:
+    """The brief checks that let most advances skip the actions steps: a run is unfinished
+    until each record's effects are applied, and an export is pending until each applied
+    record has its outcome."""
+    db = app.state.services.emulator.db
+    assert not await db.read(any_unfinished) and not await db.read(any_pending)
+    run_id = await start(
+        client,
+        {"actions": [{"type": "VERIFY_LEAD_EMAIL"}, {"type": "EXPORT_TO_CRM"}], "contactIds": [1]},
+    )
+    assert await db.read(any_unfinished) and not await db.read(any_pending)
+    status = await run_status(client, run_id)
+    ended = parse_iso(status["createdAt"]) + timedelta(seconds=END)
+    await step_runs(db, ended)  # the effects applied, the export not made yet
+    assert not await db.read(any_unfinished) and await db.read(any_pending)
+    await advance(client, END)  # the listener makes the export
+    assert not await db.read(any_unfinished) and not await db.read(any_pending)
