@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from emulator.platform import sequence_text
 from emulator.platform.engagement import CHANNELS
 from emulator.simulation.campaigns import events as ev
 from emulator.simulation.campaigns.batch import Batch, Member
@@ -19,10 +18,6 @@ REPLY_TEXTS = (
     "Please talk to my colleague who owns this topic.",
     "Sure, send me a few time slots.",
 )
-
-
-def render(text: str | None, member: Member) -> str | None:
-    return sequence_text.render(text, member.first_name, member.company)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -155,8 +155,3 @@ def event_type(event: Event) -> str:
 def encode_data(event: Event) -> str:
     """The events table's `data` of an event."""
     return encode(event).decode()
-
-
-def stored(event: Event) -> tuple[str, str]:
-    """The events table's `type` and `data` of an event, in one call (one an event)."""
-    return TYPES[type(event)], encode(event).decode()
