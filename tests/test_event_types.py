@@ -17,7 +17,8 @@ def test_each_event_type_has_exactly_one_struct() -> None:
 
 def test_the_stored_type_is_the_structs_own() -> None:
     event = ev.SequenceFinished(finishedAt="2026-01-01T00:00:00.000Z")
-    assert ev.stored(event) == ("SEQUENCE_FINISHED", '{"finishedAt":"2026-01-01T00:00:00.000Z"}')
+    assert ev.event_type(event) == "SEQUENCE_FINISHED"
+    assert ev.encode_data(event) == '{"finishedAt":"2026-01-01T00:00:00.000Z"}'
 
 
 def test_webhook_and_injectable_events_are_event_types() -> None:

@@ -225,7 +225,7 @@ class Batch:
         entry[2] = at
 
     def event(self, member: Member, at: str, message_id: int | None, data: ev.Event) -> None:
-        # ev.stored's type and data, inlined (one call fewer an event)
+        # the event's type and data (ev.event_type, ev.encode_data), inlined: one call an event
         self.events.append(
             (
                 ev.TYPES[type(data)],
