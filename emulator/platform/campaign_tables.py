@@ -69,7 +69,8 @@ def move_anchors(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
 # -- conversations, messages, events ---------------------------------------------------------------
 
 
-_INSERT_CONVERSATIONS = "INSERT INTO conversations VALUES "
+# OR FAIL, as the simulation's inserts below (why there); a seed that fails is discarded whole.
+_INSERT_CONVERSATIONS = "INSERT OR FAIL INTO conversations VALUES "
 _COUNT_VIEWS = (
     "UPDATE messages SET viewCount = viewCount + ?, clickCount = clickCount + ?,"
     " updatedAt = max(updatedAt, ?) WHERE id = ?"
@@ -103,7 +104,6 @@ def set_crm_activity_ids(conn: sqlite3.Connection, rows: Iterable[Row]) -> sqlit
 # and messages share) into a statement journal, to undo its own rows alone: ~10% of these
 # inserts at 1,000,000 contacts. A failed insert still raises, and the simulation's
 # transaction (a chunk, an injected event) then rolls back whole.
-_SIMULATED_CONVERSATIONS = "INSERT OR FAIL INTO conversations VALUES "
 _SIMULATED_MESSAGES = (
     "INSERT OR FAIL INTO messages(id, conversationId, content, subject, type, isContactSender,"
     " isAutosent, sequenceIndex, createdAt, updatedAt) VALUES "
@@ -124,7 +124,7 @@ def simulated_statements(
     updatedAt never moved back; events (type, contactId, campaignId, messageId, occurredAt,
     data), their ids in the rows' order."""
     return [
-        *many_rows_statements(_SIMULATED_CONVERSATIONS, conversations),
+        *many_rows_statements(_INSERT_CONVERSATIONS, conversations),
         *many_rows_statements(_SIMULATED_MESSAGES, messages),
         *([(_COUNT_VIEWS, views)] if views else []),
         *many_rows_statements(_SIMULATED_EVENTS, events),

@@ -40,7 +40,7 @@ def table(conn: sqlite3.Connection, sql: str) -> list[tuple[object, ...]]:
 def test_the_rows_are_written_as_given_with_event_ids_in_their_order(
     conn: sqlite3.Connection,
 ) -> None:
-    # 600 events: more than one statement (512 rows at most each)
+    # 600 events: more than one statement (128 rows at most each)
     events = [event(contact, None) for contact in range(600, 0, -1)]
     conn.execute("BEGIN")
     run_statements(
