@@ -18,7 +18,7 @@ import sqlite3
 from bisect import bisect_left, bisect_right
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -93,6 +93,15 @@ class Due(msgspec.Struct, order=True, gc=False):
     member: Member
 
 
+class Chunked(NamedTuple):
+    """What a chunk did: the moment it reached, whether it stopped short of its end (then
+    at that moment, between two members), and the conversation ids it read or made."""
+
+    reached: int
+    short: bool
+    conversations: dict[tuple[int, int], int]
+
+
 class Timeline(msgspec.Struct, gc=False):
     """A member's items drawn so far (`drawn`, timeline.py: drawn as chunks reach them, with
     their stored times), with what they were made from. Kept for every member: not tracked
@@ -164,7 +173,7 @@ class Simulation:
             generation = self._generation
             target_ms = to_ms(target)
             while self._generation == generation:
-                end_ms, short = await self.emulator.db.write(
+                end_ms, short, conversations = await self.emulator.db.write(
                     functools.partial(
                         self._paused_gc_chunk,
                         start_ms=to_ms(clock.now()),
@@ -174,6 +183,7 @@ class Simulation:
                 )
                 if self._generation != generation:
                     break  # reset or restored meanwhile: that state's clock stands
+                self._remember(conversations)  # committed: they exist
                 clock.move_to(from_ms(end_ms))
                 if progress is not None and not report(
                     progress, result.previous, iso(target_ms), iso(end_ms), result.events
@@ -206,7 +216,7 @@ class Simulation:
 
     def _paused_gc_chunk(
         self, conn: sqlite3.Connection, start_ms: int, target_ms: int, result: AdvanceResult
-    ) -> tuple[int, bool]:
+    ) -> Chunked:
         """The next chunk from `start_ms` (the clock) towards `target_ms`: it skips the span
         where nothing is due (read in the same write: one round trip to the store's thread a
         chunk, not two), then runs `_chunk` without cyclic garbage collection: its rows, items
@@ -226,14 +236,13 @@ class Simulation:
             if enabled:
                 gc.enable()
 
-    def _chunk(
-        self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult
-    ) -> tuple[int, bool]:
+    def _chunk(self, conn: sqlite3.Connection, end_ms: int, result: AdvanceResult) -> Chunked:
         """Process the items due at or before `end_ms` in key order, about `chunk_items` of
         them at most; runs inside one write transaction. Answers the moment reached and
         whether the chunk stopped short of `end_ms`: then the moment is the time of the last
         item processed, and the items left at that millisecond (of members after the last one
-        processed) are the next chunk's."""
+        processed) are the next chunk's. Keeps nothing of its own: the conversation ids it
+        answers are kept by the caller once its transaction committed."""
         plans = load_plans(conn, "WHERE status = 'ACTIVE'")
         batch = Batch(conn)
         limit = self.chunk_items
@@ -337,11 +346,10 @@ class Simulation:
         batch.flush(contacts=False, members=members, statements=statements)
         result.completedCampaigns.extend(complete_finished(conn, batch.touched))
         write_meta(conn, "clock", iso(reached))
-        self._remember(batch.conversations)
         result.events += len(batch.events)
         for etype, n in counts.items():
             result.eventsByType[etype] = result.eventsByType.get(etype, 0) + n
-        return reached, short
+        return Chunked(reached, short, batch.conversations)
 
     def _draw_due(
         self,
@@ -389,8 +397,10 @@ class Simulation:
             due_members[key] = member
 
     def _remember(self, conversations: dict[tuple[int, int], int]) -> None:
-        """Keep a chunk's conversation ids (as it ends: a chunk that fails keeps none), up to
-        CONVERSATIONS_KEPT of them (then start again: a chunk reads those it lacks)."""
+        """Keep a chunk's conversation ids once its transaction committed (a chunk that fails,
+        even in its COMMIT, keeps none: the ids of conversations rolled back would be given
+        again), up to CONVERSATIONS_KEPT of them (then start again: a chunk reads those it
+        lacks)."""
         if len(self._conversations) + len(conversations) > CONVERSATIONS_KEPT:
             self._conversations.clear()
         self._conversations.update(conversations)

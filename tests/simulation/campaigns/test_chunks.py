@@ -120,12 +120,12 @@ async def test_no_contact_is_touched_past_the_moment_its_chunk_reached(
         chunk = simulation._paused_gc_chunk
         late: list[tuple[str, str]] = []
 
-        def checked(conn: sqlite3.Connection, **kwargs: Any) -> tuple[int, bool]:
-            reached, short = chunk(conn, **kwargs)
+        def checked(conn: sqlite3.Connection, **kwargs: Any) -> engine.Chunked:
+            done = chunk(conn, **kwargs)
             row = conn.execute("SELECT max(updatedAt) FROM contacts").fetchone()
-            if row[0] > iso(reached):
-                late.append((row[0], iso(reached)))
-            return reached, short
+            if row[0] > iso(done.reached):
+                late.append((row[0], iso(done.reached)))
+            return done
 
         monkeypatch.setattr(simulation, "_paused_gc_chunk", checked)
         start = app.state.services.emulator.clock.now()
