@@ -209,3 +209,39 @@ async def test_the_advances_after_a_failed_chunk_write_the_pinned_story(
         await simulation.advance_to(start + timedelta(days=30))
         assert emulator.clock.now() == start + timedelta(days=30)
         assert await digest(app) == PINNED["generated"]
+
+
+async def test_a_statement_that_fails_half_way_leaves_none_of_its_rows(generated: Path) -> None:
+    """An insert of many events that fails at its 50th row (OR FAIL keeps the 49 before it
+    when it fails): the chunk's transaction takes them back with the rest. This is what a
+    chunk without a rollback journal could not do (docs/performance.md)."""
+    async with client_for(generated) as (app, client):
+        simulation = app.state.services.simulation
+        simulation.chunk_items = CHUNK_ITEMS
+        db = app.state.services.emulator.db
+        start = app.state.services.emulator.clock.now()
+        assert (await client.post("/_emulator/reset")).status_code == 200
+        before = await state(app)
+
+        def fail_at_the_50th_event(conn: sqlite3.Connection) -> None:
+            conn.executescript(
+                "CREATE TEMP TABLE inserted(n INTEGER); INSERT INTO inserted VALUES (0);"
+                " CREATE TEMP TRIGGER fail_half_way AFTER INSERT ON main.events BEGIN"
+                " UPDATE inserted SET n = n + 1;"
+                " SELECT RAISE(FAIL, 'injected at the 50th event')"
+                " WHERE (SELECT n FROM inserted) >= 50; END;"
+            )
+
+        await db.read(fail_at_the_50th_event)
+        try:
+            with pytest.raises(sqlite3.IntegrityError, match="injected at the 50th event"):
+                await simulation.advance_to(start + timedelta(days=1))
+        finally:
+            await db.read(
+                lambda conn: conn.executescript(
+                    "DROP TRIGGER fail_half_way; DROP TABLE temp.inserted;"
+                )
+            )
+        assert await state(app) == before
+        await simulation.advance_to(start + timedelta(days=30))
+        assert await digest(app) == PINNED["generated"]
