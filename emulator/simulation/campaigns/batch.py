@@ -26,9 +26,9 @@ from emulator.wire import encode
 class Member(msgspec.Struct, array_like=True, gc=False):
     """A member as the engine reads it (its campaign_members row, where its timeline starts:
     simulation_members, None for a member the simulation does not schedule, and what its
-    messages name, read apart: `read_names`) and as a batch changes it. array_like: decoded
-    straight from the JSON array SQLite builds of each row, one object a member and no
-    __init__ in Python; not tracked by the cyclic GC (it holds no containers)."""
+    messages name) and as a batch changes it. array_like: decoded straight from the JSON
+    array SQLite builds of each row, one object a member and no __init__ in Python; not
+    tracked by the cyclic GC (it holds no containers)."""
 
     campaign_id: int
     contact_id: int
@@ -41,10 +41,10 @@ class Member(msgspec.Struct, array_like=True, gc=False):
     next_action_at: str | None  # as read: the time of its next item
     anchor_at: str | None
     first_step: int | None
+    first_name: str | None
+    company: str | None  # the contact's company's name
+    profile_url: str | None
     rowid: int  # of its campaign_members row, read in this transaction
-    first_name: str | None = None  # the contact's (None until read: `take_names`)
-    company: str | None = None  # the contact's company's name
-    profile_url: str | None = None
     next_at: str | None = None  # as written: stored form of its next item's time, if any
 
     def engage(self, status: str) -> None:
@@ -317,36 +317,8 @@ def read_conversations(conn: sqlite3.Connection, keys: list[tuple[int, int]]) ->
     )
 
 
-def read_names(conn: sqlite3.Connection, contacts: list[int]) -> str:
-    """(contact, first name, company name, network profile URL) of these contacts, as one
-    JSON array (`take_names` decodes it): what the due members' messages name, read on the
-    chunk's worker while their timelines are drawn, not joined to each row of the due query
-    on the chunk's own thread (touches.py)."""
-    if not contacts:
-        return "[]"
-    return str(
-        conn.execute(
-            "SELECT json_group_array(json_array(c.id, c.firstName, co.name, c.networkProfileUrl))"
-            " FROM json_each(?) k JOIN contacts c ON c.id = k.value"
-            " LEFT JOIN companies co ON co.id = c.companyId",
-            (encode(contacts).decode(),),
-        ).fetchone()[0]
-    )
-
-
-def take_names(members: Iterable[Member], rows: str) -> None:
-    """Give each member its contact's names from `read_names`'s answer (a contact that is
-    gone keeps None, as a LEFT JOIN would)."""
-    names = {row[0]: row for row in _NAME_ROWS.decode(rows)}
-    for member in members:
-        found = names.get(member.contact_id)
-        if found is not None:
-            _, member.first_name, member.company, member.profile_url = found
-
-
 _rowid = attrgetter("rowid")
 _CONVERSATION_ROWS = msgspec.json.Decoder(list[tuple[int, int, int]])
-_NAME_ROWS = msgspec.json.Decoder(list[tuple[int, str | None, str | None, str | None]])
 
 
 def _next_id(conn: sqlite3.Connection, table: str) -> int:

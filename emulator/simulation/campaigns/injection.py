@@ -44,8 +44,8 @@ def inject(conn: sqlite3.Connection, event: Injected, ms: int) -> InjectedOut:
         raise SimulationError(404, f"Campaign {event.campaignId} not found", "campaignId")
     row = conn.execute(
         "SELECT m.campaignId, m.contactId, m.stepIndex, m.sequenceStatus, m.engagementStatus,"
-        " m.opens, m.clicks, m.replies, m.nextActionAt, NULL, NULL, m.rowid, c.firstName,"
-        " co.name, c.networkProfileUrl FROM campaign_members m"
+        " m.opens, m.clicks, m.replies, m.nextActionAt, NULL, NULL, c.firstName, co.name,"
+        " c.networkProfileUrl, m.rowid FROM campaign_members m"
         " LEFT JOIN contacts c ON c.id = m.contactId"
         " LEFT JOIN companies co ON co.id = c.companyId WHERE m.campaignId = ? AND m.contactId = ?",
         (event.campaignId, event.contactId),

@@ -2,8 +2,8 @@
 sqlite3 lets go of the GIL while SQLite steps a statement, so on a second core that work
 costs the chunk next to nothing (a contact's touch ~4 us otherwise, a tenth of the bench).
 
-What runs there (engine.py): the reads of the due members' conversations and of their
-contacts' names while their timelines are drawn, and the contacts' updatedAt. Every due item makes exactly one event at
+What runs there (engine.py): the read of the due members' conversations while their
+timelines are drawn, and the contacts' updatedAt. Every due item makes exactly one event at
 its time, so each contact's updatedAt after the chunk is known before any event is applied:
 the time of its last due item. A chunk of fewer members than its item limit touches the
 contacts of its first members early, while it draws the other members' timelines (only with

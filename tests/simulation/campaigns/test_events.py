@@ -56,7 +56,9 @@ def test_a_batch_stores_each_event_as_its_type_and_data_and_counts_types_in_orde
     conn = open_sync(None)
     try:
         batch = Batch(conn)
-        member = Member(3, 11, 0, "Not Started", "Not Started", 0, 0, 0, None, None, None, 1)
+        member = Member(
+            3, 11, 0, "Not Started", "Not Started", 0, 0, 0, None, None, None, None, None, None, 1
+        )
         finished = ev.SequenceFinished(finishedAt="2026-01-02T00:00:00.000Z")
         opened = ev.EmailOpened(step=1, channel="EMAIL", messageId=None, openedAt="t")
         for data, mid in ((opened, 9), (finished, None), (opened, 9)):
