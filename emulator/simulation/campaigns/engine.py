@@ -52,7 +52,7 @@ from emulator.simulation.campaigns.timeline import (
     from_ms,
     iso,
     parse_ms,
-    start,
+    shared_start,
     to_ms,
 )
 from emulator.simulation.campaigns.touches import Job, Worker
@@ -273,7 +273,7 @@ class Simulation:
             ).fetchone()[0]
         )
         due: list[Due] = []
-        anchors: dict[str, int] = {}
+        starts: dict[tuple[int, str, int], Drawn] = {}  # (campaign, anchor, first step)
         worker = self._worker
         # SQLite work on the worker's thread (touches.py) while this one draws timelines:
         # first the conversations of every member read (those of the items processed are
@@ -296,13 +296,13 @@ class Simulation:
             if read is not None:
                 jobs.append(read)
             split = len(rows) * AHEAD_SHARE // 100 if AHEAD_MIN <= len(rows) < limit else 0
-            self._draw_due(rows[:split], plans, end_ms, due, batch.members, anchors)
+            self._draw_due(rows[:split], plans, end_ms, due, batch.members, starts)
             if split:
                 ahead_times = ahead_of(due, rows[split:], limit)
                 if ahead_times:
                     text = touches_text({c: ahead_times[c] for c in sorted(ahead_times)})
                     jobs.append(worker.submit(functools.partial(touch_text, conn, text)))
-            self._draw_due(rows[split:], plans, end_ms, due, batch.members, anchors)
+            self._draw_due(rows[split:], plans, end_ms, due, batch.members, starts)
             due.sort()  # (time, campaign, contact, order) is unique: the rest is never compared
             for job in jobs:
                 job.wait()
@@ -358,11 +358,12 @@ class Simulation:
         end_ms: int,
         due: list[Due],
         due_members: dict[tuple[int, int], Member],
-        anchors: dict[str, int],
+        starts: dict[tuple[int, str, int], Drawn],
     ) -> None:
         """Add the items of these members due at or before `end_ms` to `due` (unsorted) and
         the members to `due_members`; each member's `next_at` is set where an item after
-        `end_ms` is drawn (it stays None until then). `anchors`: parsed anchor times."""
+        `end_ms` is drawn (it stays None until then). `starts`: the chunk's shared starts of
+        timelines by (campaign, anchor, first step), `shared_start`."""
         timelines = self._timelines  # (campaign, contact) -> its timeline: timelines are pure
         for member in rows:
             anchor, first_step = member.anchor_at, member.first_step
@@ -377,11 +378,15 @@ class Simulation:
                 or cached.first_step != first_step
                 or cached.fingerprint != plan.fingerprint
             ):
-                anchor_ms = anchors.get(anchor)
-                if anchor_ms is None:  # members scheduled together share their anchor
-                    anchor_ms = anchors[anchor] = parse_ms(anchor)
+                # members scheduled together share their anchor, and the items of their
+                # timelines' start that need no draw (timeline.shared_start)
+                shared = starts.get((campaign, anchor, first_step))
+                if shared is None:
+                    shared = starts[(campaign, anchor, first_step)] = shared_start(
+                        plan, parse_ms(anchor), first_step
+                    )
                 cached = timelines[key] = Timeline(
-                    plan.fingerprint, anchor, first_step, start(plan, anchor_ms, first_step)
+                    plan.fingerprint, anchor, first_step, shared.copy()
                 )
             drawn = cached.drawn
             items = drawn.items

@@ -141,6 +141,11 @@ class Drawn(msgspec.Struct, gc=False):
     pending: bool = False  # `step`'s STEP item is drawn, its outcomes are not yet
     done: bool = False  # every item is drawn (a reply, or FINISHED)
 
+    def copy(self) -> Drawn:
+        """A shallow copy: its tuples are shared, as nothing changes them in place (a third
+        of the time of msgspec.structs.replace)."""
+        return self.__copy__()  # type: ignore[attr-defined,no-any-return]
+
 
 def start(plan: Plan, anchor_ms: int, first_step: int) -> Drawn:
     """A member's timeline from `first_step` on, nothing drawn yet."""
@@ -148,9 +153,26 @@ def start(plan: Plan, anchor_ms: int, first_step: int) -> Drawn:
     return Drawn(anchor_ms, first_step, anchor_ms, has_request=has_request)
 
 
-def draw_through(plan: Plan, contact_id: int, drawn: Drawn, until_ms: int) -> tuple[Item, ...]:
+def shared_start(plan: Plan, anchor_ms: int, first_step: int) -> Drawn:
+    """`start` with the items that need no draw drawn already: the steps up to the first
+    whose outcomes are drawn from the member's hash (or the whole timeline, if none has
+    any). Those are the same for every member of the campaign with this anchor and first
+    step (the members scheduled together): a chunk draws them once and gives each member a
+    copy (`Drawn.copy`) rather than drawing them again per member. It may hold items after
+    the moment a chunk asks for (a visit, then a request two days later): drawing is pure,
+    so items drawn early are the ones a later draw would make, and such a member needs no
+    draw_through in that chunk (a third of the start's burst at 10,000 contacts)."""
+    drawn = start(plan, anchor_ms, first_step)
+    draw_through(plan, 0, drawn, _FOREVER, plain=True)
+    return drawn
+
+
+def draw_through(
+    plan: Plan, contact_id: int, drawn: Drawn, until_ms: int, plain: bool = False
+) -> tuple[Item, ...]:
     """Draw more of `drawn` until it holds an item after `until_ms` or the whole timeline;
-    answers its items. Every item at or before `until_ms` is then among them."""
+    answers its items. Every item at or before `until_ms` is then among them. `plain`:
+    stop before the first outcomes to draw (`contact_id` is not read: `shared_start`)."""
     items = drawn.items
     if drawn.done or (items and items[-1].ms > until_ms):
         return items
@@ -187,6 +209,8 @@ def draw_through(plan: Plan, contact_id: int, drawn: Drawn, until_ms: int) -> tu
                 i += 1  # no outcome to draw
             continue
         # the outcomes of step i, within the gap to the next step
+        if plain:
+            break
         step = steps[i]
         gap = steps[i + 1].delaySeconds * 1000 if i + 1 < count else TAIL_MS
         if prefix is None:

@@ -4,6 +4,7 @@ one, and writes the same story as one big chunk (the pinned digest of test_diges
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import timedelta
 from pathlib import Path
@@ -12,7 +13,8 @@ from typing import Any
 import pytest
 
 from emulator.simulation.campaigns import engine
-from emulator.simulation.campaigns.timeline import iso
+from emulator.simulation.campaigns.scheduling import load_plans
+from emulator.simulation.campaigns.timeline import iso, parse_ms, timeline
 from emulator.simulation.progress import AdvanceProgress
 from tests.simulation.sim_helpers import small_fixtures
 from tests.simulation.test_digest import DAY, PINNED, client_for, story
@@ -132,3 +134,59 @@ async def test_no_contact_is_touched_past_the_moment_its_chunk_reached(
         await simulation.advance_to(start + timedelta(days=7))
         assert not late
     assert any(ahead)
+
+
+@pytest.fixture
+def same_start(tmp_path: Path) -> Path:
+    """Two campaigns whose members all start at the clock's start (one anchor), with other
+    sequences: visits then requests a day later, and requests then emails an hour later."""
+    directory = small_fixtures(tmp_path / "fx", contacts=24, campaigns=2)
+    path = directory / "campaigns.json"
+    rows = json.loads(path.read_text())
+    rows[0]["sequence"] = [
+        {"type": "PROFILE_VISIT", "delaySeconds": 0},
+        {"type": "CONNECTION_REQUEST", "delaySeconds": DAY, "content": "Hi {{firstName}}"},
+    ]
+    rows[1]["sequence"] = [
+        {"type": "CONNECTION_REQUEST", "delaySeconds": 0, "content": "Hello"},
+        {"type": "EMAIL", "delaySeconds": 3600, "content": "Hi", "subject": "Note"},
+    ]
+    for row in rows:
+        row["outcomeRates"] = {"acceptance": 0.5, "reply": 0.3, "open": 0.5, "click": 0.5}
+    path.write_text(json.dumps(rows))
+    return directory
+
+
+async def test_members_started_together_each_walk_their_own_timeline(same_start: Path) -> None:
+    """The steps that need no draw are drawn once a chunk for the members of a campaign with
+    one anchor (`timeline.shared_start`): each member's events are still its own timeline's
+    items up to the clock, drawn alone from its start (`timeline.timeline`), advance after
+    advance (the visit's chunk holds the request of the day after), campaign by campaign."""
+    async with client_for(same_start) as (app, client):
+        db = app.state.services.emulator.db
+        members = await db.fetchall(
+            "SELECT campaignId, contactId, anchorAt, firstStep FROM simulation_members"
+        )
+        assert len({anchor for _, _, anchor, _ in members}) == 1
+        assert len({campaign for campaign, _, _, _ in members}) == 2
+        plans = await db.read(load_plans)
+        whole = {
+            (campaign, contact): timeline(plans[campaign], contact, parse_ms(anchor), first)
+            for campaign, contact, anchor, first in members
+        }
+        for seconds in (1800, DAY, 3600, 2 * DAY):
+            r = await client.post("/_emulator/clock/advance", json={"seconds": seconds})
+            assert r.status_code == 200, r.text
+            now = parse_ms(r.json()["now"])
+            rows = await db.fetchall(
+                "SELECT campaignId, contactId, type, occurredAt FROM events ORDER BY id"
+            )
+            written: dict[tuple[int, int], list[tuple[str, str]]] = {key: [] for key in whole}
+            for campaign, contact, etype, at in rows:
+                written[(campaign, contact)].append((etype, at))
+            for key, items in whole.items():
+                due = [item for item in items if item.ms <= now]
+                assert [at for _, at in written[key]] == [iso(item.ms) for item in due], key
+                kinds = [etype for etype, _ in written[key]]
+                visits = plans[key[0]].steps[0].type == "PROFILE_VISIT"
+                assert kinds[:1] == ["PROFILE_VISITED" if visits else "CONNECTION_REQUEST_SENT"]

@@ -29,6 +29,7 @@ from emulator.simulation.campaigns.timeline import (
     _member_hash,
     draw_through,
     iso,
+    shared_start,
     start,
     timeline,
 )
@@ -139,6 +140,44 @@ def test_drawing_as_far_as_needed_gives_the_whole_timeline(
         assert drawn.ats == tuple(stored(i.ms) for i in items)  # drawn with their items
     assert list(draw_through(plan, contact, drawn, until + 10**12)) == expected
     assert drawn.done
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    plan=plans,
+    contacts=st.lists(st.integers(1, 10**6), min_size=1, max_size=4, unique=True),
+    first_step=st.integers(0, 9),
+    moments=st.lists(st.integers(-DAY_MS, 40 * DAY_MS), max_size=6),
+)
+def test_members_drawn_on_from_one_shared_start_each_get_their_whole_timeline(
+    plan: Plan, contacts: list[int], first_step: int, moments: list[int]
+) -> None:
+    shared = shared_start(plan, ANCHOR, first_step)
+    before = msgspec.structs.asdict(shared)
+    # what every member's timeline starts with: its steps until the first one with outcomes
+    # to draw (a request or a message), which the shared start stops at; or the whole
+    # timeline when no step has any
+    assert all(item.kind in (STEP, FINISHED) for item in shared.items)
+    if shared.done:
+        assert shared.items[-1].kind == FINISHED
+    else:
+        assert shared.items and plan.steps[shared.items[-1].step].type in MESSAGE_STEPS
+    assert shared.ats == tuple(stored(item.ms) for item in shared.items)
+    expected = {c: whole(plan, c, ANCHOR, first_step) for c in contacts}
+    drawn = {c: shared.copy() for c in contacts}
+    for c in contacts:
+        assert list(shared.items) == expected[c][: len(shared.items)]
+    for moment in sorted(moments):  # the members drawn on in turn, chunk after chunk
+        until = ANCHOR + moment
+        for c in contacts:
+            items = list(draw_through(plan, c, drawn[c], until))
+            assert items == expected[c][: len(items)]
+            assert [i for i in expected[c] if i.ms <= until] == [i for i in items if i.ms <= until]
+            assert drawn[c].done or items[-1].ms > until
+            assert drawn[c].ats == tuple(stored(i.ms) for i in items)
+    for c in contacts:
+        assert list(draw_through(plan, c, drawn[c], ANCHOR + 10**12)) == expected[c]
+    assert msgspec.structs.asdict(shared) == before  # the copies never change it
 
 
 def stored(ms: int) -> str:
