@@ -168,35 +168,39 @@ class _Pass:
     """One `process_due`: attempts launch in key order, up to CONCURRENCY at once, as long as
     no attempt still in flight could fail into a retry due before the next one (a retry comes
     >= 30 s after its attempt). So the launch order, and the log order, is the order of the
-    keys of all attempts, however the clock was stepped; results are written in that order."""
+    keys of all attempts, however the clock was stepped; results are written in that order.
+
+    What it holds is bounded, however many attempts the pass makes: the queue is read in key
+    order BATCH rows at a time, after `loaded` (the last key read); a retry made in the pass
+    is held only when its key is at or before `loaded` (the table is never read there again),
+    else it waits in the table, written before the next read. So `heap` holds at most a
+    batch and the retries due inside it, plus the attempts in flight and those not yet
+    written (`done`)."""
 
     def __init__(self, store: Store, horizon: str, sender: Sender) -> None:
         self.store, self.horizon, self.sender = store, horizon, sender
-        self.heap: list[Due] = []
-        self.seen: set[Key] = set()  # keys already in the heap or launched in this pass
+        self.heap: list[Due] = []  # attempts to launch, every key at or before `loaded`
         self.loaded: Key | None = None  # the last key read from the queue table
-        self.exhausted = False
+        self.exhausted = False  # nothing left to read after `loaded` (until a retry is queued)
         self.subs: dict[int, delivery.Subscription] = {}
         self.flight: deque[tuple[Due, asyncio.Task[Outcome | None]]] = deque()
         self.done: list[Done] = []
         self.made = 0
+        self.peak = 0  # the most attempts held at once (heap, flight and done)
 
     async def _load(self) -> None:
+        await self._flush()  # retries due after `loaded` are read back from the table
         rows, self.subs = await self.store.read(lambda conn: _load(conn, self.horizon, self.loaded))
-        if len(rows) < BATCH:
-            self.exhausted = True
+        self.exhausted = len(rows) < BATCH
         if rows:
             self.loaded = rows[-1][:4]
         for row in rows:
-            if row[:4] not in self.seen:  # a retry this pass already holds
-                self.seen.add(row[:4])
-                heapq.heappush(self.heap, row)
+            heapq.heappush(self.heap, row)
+        self.peak = max(self.peak, len(self.heap) + len(self.flight) + len(self.done))
 
     async def _next(self) -> Due | None:
         """The attempt to launch now, if one may launch."""
-        if not self.exhausted and (
-            not self.heap or self.loaded is None or self.heap[0][:4] > self.loaded
-        ):
+        if not self.heap and not self.exhausted:
             await self._load()
         if not self.heap:
             return None
@@ -207,15 +211,19 @@ class _Pass:
         return heapq.heappop(self.heap)
 
     def _collect(self) -> None:
-        """Take finished attempts in launch order; queue their retries due in this pass."""
+        """Take finished attempts in launch order; hold their retries due in this pass that
+        the table will not be read for again (the others are read back once written)."""
         while self.flight and self.flight[0][1].done():
             item, task = self.flight.popleft()
             outcome = task.result()
             retry = _retry(item, outcome)
             if retry is not None and retry.dueAt <= self.horizon:
-                self.seen.add(retry[:4])
-                heapq.heappush(self.heap, retry)
+                if self.loaded is not None and retry[:4] <= self.loaded:
+                    heapq.heappush(self.heap, retry)
+                else:
+                    self.exhausted = False  # queued by the next flush, after `loaded`
             self.done.append((item, outcome, retry))
+        self.peak = max(self.peak, len(self.heap) + len(self.flight) + len(self.done))
 
     async def _flush(self) -> None:
         if self.done:
