@@ -100,8 +100,9 @@ class Due(msgspec.Struct, order=True, gc=False):
 
 class Timeline(msgspec.Struct, gc=False):
     """A member's items drawn so far (`drawn`, timeline.py: drawn as chunks reach them, with
-    their stored times), with what they were made from. Kept for every member: not tracked
-    by the cyclic GC (it holds no cycle), which would otherwise walk them all."""
+    their stored times), with what they were made from. Kept for up to TIMELINES_KEPT
+    members: not tracked by the cyclic GC (it holds no cycle), which would otherwise walk
+    them all."""
 
     fingerprint: int  # the plan's
     anchor: str
