@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
+import itertools
 import logging
 import sqlite3
 from bisect import bisect_left, bisect_right
@@ -67,6 +68,10 @@ MAX_AHEAD_MS = 3650 * DAY_MS  # an injected event's `time`: beyond that a typo i
 CHUNK_MS = 7 * DAY_MS  # one write per simulated week at most: other requests get a turn
 CHUNK_ITEMS = 10_000  # and about this many items (never fewer, unless time runs out first)
 CONVERSATIONS_KEPT = 300_000  # conversation ids kept between chunks (~40 MB)
+# Member timelines kept between chunks (~0.6-0.9 KB each): then the first drawn go. A
+# timeline is pure: one dropped is drawn again from its start when its member is next due.
+# 10,000 and 100,000 contacts keep all of theirs (~2,800 and ~28,000 members due).
+TIMELINES_KEPT = 100_000
 # A chunk of AHEAD_MIN members or more, but fewer than its limit, touches the contacts of its
 # first AHEAD_SHARE % of members while it draws the others' timelines (`_chunk`): about as
 # long as each other (~6 us a contact's touch, ~5 us a member's draw). Not a chunk of
@@ -104,8 +109,9 @@ class Chunked(NamedTuple):
 
 class Timeline(msgspec.Struct, gc=False):
     """A member's items drawn so far (`drawn`, timeline.py: drawn as chunks reach them, with
-    their stored times), with what they were made from. Kept for every member: not tracked
-    by the cyclic GC (it holds no cycle), which would otherwise walk them all."""
+    their stored times), with what they were made from. Kept for up to TIMELINES_KEPT
+    members: not tracked by the cyclic GC (it holds no cycle), which would otherwise walk
+    them all."""
 
     fingerprint: int  # the plan's
     anchor: str
@@ -346,6 +352,7 @@ class Simulation:
         batch.flush(contacts=False, members=members, statements=statements)
         result.completedCampaigns.extend(complete_finished(conn, batch.touched))
         write_meta(conn, "clock", iso(reached))
+        self._bound_timelines()
         result.events += len(batch.events)
         for etype, n in counts.items():
             result.eventsByType[etype] = result.eventsByType.get(etype, 0) + n
@@ -400,6 +407,16 @@ class Simulation:
                     break
                 due.append(Due(item.ms, campaign, contact, item.order, item, ats[i], member))
             due_members[key] = member
+
+    def _bound_timelines(self) -> None:
+        """Keep at most TIMELINES_KEPT timelines, dropping the first drawn (the dict keeps
+        the order of insertion; one dropped and drawn again goes last), a tenth of the cap
+        more at once: the dict's freed slots at its start are then not walked every chunk."""
+        timelines = self._timelines
+        excess = len(timelines) - TIMELINES_KEPT
+        if excess > 0:
+            for key in list(itertools.islice(timelines, excess + TIMELINES_KEPT // 10)):
+                del timelines[key]
 
     def _remember(self, conversations: dict[tuple[int, int], int]) -> None:
         """Keep a chunk's conversation ids once its transaction committed (a chunk that fails,

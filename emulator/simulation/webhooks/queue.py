@@ -34,6 +34,8 @@ RETRY_AFTER = (
 ATTEMPTS = len(RETRY_AFTER) + 1
 CONCURRENCY = 32
 BATCH = 2_000
+WRITE_EVERY = 500  # attempts made: their log rows and retries are written then
+HELD = 20_000  # retries a pass holds beyond the rows it read (_Pass): the rest wait in the table
 
 WEBHOOK = 0  # kinds of queued attempts
 ACTIONS = 1
@@ -168,29 +170,43 @@ class _Pass:
     """One `process_due`: attempts launch in key order, up to CONCURRENCY at once, as long as
     no attempt still in flight could fail into a retry due before the next one (a retry comes
     >= 30 s after its attempt). So the launch order, and the log order, is the order of the
-    keys of all attempts, however the clock was stepped; results are written in that order."""
+    keys of all attempts, however the clock was stepped; results are written in that order.
+
+    What it holds is bounded, however many attempts the pass makes. The queue is read in key
+    order BATCH rows at a time, after `loaded` (the last key read). A retry made in the pass
+    is held in `heap` when its key is at or before `loaded` (the table is never read there
+    again), or while fewer than HELD retries after `loaded` are (`ahead`: their keys, so that
+    the read that reaches them skips their rows); any other waits in the table, written
+    before the next read. A start's burst (at 1,000,000 contacts ~280,000 events at one
+    moment, all their retries 30 s later) so holds HELD retries, not every one."""
 
     def __init__(self, store: Store, horizon: str, sender: Sender) -> None:
         self.store, self.horizon, self.sender = store, horizon, sender
         self.heap: list[Due] = []
-        self.seen: set[Key] = set()  # keys already in the heap or launched in this pass
+        self.ahead: set[Key] = set()  # keys in `heap` after `loaded`
         self.loaded: Key | None = None  # the last key read from the queue table
-        self.exhausted = False
+        self.exhausted = False  # nothing left to read after `loaded` (until a retry waits there)
+        self.spilled = False  # a retry of `done` waits in the table, not in `heap`
         self.subs: dict[int, delivery.Subscription] = {}
         self.flight: deque[tuple[Due, asyncio.Task[Outcome | None]]] = deque()
         self.done: list[Done] = []
         self.made = 0
+        self.peak = 0  # the most attempts held at once (heap, flight and done)
 
     async def _load(self) -> None:
+        if self.spilled:
+            await self._flush()  # the retries waiting in the table are read back with the rest
         rows, self.subs = await self.store.read(lambda conn: _load(conn, self.horizon, self.loaded))
-        if len(rows) < BATCH:
-            self.exhausted = True
+        self.exhausted = len(rows) < BATCH
         if rows:
-            self.loaded = rows[-1][:4]
-        for row in rows:
-            if row[:4] not in self.seen:  # a retry this pass already holds
-                self.seen.add(row[:4])
-                heapq.heappush(self.heap, row)
+            self.loaded = loaded = rows[-1][:4]
+            ahead = self.ahead
+            for row in rows:
+                if row[:4] not in ahead:  # else a retry `heap` already holds
+                    heapq.heappush(self.heap, row)
+            if ahead:
+                self.ahead = {key for key in ahead if key > loaded}
+        self._note_peak()
 
     async def _next(self) -> Due | None:
         """The attempt to launch now, if one may launch."""
@@ -207,19 +223,30 @@ class _Pass:
         return heapq.heappop(self.heap)
 
     def _collect(self) -> None:
-        """Take finished attempts in launch order; queue their retries due in this pass."""
+        """Take finished attempts in launch order; hold their retries due in this pass, or
+        leave them to the table (above)."""
         while self.flight and self.flight[0][1].done():
             item, task = self.flight.popleft()
             outcome = task.result()
             retry = _retry(item, outcome)
             if retry is not None and retry.dueAt <= self.horizon:
-                self.seen.add(retry[:4])
-                heapq.heappush(self.heap, retry)
+                key = retry[:4]
+                if self.loaded is not None and key <= self.loaded:
+                    heapq.heappush(self.heap, retry)
+                elif len(self.ahead) < HELD:
+                    self.ahead.add(key)
+                    heapq.heappush(self.heap, retry)
+                else:
+                    self.spilled, self.exhausted = True, False
             self.done.append((item, outcome, retry))
+        self._note_peak()
+
+    def _note_peak(self) -> None:
+        self.peak = max(self.peak, len(self.heap) + len(self.flight) + len(self.done))
 
     async def _flush(self) -> None:
         if self.done:
-            done, self.done = self.done, []
+            done, self.done, self.spilled = self.done, [], False
             self.made += await self.store.write(lambda conn: _record(conn, done))
 
     async def run(self) -> int:
@@ -235,7 +262,7 @@ class _Pass:
                 return_when=asyncio.FIRST_COMPLETED,
             )
             self._collect()
-            if len(self.done) >= 500:
+            if len(self.done) >= WRITE_EVERY:
                 await self._flush()
         await self._flush()
         return self.made

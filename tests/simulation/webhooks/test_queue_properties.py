@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from starlette.applications import Starlette
 
 from emulator.simulation.dispatch import DeliveryListener
+from emulator.simulation.webhooks import queue
 from emulator.simulation.webhooks.events import WEBHOOK_EVENTS
 from tests.simulation.webhooks.delivery_harness import (
     Scripted,
@@ -91,6 +92,16 @@ async def play(
     return log, sorted(g.body for g in receiver.received), hooks
 
 
+@pytest.fixture(params=["as-is", "tiny-batches"])
+def batches(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pass as configured, or reading 2 rows at a time, holding 1 retry after them (the
+    others wait in the table) and writing after every attempt: the same log either way."""
+    if request.param == "tiny-batches":
+        monkeypatch.setattr(queue, "BATCH", 2)
+        monkeypatch.setattr(queue, "HELD", 1)
+        monkeypatch.setattr(queue, "WRITE_EVERY", 1)
+
+
 @PROPERTY
 @given(
     subs=st.lists(SUBSCRIPTION, min_size=1, max_size=3),
@@ -98,6 +109,7 @@ async def play(
     cuts=CUTS,
 )
 async def test_one_big_advance_and_many_small_ones_deliver_the_same(
+    batches: None,
     client: httpx.AsyncClient,
     app: Starlette,
     receiver: Scripted,
