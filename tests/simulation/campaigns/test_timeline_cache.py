@@ -25,14 +25,14 @@ async def story(generated: Path, steps: list[int], monkeypatch: pytest.MonkeyPat
     """Advance through `steps` in chunks of 50 items, the cap checked after each advance:
     answers how many timelines were started (drawn from their first step)."""
     started = 0
-    start = engine.start
+    timeline = engine.Timeline
 
     def counted(*args: Any) -> Any:
         nonlocal started
         started += 1
-        return start(*args)
+        return timeline(*args)
 
-    monkeypatch.setattr(engine, "start", counted)
+    monkeypatch.setattr(engine, "Timeline", counted)
     async with client_for(generated) as (app, client):
         sim = app.state.services.simulation
         sim.chunk_items = 50  # many chunks: the cap is applied after each
