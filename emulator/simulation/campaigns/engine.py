@@ -247,8 +247,9 @@ class Simulation:
         them at most; runs inside one write transaction. Answers the moment reached and
         whether the chunk stopped short of `end_ms`: then the moment is the time of the last
         item processed, and the items left at that millisecond (of members after the last one
-        processed) are the next chunk's. Keeps nothing of its own: the conversation ids it
-        answers are kept by the caller once its transaction committed."""
+        processed) are the next chunk's. The conversation ids it answers are kept by the
+        caller once its transaction committed; the timelines it drew are kept at once (they
+        are pure, so a chunk that then fails leaves none that is wrong), up to TIMELINES_KEPT."""
         plans = load_plans(conn, "WHERE status = 'ACTIVE'")
         batch = Batch(conn)
         limit = self.chunk_items

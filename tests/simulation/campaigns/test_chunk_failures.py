@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from starlette.applications import Starlette
 
@@ -114,6 +115,13 @@ async def state(app: Starlette) -> str:
     return h.hexdigest()
 
 
+def in_small_chunks(app: Starlette) -> datetime:
+    """The engine set to chunks of CHUNK_ITEMS items; answers the clock (where days start)."""
+    app.state.services.simulation.chunk_items = CHUNK_ITEMS
+    now: datetime = app.state.services.emulator.clock.now()
+    return now
+
+
 async def chunks_of_a_day(app: Starlette, start: datetime, writes: Writes) -> list[int]:
     """A clean one-day advance from `start`: how many writes each chunk made."""
     per_chunk: list[int] = []
@@ -148,14 +156,23 @@ async def after_chunks(app: Starlette, start: datetime, chunks: int) -> str:
     return await state(app)
 
 
+async def failed_day(
+    app: Starlette, client: httpx.AsyncClient, start: datetime, writes: Writes, point: int
+) -> None:
+    """After a reset, a one-day advance from `start` whose `point`-th write fails."""
+    assert (await client.post("/_emulator/reset")).status_code == 200
+    writes.done.clear()
+    writes.fail_after = point
+    with pytest.raises(Injected):
+        await app.state.services.simulation.advance_to(start + timedelta(days=1))
+    writes.fail_after = None
+
+
 async def test_a_failure_after_any_write_of_a_chunk_leaves_no_trace(
     generated: Path, writes: Writes
 ) -> None:
     async with client_for(generated) as (app, client):
-        simulation = app.state.services.simulation
-        simulation.chunk_items = CHUNK_ITEMS
-        emulator = app.state.services.emulator
-        start = emulator.clock.now()
+        start = in_small_chunks(app)
         per_chunk = await chunks_of_a_day(app, start, writes)
         assert len(per_chunk) >= 3, per_chunk
         labels = list(writes.done)
@@ -169,14 +186,11 @@ async def test_a_failure_after_any_write_of_a_chunk_leaves_no_trace(
                 assert (await client.post("/_emulator/reset")).status_code == 200
                 writes.done.clear()
                 expected[chunk] = await after_chunks(app, start, chunk)
-            assert (await client.post("/_emulator/reset")).status_code == 200
-            writes.done.clear()
-            writes.fail_after = point
-            with pytest.raises(Injected):
-                await simulation.advance_to(start + timedelta(days=1))
-            writes.fail_after = None
+            await failed_day(app, client, start, writes, point)
             assert await state(app) == expected[chunk], (point, labels[point - 1])
-            assert await emulator.db.read(lambda conn: conn.in_transaction) is False
+            assert (
+                await app.state.services.emulator.db.read(lambda conn: conn.in_transaction) is False
+            )
 
 
 @pytest.mark.parametrize(
@@ -190,21 +204,14 @@ async def test_the_advances_after_a_failed_chunk_write_the_pinned_story(
     """Nothing the engine keeps between chunks (timelines, conversation ids) remembers what
     the failed chunk wrote: the thirty days written after it are the pinned ones."""
     async with client_for(generated) as (app, client):
-        simulation = app.state.services.simulation
-        simulation.chunk_items = CHUNK_ITEMS
-        emulator = app.state.services.emulator
-        start = emulator.clock.now()
+        simulation, emulator = app.state.services.simulation, app.state.services.emulator
+        start = in_small_chunks(app)
         per_chunk = await chunks_of_a_day(app, start, writes)
         labels = writes.done[: sum(per_chunk)]  # not the listeners' writes after them
         # the last write of that kind in the day's second chunk or later: a chunk after
         # others, whose conversations and timelines the engine has kept
         point = [i for i, label in enumerate(labels, 1) if label == kind][nth]
-        assert (await client.post("/_emulator/reset")).status_code == 200
-        writes.done.clear()
-        writes.fail_after = point
-        with pytest.raises(Injected):
-            await simulation.advance_to(start + timedelta(days=1))
-        writes.fail_after = None
+        await failed_day(app, client, start, writes, point)
         assert emulator.clock.now() < start + timedelta(days=1)
         await simulation.advance_to(start + timedelta(days=30))
         assert emulator.clock.now() == start + timedelta(days=30)
@@ -216,10 +223,8 @@ async def test_a_statement_that_fails_half_way_leaves_none_of_its_rows(generated
     when it fails): the chunk's transaction takes them back with the rest. This is what a
     chunk without a rollback journal could not do (docs/performance.md)."""
     async with client_for(generated) as (app, client):
-        simulation = app.state.services.simulation
-        simulation.chunk_items = CHUNK_ITEMS
-        db = app.state.services.emulator.db
-        start = app.state.services.emulator.clock.now()
+        simulation, db = app.state.services.simulation, app.state.services.emulator.db
+        start = in_small_chunks(app)
         assert (await client.post("/_emulator/reset")).status_code == 200
         before = await state(app)
 
