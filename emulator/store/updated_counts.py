@@ -53,6 +53,23 @@ def _bump(table: str, value: str, by: int) -> str:
     )
 
 
+def _move(table: str) -> str:
+    """SQL: `_bump` of OLD.updatedAt by -1 and of NEW.updatedAt by +1 in one statement (one
+    statement in the trigger's program rather than two: ~0.3 us less a row moved, the
+    simulation's touch of ~4.5 us a contact included). Two rows of one hour add up: the
+    upsert takes them one after the other."""
+    rows = " UNION ALL ".join(
+        f"SELECT substr({value}, 1, {BUCKET}), {by} FROM {table}_updated_mark"
+        f" WHERE done OR {value} < upto"
+        for value, by in (("OLD.updatedAt", -1), ("NEW.updatedAt", 1))
+    )
+    # `WHERE true`: an upsert's SELECT must end in a clause before ON CONFLICT
+    return (
+        f"INSERT INTO {table}_updated_hours(hour, n) SELECT * FROM ({rows}) WHERE true"
+        " ON CONFLICT(hour) DO UPDATE SET n = n + excluded.n;"
+    )
+
+
 def start_sql(table: str) -> list[str]:
     """The statements that (re)create `table`'s empty hour counts, its mark (rows below
     `upto` are counted; all once `done`) and the triggers that keep them."""
@@ -73,7 +90,7 @@ def start_sql(table: str) -> list[str]:
         f"CREATE TEMP TRIGGER {table}_hours_update AFTER UPDATE OF updatedAt ON main.{table}"
         f" WHEN substr(OLD.updatedAt, 1, {BUCKET}) IS NOT substr(NEW.updatedAt, 1, {BUCKET})"
         f" OR NOT (SELECT done FROM {table}_updated_mark)"
-        f" BEGIN {_bump(table, 'OLD.updatedAt', -1)} {_bump(table, 'NEW.updatedAt', 1)} END",
+        f" BEGIN {_move(table)} END",
         f"CREATE TEMP TRIGGER {table}_hours_delete AFTER DELETE ON main.{table} BEGIN"
         f" {_bump(table, 'OLD.updatedAt', -1)} END",
     ]
