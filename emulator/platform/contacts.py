@@ -19,13 +19,13 @@ def insert(conn: sqlite3.Connection, values: dict[str, Any], now: str) -> int:
     return int(cursor.lastrowid or 0)
 
 
+# Whole rows in the column order of the schema (seeding: `bulk.contact_rows`).
+INSERT_ROWS = "INSERT INTO contacts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+
 def insert_rows(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> None:
     """Whole rows in the column order of the schema (seeding: `bulk.contact_rows`)."""
-    conn.executemany(
-        "INSERT INTO contacts VALUES "
-        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        rows,
-    )
+    conn.executemany(INSERT_ROWS, rows)
 
 
 def copy_from(conn: sqlite3.Connection, schema: str) -> None:

@@ -72,11 +72,14 @@ def engagement_rank(status: str) -> tuple[int, int]:
     return rank
 
 
+# New memberships: (campaignId, contactId, addedAt).
+ADD_MEMBERS = "INSERT INTO campaign_members(campaignId, contactId, addedAt) VALUES (?, ?, ?)"
+
+
 def add_members(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> None:
-    """New memberships: (campaignId, contactId, addedAt); the one writer of the table's rows."""
-    conn.executemany(
-        "INSERT INTO campaign_members(campaignId, contactId, addedAt) VALUES (?, ?, ?)", rows
-    )
+    """New memberships: (campaignId, contactId, addedAt); the one writer of the table's rows
+    (but the contacts worker's, which runs ADD_MEMBERS on its own file)."""
+    conn.executemany(ADD_MEMBERS, rows)
 
 
 def copy_members_from(conn: sqlite3.Connection, schema: str) -> None:
