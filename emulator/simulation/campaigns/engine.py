@@ -29,7 +29,13 @@ from emulator.platform.contacts import touch_text, touches_text
 from emulator.platform.sequence_text import render
 from emulator.simulation.campaigns import effects as fx
 from emulator.simulation.campaigns import events as ev
-from emulator.simulation.campaigns.batch import Batch, Member, read_conversations
+from emulator.simulation.campaigns.batch import (
+    Batch,
+    Member,
+    read_conversations,
+    read_names,
+    take_names,
+)
 from emulator.simulation.campaigns.injection import Injected, InjectedOut, inject
 from emulator.simulation.campaigns.scheduling import (
     SimulationError,
@@ -80,6 +86,15 @@ TIMELINES_KEPT = 100_000
 AHEAD_MIN = 200
 AHEAD_SHARE = 40
 Listener = Callable[[datetime], Awaitable[None]]
+# What the due query reads of each member's contact (its first name, its company's name, its
+# profile URL), and its joins: read there for a chunk of fewer members than its limit (where the
+# worker touches contacts early), else later on the worker (NULLs here, `read_names`). At
+# 1,000,000 contacts each contact and company is a random page: ~4 us a member of the query.
+_NAMES = (
+    "c.firstName, co.name, c.networkProfileUrl",
+    " LEFT JOIN contacts c ON c.id = m.contactId LEFT JOIN companies co ON co.id = c.companyId",
+)
+_NO_NAMES = ("NULL, NULL, NULL", "")
 # The due query's rows, decoded from one JSON array of arrays.
 _DUE_ROWS = msgspec.json.Decoder(list[Member])
 
@@ -149,6 +164,7 @@ class Simulation:
         # conversations are never deleted but by a reset or restore, which forget these)
         self._conversations: dict[tuple[int, int], int] = {}
         self._worker = Worker()  # a chunk's SQLite work beside its Python (touches.py)
+        self._full = False  # whether the last chunk read `chunk_items` members
         emulator.on_reset.append(self._forget)
 
     def _forget(self) -> None:
@@ -261,21 +277,23 @@ class Simulation:
         # a Python object at ~0.2 us a value, ~20% more than SQLite's json_array plus msgspec.
         # The inner query names its columns: `*` copied every column of each member through
         # the subquery (~10% of the query).
+        # A full chunk's members get their names on the worker (`read_names`) while their
+        # timelines are drawn; whether this one is full is known after the query, so the
+        # last chunk's answer is the guess (a wrong one costs the names' read here).
+        names_later = self._full
+        names_sql = _NO_NAMES if names_later else _NAMES
         rows = _DUE_ROWS.decode(
             conn.execute(
                 "SELECT json_group_array(json_array(m.campaignId, m.contactId, m.stepIndex,"
                 " m.sequenceStatus, m.engagementStatus, m.opens, m.clicks, m.replies,"
-                " m.nextActionAt, s.anchorAt, s.firstStep, c.firstName, co.name,"
-                " c.networkProfileUrl, m.rid))"
+                f" m.nextActionAt, s.anchorAt, s.firstStep, {names_sql[0]}, m.rid))"
                 " FROM (SELECT rowid AS rid, campaignId, contactId, stepIndex, sequenceStatus,"
                 " engagementStatus, opens, clicks, replies, nextActionAt FROM campaign_members"
                 " WHERE nextActionAt IS NOT NULL AND nextActionAt <= ?"
                 " AND +campaignId IN (SELECT value FROM json_each(?))"
                 " ORDER BY nextActionAt, campaignId, contactId LIMIT ?) m"
                 " LEFT JOIN simulation_members s ON s.campaignId = m.campaignId"
-                " AND s.contactId = m.contactId"
-                " LEFT JOIN contacts c ON c.id = m.contactId"
-                " LEFT JOIN companies co ON co.id = c.companyId",
+                f" AND s.contactId = m.contactId{names_sql[1]}",
                 (iso(end_ms), encode(sorted(plans)).decode(), limit),
             ).fetchone()[0]
         )
@@ -289,6 +307,10 @@ class Simulation:
         # goes back, so the later touch of every contact whose last time differs puts each
         # where one touch would. A job's error is raised by its wait; none outlives the
         # transaction.
+        self._full = full = len(rows) >= limit
+        contacts = [m.contact_id for m in rows] if names_later else []
+        # a wrong guess: the names read here, before the worker's reads
+        names_text = read_names(conn, contacts) if names_later and not full else None
         wanted = batch.conversations_to_read(
             [(m.contact_id, m.campaign_id) for m in rows], self._conversations
         )
@@ -302,6 +324,10 @@ class Simulation:
             )
             if read is not None:
                 jobs.append(read)
+            names = None
+            if names_later and full:  # the worker has nothing else to do beside the drawing
+                names = worker.submit(functools.partial(read_names, conn, contacts))
+                jobs.append(names)
             split = len(rows) * AHEAD_SHARE // 100 if AHEAD_MIN <= len(rows) < limit else 0
             self._draw_due(rows[:split], plans, end_ms, due, batch.members, starts)
             if split:
@@ -317,6 +343,10 @@ class Simulation:
             for job in jobs:
                 job.join()
             raise
+        if names is not None:
+            names_text = names.wait()
+        if names_text is not None:
+            take_names(batch.members.values(), names_text)
         reached: int | None = None
         if len(rows) >= limit or len(due) > limit:
             due, reached = self._cut(due, rows, limit, batch)

@@ -3,7 +3,7 @@ sqlite3 lets go of the GIL while SQLite steps a statement, so on a second core t
 costs the chunk next to nothing (a contact's touch ~4 us otherwise, a tenth of the bench).
 
 What runs there (engine.py): the read of the due members' conversations while their
-timelines are drawn, and the contacts' updatedAt. Every due item makes exactly one event at
+timelines are drawn (and of their names, in a full chunk), and the contacts' updatedAt. Every due item makes exactly one event at
 its time, so each contact's updatedAt after the chunk is known before any event is applied:
 the time of its last due item. A chunk of fewer members than its item limit touches the
 contacts of its first members early, while it draws the other members' timelines (only with
