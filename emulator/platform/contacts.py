@@ -19,8 +19,8 @@ def insert(conn: sqlite3.Connection, values: dict[str, Any], now: str) -> int:
     return int(cursor.lastrowid or 0)
 
 
-# Whole rows in the column order of the schema (seeding: `bulk.contact_rows`).
-INSERT_ROWS = "INSERT INTO contacts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+# `insert_rows`' statement (the contacts worker runs it on its own file through apsw).
+INSERT_ROWS = "INSERT INTO contacts VALUES (" + ", ".join("?" * 23) + ")"
 
 
 def insert_rows(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> None:
