@@ -15,6 +15,7 @@ parent, should the parent be killed outright.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import secrets
@@ -22,8 +23,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import emulator
@@ -91,6 +93,26 @@ def die_with_parent() -> Callable[[], None] | None:
     return set_death_signal
 
 
+@contextlib.contextmanager
+def ctrl_c_held() -> Iterator[None]:
+    """Ctrl-C (SIGINT) arriving inside the block is acted on as the block ends, as the handler
+    it had would have. Around a spawn: interrupted between the fork and Popen's return, the
+    child would run on with nobody holding its pid to stop it. The main thread alone can set
+    a handler; elsewhere the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        # None: a handler not set from Python, which cannot be put back; the default then
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+        if caught:  # sent again: ignored, default or Python's KeyboardInterrupt, as it was
+            os.kill(os.getpid(), signal.SIGINT)
+
+
 class CrmProcess:
     """A child `emulator serve`: `start` it, `await ready()` for its base URL, `stop()` it."""
 
@@ -107,7 +129,8 @@ class CrmProcess:
     def start(cls, command: Sequence[str]) -> CrmProcess:
         child = cls(command)
         try:
-            child._spawn()
+            with ctrl_c_held():
+                child._spawn()
         except BaseException:
             child.stop()
             raise

@@ -227,13 +227,13 @@ def main(args: argparse.Namespace) -> int:
         return 2
     # Started first: the CRM's process loads the same files while this one does.
     child = None
-    if crm_in_child(args):
-        try:
-            child = CrmProcess.start(serve_command(str(args.fixtures or DEFAULT_FIXTURES)))
-        except OSError as exc:
-            print(f"emulator export: cannot start the embedded CRM: {exc}", file=sys.stderr)
-            return 2
-    try:
+    try:  # entered before the start: a Ctrl-C right after it still stops the child
+        if crm_in_child(args):
+            try:
+                child = CrmProcess.start(serve_command(str(args.fixtures or DEFAULT_FIXTURES)))
+            except OSError as exc:
+                print(f"emulator export: cannot start the embedded CRM: {exc}", file=sys.stderr)
+                return 2
         return _run(args, child)
     finally:
         if child is not None:

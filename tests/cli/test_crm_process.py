@@ -183,3 +183,25 @@ def test_stop_kills_a_child_that_ignores_terminate(monkeypatch: pytest.MonkeyPat
     child.stop()
     assert child.process is not None and child.process.returncode == -9
     assert time.monotonic() - started < 10
+
+
+def test_ctrl_c_during_the_spawn_stops_the_child_it_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C between the fork and Popen's return (where the end-to-end test above sometimes
+    lands on a slow machine): the start is interrupted and the child is not left running."""
+    made: list[subprocess.Popen[bytes]] = []
+    real_popen = subprocess.Popen
+
+    def popen_then_ctrl_c(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        made.append(real_popen(*args, **kwargs))
+        os.kill(os.getpid(), signal.SIGINT)  # acted on at the next bytecode, if not held
+        return made[-1]
+
+    monkeypatch.setattr("emulator.cli.crm_process.subprocess.Popen", popen_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        CrmProcess.start([sys.executable, "-c", "import time; time.sleep(60)"])
+    assert len(made) == 1
+    try:
+        assert made[0].poll() is not None, "the child outlived its interrupted start"
+    finally:
+        made[0].kill()
+        made[0].wait()
