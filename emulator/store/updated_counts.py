@@ -43,13 +43,20 @@ def counts_table(table: str) -> str:
     return f"temp.{table}_updated_hours"
 
 
-def _bump(table: str, value: str, by: int) -> str:
-    """SQL: add `by` to the hour of `value` if the build has counted that far (a row above
-    the mark is counted when the build reaches it, with the value it has then)."""
+def _counted(table: str, value: str, by: int) -> str:
+    """SQL: the row (hour of `value`, `by`) if the build has counted that far (a row above the
+    mark is counted when the build reaches it, with the value it has then), else none."""
     return (
-        f"INSERT INTO {table}_updated_hours(hour, n)"
-        f" SELECT substr({value}, 1, {BUCKET}), {by} FROM {table}_updated_mark"
-        f" WHERE done OR {value} < upto ON CONFLICT(hour) DO UPDATE SET n = n + {by};"
+        f"SELECT substr({value}, 1, {BUCKET}), {by} FROM {table}_updated_mark"
+        f" WHERE done OR {value} < upto"
+    )
+
+
+def _bump(table: str, value: str, by: int) -> str:
+    """SQL: add `by` to the hour of `value` (`_counted`)."""
+    return (
+        f"INSERT INTO {table}_updated_hours(hour, n) {_counted(table, value, by)}"
+        f" ON CONFLICT(hour) DO UPDATE SET n = n + {by};"
     )
 
 
@@ -58,15 +65,11 @@ def _move(table: str) -> str:
     statement in the trigger's program rather than two: ~0.3 us less a row moved, the
     simulation's touch of ~4.5 us a contact included). Two rows of one hour add up: the
     upsert takes them one after the other."""
-    rows = " UNION ALL ".join(
-        f"SELECT substr({value}, 1, {BUCKET}), {by} FROM {table}_updated_mark"
-        f" WHERE done OR {value} < upto"
-        for value, by in (("OLD.updatedAt", -1), ("NEW.updatedAt", 1))
-    )
+    old, new = _counted(table, "OLD.updatedAt", -1), _counted(table, "NEW.updatedAt", 1)
     # `WHERE true`: an upsert's SELECT must end in a clause before ON CONFLICT
     return (
-        f"INSERT INTO {table}_updated_hours(hour, n) SELECT * FROM ({rows}) WHERE true"
-        " ON CONFLICT(hour) DO UPDATE SET n = n + excluded.n;"
+        f"INSERT INTO {table}_updated_hours(hour, n) SELECT * FROM ({old} UNION ALL {new})"
+        " WHERE true ON CONFLICT(hour) DO UPDATE SET n = n + excluded.n;"
     )
 
 
