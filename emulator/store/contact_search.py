@@ -223,7 +223,19 @@ def search_params(folded_term: str) -> tuple[str, str]:
 # one row per contact), returned in rowid order without a sort, counted without a lookup
 # of each match in `contacts` (ten times faster for a term thousands of contacts hold).
 ALONE_IDS = f"{_INDEXED} UNION ALL {_NOTED} ORDER BY 1"
-ALONE_COUNT = f"SELECT (SELECT count(*) FROM ({_INDEXED})) + (SELECT count(*) FROM ({_NOTED}))"
+# Its count: every match in the index, less the noted contacts the index matches (their
+# document as the index holds it, read by rowid), plus the noted contacts that match now.
+# `_INDEXED`'s test of each match against the noted ones cost a quarter of the count
+# (1,000,000 contacts, 100 terms: 2.7-3.8 ms of CPU a count, 1.9-2.6 without it, with or
+# without noted contacts); this reads only the noted ones. CROSS JOIN keeps SQLite from
+# scanning the whole index to find them.
+ALONE_COUNT = (
+    "SELECT (SELECT count(*) FROM temp.contact_search WHERE contact_search MATCH ?1)"
+    f" - (SELECT count(*) FROM {PENDING} p CROSS JOIN temp.contact_search s"
+    " ON s.rowid = p.id WHERE instr(s.doc, ?2) > 0)"
+    " + (SELECT count(*) FROM main.contacts c"
+    f" WHERE c.id IN (SELECT id FROM {PENDING}) AND instr({_doc('c')}, ?2) > 0)"
+)
 
 
 def alone_queries() -> tuple[str, FirstAsk]:

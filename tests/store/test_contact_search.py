@@ -67,16 +67,21 @@ async def every_contact(client: httpx.AsyncClient) -> list[dict[str, Any]]:
 
 
 async def search(client: httpx.AsyncClient, term: str) -> list[int]:
+    """Every id the search lists, page by page; each page's total is their count (the first
+    page's is counted apart from the ids, the later ones are the kept id list's length)."""
     ids: list[int] = []
+    totals = set()
     page = 1
     while True:
         params = {"search": term, "page": str(page), "pageSize": "100"}
         response = await client.get("/v1/contacts", params=params, headers=ALL)
         assert response.status_code == 200, response.text
-        data = response.json()["data"]
-        if not data:
+        body = response.json()
+        totals.add(body["meta"]["total"])
+        if not body["data"]:
+            assert totals == {len(ids)}, (term, totals, len(ids))
             return ids
-        ids += [c["id"] for c in data]
+        ids += [c["id"] for c in body["data"]]
         page += 1
 
 
