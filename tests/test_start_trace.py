@@ -52,17 +52,20 @@ def serve_once(tmp_path: Path, fixtures: Path, env: dict[str, str]) -> str:
 def test_a_traced_cold_start_stamps_every_process_phase_in_order(tmp_path: Path) -> None:
     fixtures = large_copy(tmp_path)
     err = serve_once(tmp_path, fixtures, {**os.environ, ENV: "1"})
-    stamps = [line.split(" ", 3) for line in err.splitlines() if line.startswith("start-trace ")]
-    phases = [(rest.split(": ", 1)[0], rest.split(": ", 1)[1]) for _, _, _, rest in stamps]
+    stamps = [line.split(" ", 4) for line in err.splitlines() if line.startswith("start-trace ")]
+    phases = [(rest.split(": ", 1)[0], rest.split(": ", 1)[1]) for *_, rest in stamps]
     by_process: dict[str, list[str]] = {}
     for process, phase in phases:
         by_process.setdefault(process, []).append(phase)
     assert set(by_process) == {"server", "seeding process", "contacts worker"}
     # three processes, each with its own pid, stamping on one clock
-    assert len({pid for _, _, pid, _ in stamps}) == 3
-    for pid in {pid for _, _, pid, _ in stamps}:
-        times = [float(t) for _, t, p, _ in stamps if p == pid]
+    assert len({pid for _, _, pid, _, _ in stamps}) == 3
+    for pid in {pid for _, _, pid, _, _ in stamps}:
+        times = [float(t) for _, t, p, _, _ in stamps if p == pid]
         assert times == sorted(times)
+        # each with the CPU its process spent so far, which never goes back
+        cpu = [float(c) for _, _, p, c, _ in stamps if p == pid]
+        assert cpu == sorted(cpu) and cpu[-1] > 0
     assert by_process["contacts worker"] == [
         "started",
         "contacts and memberships written",
