@@ -29,10 +29,13 @@ venv: $(STAMP) ## create the virtual environment and install the package with it
 run: $(SERVE_STAMP) ## serve on 127.0.0.1:8400 (make run PORT=N for another) with the default fixtures (installs what serving needs)
 	$(BIN)/emulator serve --port $(PORT)
 
-# One pytest worker per core (pytest-xdist, in the test extra); worksteal: a worker that runs
-# out takes the queued tests of a busy one, so the few long tests do not end the run alone.
-test: $(STAMP) browser ## run the whole test suite, a worker per core
-	$(BIN)/pytest -n auto --dist worksteal
+# A pytest worker per core and one more (pytest-xdist, in the test extra): the suite waits on
+# servers, browsers and deadlines, which left ~30% of two cores idle with a worker per core.
+# worksteal: a worker that runs out takes the queued tests of a busy one, so the few long
+# tests do not end the run alone.
+TEST_WORKERS ?= $(shell $(PY) -c 'import os; print(len(os.sched_getaffinity(0)) + 1)')
+test: $(STAMP) browser ## run the whole test suite, a worker per core and one more
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal
 
 # The dashboard's browser tests drive Debian's chromium; without it (and without root and apt to
 # install it) they skip, saying why.
