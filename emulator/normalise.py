@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://")
+# compiled once: re.sub(pattern, ...) looks its pattern up in re's cache on every call, a
+# third of phone_key's time (twice per contact in each CRM sync, create and update)
+_NOT_DIGIT = re.compile(r"\D")
 
 
 def email_key(email: str | None) -> str | None:
@@ -54,7 +57,7 @@ def phone_key(value: str | None) -> str | None:
     """Digits only (a leading + is dropped); fewer than 5 digits is no phone."""
     if value is None:
         return None
-    digits = re.sub(r"\D", "", value)
+    digits = _NOT_DIGIT.sub("", value)
     return digits if len(digits) >= 5 else None
 
 
