@@ -83,6 +83,17 @@ class Watched:
         )
         return str(self.page.inner_text(f"#{kind}-status"))
 
+    def try_in_api_docs(self, docs: str, path: str) -> None:
+        """On the API docs page `docs`, open the first operation on `path`, try it out and
+        execute it; the opened block is `.opblock.is-open`."""
+        self.goto(docs)
+        summary = self.page.locator(".opblock-summary-path", has_text=path).first
+        # The summary is a deep link (a hash change): the next click waits for the open block,
+        # so waiting for that navigation too only adds a wait that a loaded machine timed out.
+        summary.click(no_wait_after=True)
+        self.page.click(".opblock.is-open button.try-out__btn")
+        self.page.click(".opblock.is-open button.execute")
+
     def assert_clean(self) -> None:
         assert self.errors == [], f"the page logged errors: {self.errors}"
         assert self.outside == [], f"the page requested outside the emulator: {self.outside}"

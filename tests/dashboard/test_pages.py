@@ -232,13 +232,7 @@ def test_a_deep_verify_run_starts_from_the_page_with_its_sequences_and_seed(
 
 
 def test_api_docs_render_the_openapi_document_and_try_it_calls_the_emulator(page: Watched) -> None:
-    page.goto("/docs")
-    health = page.page.locator(".opblock-summary-path", has_text="/_emulator/health").first
-    # The summary is a deep link (a hash change): the next click waits for the open block,
-    # so waiting for that navigation too only adds a wait that a loaded machine timed out.
-    health.click(no_wait_after=True)
-    page.page.click(".opblock.is-open button.try-out__btn")
-    page.page.click(".opblock.is-open button.execute")
+    page.try_in_api_docs("/docs", "/_emulator/health")
     status = page.page.locator(
         ".opblock.is-open .live-responses-table tbody .response-col_status"
     ).first

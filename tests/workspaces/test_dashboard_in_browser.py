@@ -67,13 +67,7 @@ def test_the_buttons_and_links_of_a_workspace_dashboard_act_on_it(
 
 
 def test_the_api_docs_of_a_workspace_try_its_own_paths(page: Watched, workspace: str) -> None:
-    page.goto(f"{workspace}/docs")
-    health = page.page.locator(".opblock-summary-path", has_text="/_emulator/health").first
-    # The summary is a deep link (a hash change): the next click waits for the open block,
-    # so waiting for that navigation too only adds a wait that a loaded machine timed out.
-    health.click(no_wait_after=True)
-    page.page.click(".opblock.is-open button.try-out__btn")
-    page.page.click(".opblock.is-open button.execute")
+    page.try_in_api_docs(f"{workspace}/docs", "/_emulator/health")
     url = page.page.locator(".opblock.is-open .request-url pre").first
     url.wait_for()
     assert f"{workspace}/_emulator/health" in url.inner_text()
