@@ -17,7 +17,9 @@ from tests.processes import free_port
 from tests.test_seed_process import ASIDE, large_copy
 
 
-def serve_once(tmp_path: Path, fixtures: Path, env: dict[str, str]) -> str:
+def serve_once(
+    tmp_path: Path, fixtures: Path, env: dict[str, str], aside: tuple[str, ...] = ASIDE
+) -> str:
     """stderr of one `emulator serve` from a fresh seed cache, stopped once it answers."""
     port, log = free_port(), tmp_path / "stderr.log"
     cache = tmp_path / f"cache-{len(list(tmp_path.glob('cache-*')))}"
@@ -25,7 +27,7 @@ def serve_once(tmp_path: Path, fixtures: Path, env: dict[str, str]) -> str:
         proc = subprocess.Popen(
             [
                 *(sys.executable, "-m", "emulator", "serve", "--port", str(port)),
-                *("--fixtures", str(fixtures), "--seed-cache", str(cache), *ASIDE),
+                *("--fixtures", str(fixtures), "--seed-cache", str(cache), *aside),
             ],
             stdout=subprocess.DEVNULL,
             stderr=err,
@@ -91,6 +93,16 @@ def test_a_traced_cold_start_stamps_every_process_phase_in_order(tmp_path: Path)
         "image read into memory",
         "listening",
     ]
+
+
+def test_a_server_that_seeds_hashes_the_files_while_it_imports(tmp_path: Path) -> None:
+    fixtures = large_copy(tmp_path)
+    err = serve_once(tmp_path, fixtures, {**os.environ, ENV: "1"}, aside=())
+    stamps = [line.split(" ", 4) for line in err.splitlines() if line.startswith("start-trace ")]
+    server = [rest.split(": ", 1)[1] for *_, rest in stamps if rest.startswith("server: ")]
+    assert "seeder emulator.platform.seed.seed_records" in server  # no seeding process
+    # the digest came from the thread started before the server's modules were imported
+    assert server.index("fixtures hashed (on a thread)") < server.index("app created")
 
 
 def test_an_untraced_start_writes_no_stamp(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from emulator.clock import parse_clock
-from emulator.fixtures.image_cache import default_cache_dir, image_counts
+from emulator.fixtures.image_cache import DigestThread, default_cache_dir, image_counts
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.image_preload import ImagePreload
 from emulator.platform.contacts_worker import ContactsWorker
@@ -276,12 +276,14 @@ def _serve_on(sock: socket.socket, args: argparse.Namespace) -> int:
     warm = _warm_image(args)
     seeder: SeedProcess | None = None
     worker: ContactsWorker | None = None
+    digest: DigestThread | None = None
     if warm is None and not args.no_seed_cache:
         seeder = SeedProcess.spawn(args.fixtures, args.seed_cache, args.seed_aside)
         if seeder is None:  # seeded here, the contacts meanwhile by a worker (if worth it)
             worker = ContactsWorker.spawn(args.fixtures, args.seed_cache)
+            digest = DigestThread(args.fixtures, args.seed_cache)  # while the server imports
     try:
-        return _serve_with(sock, args, seeder, warm, worker)
+        return _serve_with(sock, args, seeder or digest, warm, worker)
     finally:
         for child in (seeder, worker):
             if child is not None:
@@ -310,7 +312,7 @@ def _import_server() -> None:
 def _serve_with(
     sock: socket.socket,
     args: argparse.Namespace,
-    seeder: SeedProcess | None,
+    seeder: SeedProcess | DigestThread | None,
     warm: ImagePreload | None,
     worker: ContactsWorker | None,
 ) -> int:
@@ -334,7 +336,7 @@ def _serve_with(
 def _serve_app(
     sock: socket.socket,
     args: argparse.Namespace,
-    seeder: SeedProcess | None,
+    seeder: SeedProcess | DigestThread | None,
     warm: ImagePreload | None,
     worker: ContactsWorker | None,
     counted: dict[str, int],
@@ -407,11 +409,14 @@ def _serve_app(
     )
 
 
-def _digest_of(seeder: SeedProcess | None) -> Callable[[], str | None] | None:
+def _digest_of(seeder: SeedProcess | DigestThread | None) -> Callable[[], str | None] | None:
     """The fixtures' digest as the seeding process answers it, their image cached; should
-    that process fail otherwise than on the fixtures, the server seeds them itself."""
+    that process fail otherwise than on the fixtures, the server seeds them itself. A
+    DigestThread's (the server seeds): its result, waited for when asked."""
     if seeder is None:
         return None
+    if isinstance(seeder, DigestThread):
+        return seeder.result
     try:
         digest = seeder.result()
         stamp("seeding process answered")
