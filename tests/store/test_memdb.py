@@ -60,9 +60,7 @@ def test_an_image_is_mapped_and_never_written(tmp_path: Path) -> None:
     assert conn.region.used == image.stat().st_size
     conn.execute("UPDATE meta SET value = 'changed'")
     conn.execute("INSERT INTO meta(key, value) VALUES ('new', 'row')")
-    assert conn.execute("SELECT count(*) FROM meta WHERE value = 'changed'").fetchone() == (
-        2_000,
-    )
+    assert conn.execute("SELECT count(*) FROM meta WHERE value = 'changed'").fetchone() == (2_000,)
     conn.close()
     assert _digest(image) == before
 
