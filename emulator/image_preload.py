@@ -1,14 +1,17 @@
-"""A start's seeded image, read into the in-memory database before the store opens.
+"""A start's seeded image, made the in-memory database before the store opens.
 
-Reading the image of 1,000,000 contacts (~950 MB) into memory takes about a second, most of
-it the kernel handing out pages. `emulator serve` copies it on its main thread, before the
-event loop runs, and the store adopts that connection when it opens: the statements are
-those of `Store.open` then `Store.restore_path` (`emulator.store.db.open_restored`), only
-elsewhere. The main thread because glibc grows its heap in large steps, where a thread's
-heap grows one mprotect call per page SQLite allocates (~0.4 s more at 1,000,000 contacts);
-on a warm start (the image cached, the files' digest remembered: no seeding process) the
-server's modules import on another thread meanwhile, as sqlite3 lets go of the GIL while
-it copies.
+The image is mapped copy-on-write as the database's buffer (SQLite's memdb over memory this
+process owns: emulator/store/memdb.py), so a start reads none of its ~950 MB at 1,000,000
+contacts: pages come from the OS's file cache as requests touch them. Where that cannot be
+had the image is copied into a `:memory:` database instead (SQLite's backup: about a second
+at that size, most of it the kernel handing out pages). `emulator serve` opens it on its
+main thread, before the event loop runs, and the store adopts that connection when it
+opens: the statements are those of `Store.open` then `Store.restore_path`
+(`emulator.store.db.open_restored`), only elsewhere. The main thread because glibc grows its
+heap in large steps, where a thread's heap grows one mprotect call per page SQLite allocates
+(~0.4 s more for a copy at 1,000,000 contacts); on a warm start (the image cached, the
+files' digest remembered: no seeding process) the server's modules import on another thread
+meanwhile, as sqlite3 lets go of the GIL while it copies.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from emulator.store.db import open_restored
 
 
 class ImagePreload:
-    """The seeded image at `image`, to be copied into a new in-memory connection (`load`)
+    """The seeded image at `image`, to be opened as a new in-memory connection (`load`)
     and then taken by the store (`connection`)."""
 
     def __init__(self, image: Path) -> None:
@@ -41,8 +44,8 @@ class ImagePreload:
         return None if image is None else cls(image)
 
     def load(self, meanwhile: Callable[[], object] | None = None) -> None:
-        """Copy the image on this thread, `meanwhile` running on another one until both are
-        done (what it raises is dropped: it only warms up). A copy that fails is raised by
+        """Open the image on this thread, `meanwhile` running on another one until both are
+        done (what it raises is dropped: it only warms up). An open that fails is raised by
         `connection()`, where the store opens and its errors are reported."""
         helper = None
         if meanwhile is not None:

@@ -20,7 +20,7 @@ from typing import Any, TypeVar, cast
 import aiosqlite
 
 import emulator.store.binding  # noqa: F401 (for its effect: None binds as NULL at C speed)
-from emulator.store import contact_changes, table_changes
+from emulator.store import contact_changes, memdb, table_changes
 from emulator.store.contact_changes import ALL, ChangeLog
 from emulator.store.ddl import schema_sql
 
@@ -29,10 +29,28 @@ T = TypeVar("T")
 
 def open_sync(path: str | Path | None) -> sqlite3.Connection:
     """A plain sqlite3 connection with the schema applied (also used for pristine copies)."""
+    conn = connect_sync(path)
+    configure(conn, on_disk=path is not None)
+    return conn
+
+
+def connect_sync(path: str | Path | None, image: Path | None = None) -> sqlite3.Connection:
+    """The connection of the database file at `path`, else of an in-memory database (empty,
+    or holding the database file `image`): SQLite's memdb in memory this process owns where
+    it can be (emulator/store/memdb.py; its page cache then stays small, and an image is
+    mapped rather than copied), else `:memory:` (an image then copied in)."""
+    in_region = memdb.connect(image) if path is None else None
+    if in_region is not None:
+        return in_region
     conn = sqlite3.connect(
         ":memory:" if path is None else str(path), isolation_level=None, check_same_thread=False
     )
-    configure(conn, on_disk=path is not None)
+    if path is None and image is not None:
+        try:
+            restore_file(conn, image)
+        except BaseException:
+            conn.close()
+            raise
     return conn
 
 
@@ -202,11 +220,11 @@ def open_restored(image: Path) -> sqlite3.Connection:
     file `image` as `Store.restore_path` puts it: the same statements, on any thread (a
     warm start reads its image while the server's modules import: emulator/image_preload.py).
     """
-    conn = open_sync(None)
+    conn = connect_sync(None, image)
     try:
+        configure(conn, on_disk=False)  # the image's schema already: adds nothing to it
         contact_changes.install(conn)
         table_changes.install(conn)
-        restore_file(conn, image)
     except BaseException:
         conn.close()
         raise
@@ -243,11 +261,7 @@ class Store:
         whose pages SQLite keeps `cache_kib` KiB of in memory."""
         # Not only from its worker thread: a simulation chunk touches contacts from a second
         # thread inside its transaction (simulation/campaigns/touches.py); SQLite serializes the calls.
-        db = await aiosqlite.connect(
-            ":memory:" if path is None else str(path),
-            isolation_level=None,
-            check_same_thread=False,
-        )
+        db = await aiosqlite.Connection(lambda: connect_sync(path), iter_chunk_size=64)
         store = cls(db, None if path is None else str(path))
         try:
             await store.read(lambda conn: configure(conn, path is not None, cache_kib))
