@@ -151,9 +151,7 @@ async def sync(db: Store, kind: Kind, items: list[Record], settings: CrmSettings
         wanted = (c for c in matched if c is not None)
         return matched, {} if mode == "none" else _records(conn, kind, wanted)
 
-    # brief: a batch of at most 100 items, a few indexed look-ups (~1 ms); on the database
-    # thread each statement and row waited for the GIL while the loop read the next request
-    matched, records = await db.read(read, brief=True)
+    matched, records = await db.read(read)
     failing = set(settings.syncErrors)
     results: list[SyncResult] = []
     errors: list[SyncError] = []
