@@ -302,14 +302,11 @@ class RunContext:
         reader: Callable[..., list[Any]],
         key: Callable[[Any], int],
         limit: int,
-        *,
-        brief: bool = False,
     ) -> Any:
         """Pages of `reader(conn, after=, limit=)` in id order, one read hop each; `key` of a
-        page's last row is where the next page starts. `brief`: a page takes a millisecond at
-        most (`Store.read`)."""
+        page's last row is where the next page starts."""
         after = 0
-        while rows := await self.store.read(partial(reader, after=after, limit=limit), brief=brief):
+        while rows := await self.store.read(partial(reader, after=after, limit=limit)):
             after = key(rows[-1])
             yield rows
 

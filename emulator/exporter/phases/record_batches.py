@@ -27,13 +27,8 @@ async def run(ctx: RunContext, kind: Kind) -> None:
         ctx.learned = {"companies": IdSet(), "contacts": IdSet()}
     with ctx.timed(kind):  # says (kind, 0, total) first
         ids = None if ctx.record_ids is None else ctx.record_ids[kind]
-        # brief: a batch of at most 100 records reads in well under a millisecond, and on
-        # the database thread each row waited for the GIL while the loop sent other batches
         batches = ctx.pages(
-            partial(rec.read_batch, kind=kind, ids=ids),
-            itemgetter("id"),
-            ctx.batch_size,
-            brief=True,
+            partial(rec.read_batch, kind=kind, ids=ids), itemgetter("id"), ctx.batch_size
         )
         await ctx.bounded(batches, partial(record_batch, ctx, kind))
 
