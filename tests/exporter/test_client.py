@@ -70,7 +70,9 @@ async def test_a_429_without_retry_after_backs_off_only_the_call_retried() -> No
 async def test_each_body_is_redacted_once_and_every_record_of_it_is_redacted() -> None:
     """The request body is scanned for the key once per call, each answer once per attempt;
     the journal's attempts and the exchange carry those redacted bytes."""
-    answers = iter([httpx.Response(503, content=b"busy s3cret"), httpx.Response(200, content=b"ok s3cret")])
+    answers = iter(
+        [httpx.Response(503, content=b"busy s3cret"), httpx.Response(200, content=b"ok s3cret")]
+    )
     attempts: list[Attempt] = []
     async with CrmClient(
         "http://crm.test",
