@@ -166,6 +166,10 @@ class CrmClient:
     async def call(self, method: str, path: str, body: Any = None) -> Exchange:
         """Send one request, retrying 429/502/503/504 and transport errors; 401 stops the run."""
         content = None if body is None else encode(body)
+        # redacted once: every attempt's journal row and the exchange carry the same bytes
+        # (a scan of the whole body each time, ~60 us for a batch of 100 contacts)
+        sent = self._redact(content)
+        received: bytes | None = None
         started = time.perf_counter()
         attempt = 0
         while True:
@@ -182,6 +186,7 @@ class CrmClient:
                 error = self.redactor.text(error)
                 # the bound of a call is its deadline, not the deadline times its attempts
                 final = isinstance(exc, DeadlineExceeded | ResponseTooLarge)
+            received = self._redact(data)
             if self._journal is not None:
                 self._journal(
                     Attempt(
@@ -190,8 +195,8 @@ class CrmClient:
                         status or None,
                         (time.perf_counter() - t0) * 1000,
                         attempt + 1,
-                        self._redact(content),
-                        self._redact(data),
+                        sent,
+                        received,
                         error,
                     )
                 )
@@ -211,8 +216,8 @@ class CrmClient:
             path,
             status,
             (time.perf_counter() - started) * 1000,
-            self._redact(content),
-            self._redact(data) or b"",
+            sent,
+            received or b"",
             attempt + 1,
             error,
         )

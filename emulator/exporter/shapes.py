@@ -47,9 +47,12 @@ def company_as_sent(row: Mapping[str, Any]) -> dict[str, Any]:
     return item
 
 
-def company_create_item(row: Mapping[str, Any], owner_id: str | None) -> dict[str, Any]:
-    """POST /companies item: the as-sent fields plus the create table's own names."""
-    item = company_as_sent(row)
+def company_create_item(
+    row: Mapping[str, Any], owner_id: str | None, as_sent: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """POST /companies item: the as-sent fields plus the create table's own names. `as_sent`:
+    `company_as_sent(row)` made already (extended in place)."""
+    item = company_as_sent(row) if as_sent is None else as_sent
     _put(item, "numberOfEmployees", row.get("numberOfEmployees"))
     _put(item, "ownerId", owner_id)
     return item

@@ -51,7 +51,10 @@ def write_batch(
                 deletes.append((kind, u.id))
     owner = contacts if kind == "contacts" else companies
     for sets, rows in groups.items():
-        owner.write_synced(conn, sets, rows)
+        if sets == (crm_col,):  # the CRM id alone (every created record): one statement
+            owner.write_one_column(conn, crm_col, encode({r[2]: r[0] for r in rows}).decode(), now)
+        else:
+            owner.write_synced(conn, sets, rows)
     conn.executemany(
         "INSERT INTO export_synced_properties(kind, recordId, names) VALUES (?, ?, ?) "
         "ON CONFLICT(kind, recordId) DO UPDATE SET names = excluded.names",

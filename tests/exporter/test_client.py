@@ -8,7 +8,7 @@ import time
 import httpx
 import pytest
 
-from emulator.exporter.client import CrmClient
+from emulator.exporter.client import Attempt, CrmClient
 from emulator.outbound import RetryPolicy
 
 pytestmark = pytest.mark.anyio
@@ -65,3 +65,27 @@ async def test_a_429_without_retry_after_backs_off_only_the_call_retried() -> No
         await client.call("GET", "/second")
         assert time.monotonic() - t0 < PAUSE / 2
     assert answered == ["/first", "/first", "/second"]
+
+
+async def test_each_body_is_redacted_once_and_every_record_of_it_is_redacted() -> None:
+    """The request body is scanned for the key once per call, each answer once per attempt;
+    the journal's attempts and the exchange carry those redacted bytes."""
+    answers = iter(
+        [httpx.Response(503, content=b"busy s3cret"), httpx.Response(200, content=b"ok s3cret")]
+    )
+    attempts: list[Attempt] = []
+    async with CrmClient(
+        "http://crm.test",
+        "s3cret",
+        transport=httpx.MockTransport(lambda request: next(answers)),
+        policy=RetryPolicy(retries=1, base=0.001, cap=0.01),
+        journal=attempts.append,
+    ) as client:
+        scanned: list[bytes] = []
+        redact = client.redactor.bytes
+        client.redactor.bytes = lambda data: scanned.append(data) or redact(data)  # type: ignore[method-assign]
+        ex = await client.call("POST", "/contacts", {"token": "s3cret"})
+    assert scanned == [b'{"token":"s3cret"}', b"busy s3cret", b"ok s3cret"]
+    assert [a.request for a in attempts] == [b'{"token":"***"}'] * 2 == [ex.request] * 2
+    assert [a.response for a in attempts] == [b"busy ***", b"ok ***"]
+    assert (ex.status, ex.response, ex.attempts) == (200, b"ok ***", 2)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from emulator.exporter import plan as p
-from emulator.exporter.phases.record_batches import as_sent, bookkeep
+from emulator.exporter import shapes
+from emulator.exporter.phases.record_batches import as_sent, bookkeep, create_item
 
 
 def company(**overrides: Any) -> dict[str, Any]:
@@ -40,3 +44,34 @@ def test_sync_back_properties_change_the_stored_record_and_the_put() -> None:
     assert {(c.name, c.core) for c in one.cleared} == {("phone", True), ("tier", False)}
     assert "phone" not in one.item and one.item["customFields"] == {"region": "EU"}
     assert one.item["crmId"] == "crm-7" and one.item["domain"] == "acme.example"
+
+
+def contact(**overrides: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "id": 8,
+        "firstName": "Ada",
+        "lastName": "Byron",
+        "professionalEmail": "ada@acme.example",
+        "companyName": "Acme",
+        "customFields": {"tier": "gold"},
+    }
+    return {**row, **overrides}
+
+
+@pytest.mark.parametrize("owner", [None, "user-1"])
+@pytest.mark.parametrize(("kind", "row"), [("companies", company()), ("contacts", contact())])
+def test_a_create_item_is_the_sync_item_and_the_create_fields_sync_item_untouched(
+    kind: p.Kind, row: dict[str, Any], owner: str | None
+) -> None:
+    ctx: Any = SimpleNamespace(owner_id=owner, shape_item=None)
+    sent = as_sent(kind, row)
+    kept = dict(sent)
+    item = create_item(ctx, kind, row, sent)
+    built = (
+        shapes.company_create_item(row, owner)
+        if kind == "companies"
+        else shapes.with_owner(as_sent(kind, row), owner)
+    )
+    assert list(item.items()) == list(built.items())  # the same fields in the same order
+    assert sent == kept  # the sync item is copied, not extended
+    assert ("ownerId" in item) == (owner is not None)

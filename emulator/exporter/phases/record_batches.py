@@ -52,7 +52,8 @@ async def record_batch(ctx: RunContext, kind: Kind, rows: list[dict[str, Any]]) 
     for one in matched.values():
         for c in one.cleared:
             report_cleared(ctx, kind, one.update.id, c, ex)
-    created, create_failed = await create_new(ctx, kind, [by_ext[e] for e in sync_plan.new])
+    new = [(by_ext[e], sent[e]) for e in sync_plan.new]
+    created, create_failed = await create_new(ctx, kind, new)
     put_asked = [(ext, one.update.crm_id) for ext, one in matched.items()]
     put_items = [
         one.item if ctx.shape_item is None else ctx.shape_item(kind, one.item, True)
@@ -119,15 +120,16 @@ def bookkeep(kind: Kind, row: dict[str, Any], match: p.Match, sent: dict[str, An
 
 
 async def create_new(
-    ctx: RunContext, kind: Kind, rows: list[dict[str, Any]]
+    ctx: RunContext, kind: Kind, rows: list[tuple[dict[str, Any], dict[str, Any]]]
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """POST /{kind} of the records the sync did not match: (externalId -> crmId, failed)."""
+    """POST /{kind} of the records the sync did not match, each (row, its sync item):
+    (externalId -> crmId, failed)."""
     if not rows:
         return {}, {}
-    asked = [str(r["id"]) for r in rows]
+    asked = [str(r["id"]) for r, _ in rows]
     check = f"POST /{kind}"
     ex = await ctx.call(
-        check, "POST", f"/{kind}", {kind: [create_item(ctx, kind, r) for r in rows]}
+        check, "POST", f"/{kind}", {kind: [create_item(ctx, kind, r, s) for r, s in rows]}
     )
     body, reason = ctx.answer(ex, check)
     if reason is not None:
@@ -176,11 +178,15 @@ def as_sent(kind: Kind, row: dict[str, Any]) -> dict[str, Any]:
     return shapes.contact_as_sent(row, row.get("companyName"))
 
 
-def create_item(ctx: RunContext, kind: Kind, row: dict[str, Any]) -> dict[str, Any]:
+def create_item(
+    ctx: RunContext, kind: Kind, row: dict[str, Any], sent: dict[str, Any]
+) -> dict[str, Any]:
+    """The create item of `row`, from a copy of its sync item `sent` (`as_sent` of the same
+    row: built once, not again for the create)."""
     if kind == "companies":
-        item = shapes.company_create_item(row, ctx.owner_id)
+        item = shapes.company_create_item(row, ctx.owner_id, dict(sent))
     else:
-        item = shapes.with_owner(as_sent(kind, row), ctx.owner_id)
+        item = shapes.with_owner(dict(sent), ctx.owner_id)
     return item if ctx.shape_item is None else ctx.shape_item(kind, item, False)
 
 
