@@ -9,9 +9,9 @@ main thread, before the event loop runs, and the store adopts that connection wh
 opens: the statements are those of `Store.open` then `Store.restore_path`
 (`emulator.store.db.open_restored`), only elsewhere. The main thread because glibc grows its
 heap in large steps, where a thread's heap grows one mprotect call per page SQLite allocates
-(~0.4 s more for a copy at 1,000,000 contacts); on a warm start (the image cached, the
+(~0.4 s more for a copy at 1,000,000 contacts). On a warm start (the image cached, the
 files' digest remembered: no seeding process) the server's modules import on another thread
-meanwhile, as sqlite3 lets go of the GIL while it copies.
+meanwhile: a map takes no time, and sqlite3 lets go of the GIL while a copy runs.
 """
 
 from __future__ import annotations
