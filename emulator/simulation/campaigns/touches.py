@@ -5,10 +5,10 @@ costs the chunk next to nothing (a contact's touch ~4 us otherwise, a tenth of t
 What runs there (engine.py): the read of the due members' conversations while their
 timelines are drawn (and of their names, in a full chunk), and the contacts' updatedAt.
 Every due item makes exactly one event at its time, so each contact's updatedAt after the
-chunk is known before any event is applied: the time of its last due item. A chunk of fewer members than its item limit touches the
-contacts of its first members early, while it draws the other members' timelines (only with
-the times of items the chunk surely processes, `ahead_of`); a contact touched then with its
-final time is left out of the later touch.
+chunk is known before any event is applied: the time of its last due item. A chunk of fewer
+members than its item limit touches some contacts of its first members early, while it draws
+the other members' timelines: those whose every item the chunk surely processes (`ahead_of`),
+with their final time; the later touch leaves them out.
 
 The work runs on the store's connection, inside the chunk's transaction (so the page
 cache's TEMP triggers note a touch as any write). Meanwhile the chunk's thread reads

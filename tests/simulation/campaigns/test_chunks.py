@@ -136,6 +136,39 @@ async def test_no_contact_is_touched_past_the_moment_its_chunk_reached(
     assert any(ahead)
 
 
+@pytest.mark.parametrize("items", [60, 2000])
+async def test_a_chunk_touches_each_contact_once(
+    items: int, generated: Path, ahead: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A contact touched ahead is touched with its last time of the chunk, so the chunk's
+    later touch leaves it out: no contact is written twice in one chunk (a second write of
+    its row, its updatedAt index entry and its hour counts, for nothing)."""
+    touched: list[list[int]] = []  # per chunk, the contacts of each touch, in turn
+    text = engine.touches_text
+
+    def recorded(times: dict[int, str]) -> str:
+        touched[-1].extend(times)
+        return text(times)
+
+    monkeypatch.setattr(engine, "touches_text", recorded)
+    async with client_for(generated) as (app, _client):
+        simulation = app.state.services.simulation
+        simulation.chunk_items = items
+        chunk = simulation._paused_gc_chunk
+
+        def counted(conn: sqlite3.Connection, **kwargs: Any) -> engine.Chunked:
+            touched.append([])
+            return chunk(conn, **kwargs)
+
+        monkeypatch.setattr(simulation, "_paused_gc_chunk", counted)
+        start = app.state.services.emulator.clock.now()
+        for day in range(1, 8):
+            await simulation.advance_to(start + timedelta(days=day))
+    assert any(ahead)  # some chunks touched ahead
+    assert sum(map(len, touched)) > 0
+    assert all(len(contacts) == len(set(contacts)) for contacts in touched)
+
+
 @pytest.fixture
 def same_start(tmp_path: Path) -> Path:
     """Two campaigns whose members all start at the clock's start (one anchor), with other
