@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from emulator.platform.sql import Statements, many_rows, many_rows_statements
+from emulator.platform.sql import Statements, id_array, many_rows, many_rows_statements
 
 Row = tuple[Any, ...]
 
@@ -49,12 +49,16 @@ def pause_campaign(conn: sqlite3.Connection, campaign_id: int, paused_at: str | 
 # -- simulated members -----------------------------------------------------------------------------
 
 
-def insert_simulation_members(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
-    """(campaignId, contactId, anchorAt) of members whose timelines start at step 0."""
-    conn.executemany(
+def insert_simulation_members(
+    conn: sqlite3.Connection, campaign_id: int, anchor_at: str, contact_ids: list[int]
+) -> None:
+    """Members of one campaign whose timelines start at step 0 from `anchor_at`, in the
+    order of `contact_ids`. One statement over a JSON array of the ids: a row bound at a
+    time costs about twice as much (the members of 1,000,000 contacts' campaigns at seeding)."""
+    conn.execute(
         "INSERT INTO simulation_members(campaignId, contactId, anchorAt, firstStep)"
-        " VALUES (?, ?, ?, 0)",
-        rows,
+        " SELECT ?, value, ?, 0 FROM json_each(?)",
+        (campaign_id, anchor_at, id_array(contact_ids)),
     )
 
 

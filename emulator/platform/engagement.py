@@ -8,6 +8,8 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from emulator.platform.sql import id_array
+
 ENGAGEMENT_ORDER = (
     "Added to Campaign",
     "Connection Request Sent",
@@ -105,6 +107,18 @@ def write_members(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> 
         "UPDATE campaign_members SET stepIndex = ?, sequenceStatus = ?, engagementStatus = ?,"
         " opens = ?, clicks = ?, replies = ?, nextActionAt = ? WHERE rowid = ?",
         rows,
+    )
+
+
+def schedule_campaign_members(
+    conn: sqlite3.Connection, campaign_id: int, at: str, contact_ids: list[int]
+) -> None:
+    """The same next item due `at` for these members of one campaign (one statement, as
+    campaign_tables.insert_simulation_members)."""
+    conn.execute(
+        "UPDATE campaign_members SET nextActionAt = ?"
+        " WHERE campaignId = ? AND contactId IN (SELECT value FROM json_each(?))",
+        (at, campaign_id, id_array(contact_ids)),
     )
 
 

@@ -15,7 +15,12 @@ def only(column: str, ids: Sequence[int] | None) -> tuple[str, tuple[Any, ...]]:
     whatever the number of ids, so no SQLite variable limit applies."""
     if ids is None:
         return "", ()
-    return f" AND {column} IN (SELECT value FROM json_each(?))", (encode(list(ids)).decode(),)
+    return f" AND {column} IN (SELECT value FROM json_each(?))", (id_array(ids),)
+
+
+def id_array(ids: Sequence[int]) -> str:
+    """`ids` as a JSON array: one parameter for a statement's json_each."""
+    return encode(list(ids)).decode()
 
 
 def steps(sequence: str) -> list[dict[str, Any]]:

@@ -60,8 +60,8 @@ def schedule(conn: sqlite3.Connection, plan: Plan, anchor_ms: int) -> int:
     anchor = iso(anchor_ms)
     # A fresh member's first item is step 0 (or, for an empty sequence, finishing at once).
     first = iso(anchor_ms + (plan.steps[0].delaySeconds * 1000 if plan.steps else 0))
-    campaign_tables.insert_simulation_members(conn, [(plan.id, cid, anchor) for cid in ids])
-    engagement.schedule_members(conn, [(first, plan.id, cid) for cid in ids])
+    campaign_tables.insert_simulation_members(conn, plan.id, anchor, ids)
+    engagement.schedule_campaign_members(conn, plan.id, first, ids)
     return len(ids)
 
 
