@@ -22,6 +22,7 @@ import msgspec
 
 import emulator.cli.outputs as outputs
 from emulator.cli.crm_process import CrmProcess, serve_command, start_seconds
+from emulator.cli.spaced_gc import spaced_collections
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.fixtures.models import CrmConnection, FixtureSet
 from emulator.platform import connection as platform_connection
@@ -184,7 +185,8 @@ async def _export(
         for note in notes:
             print(f"emulator export: note: {note}", file=sys.stderr)
         try:
-            return await exporter.run()
+            with spaced_collections():
+                return await exporter.run()
         finally:
             bar.close()
 
