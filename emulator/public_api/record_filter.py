@@ -53,7 +53,9 @@ class RecordFilter:
         await check_list(ctx, self.list_id, self.list_type)
         if self.list_id is not None and len(self.where.clauses) == 1:
             ids, count = MEMBER_IDS, MEMBER_COUNT
-            return await ctx.pages.counted_page(ids, (self.list_id,), page, page_size, count)
+            return await ctx.pages.counted_page(
+                ids, (self.list_id,), page, page_size, count, "list_members"
+            )
         where = self.where_now(ctx)
         if where.clauses and all(c.startswith("updatedAt ") for c in where.clauses):
             if updated_counts.ready(ctx.store):

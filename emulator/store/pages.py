@@ -72,8 +72,10 @@ class PageIndex:
         # store's log says were added less deleted since, as count(*) reads every row (~5 ms
         # at 1,000,000 contacts, after every create of a load that writes 1 call in 10).
         self._counted: tuple[int, int] | None = None
-        # Totals of `counted_page` queries at this version.
-        self._totals: dict[tuple[str, tuple[Any, ...]], int] = {}
+        # Totals of `counted_page` queries, each with the version of the last write to the
+        # table it reads when it was counted: still the total until that table is written
+        # (a list's members after a create of a contact: no recount of 100,000 members).
+        self._totals: dict[tuple[str, tuple[Any, ...]], tuple[int, int]] = {}
 
     @property
     def held_ids(self) -> int:
@@ -85,7 +87,6 @@ class PageIndex:
             self._held = 0
             self._bounds.clear()
             self._asked.clear()
-            self._totals.clear()
             self._version = self._store.version
 
     async def ids(self, sql: str, params: Sequence[Any] = ()) -> array[int]:
@@ -160,25 +161,31 @@ class PageIndex:
         return len(ids), ids[start : start + page_size].tolist()
 
     async def counted_page(
-        self, sql: str, params: Sequence[Any], page: int, page_size: int, first: FirstAsk
+        self,
+        sql: str,
+        params: Sequence[Any],
+        page: int,
+        page_size: int,
+        first: FirstAsk,
+        table: str,
     ) -> tuple[int, list[int]]:
         """(total, ids of the page) of `sql`, a query SQLite reads in order along an index
-        (a list's members along list_members' key): the total counted once per version, every
+        (a list's members along list_members' key) of `table` alone (one of
+        table_changes.WATCHED): the total counted once until a write to `table`, every
         page one LIMIT/OFFSET read. Its id list is never read whole: 100,000 members take
         ~40 ms to read, more than counting them or skipping to the deepest page."""
-        self._sync()
         key = (sql, tuple(params))
+        written = self._store.changed(table)
         known = self._totals.get(key)
-        if known is None:
-            version = self._store.version
+        if known is None or known[0] != written:
             read = partial(first_page, sql, params, page, page_size, first)
             total, ids = await self._store.read(read)
-            if version == self._store.version:
+            if written == self._store.changed(table):  # no write to it came meanwhile
                 if len(self._totals) >= ASKED_MAX:
                     self._totals.clear()
-                self._totals[key] = total
+                self._totals[key] = (written, total)
             return total, ids
-        total = known
+        total = known[1]
         offset = (page - 1) * page_size
         if offset >= total:  # past the end (also pages whose offset no SQLite integer holds)
             return total, []

@@ -1,16 +1,17 @@
-"""The last store version at which a few small, rarely written tables changed.
+"""The last store version at which a few rarely written tables changed.
 
-A cache of one of them (the API keys, the CRM connection's link templates) re-reads it only
-when a write touched it, not after every write: TEMP triggers on the store's connection name
-the table in `table_watch` inside the writing transaction, and the store collects the names
-as the transaction commits (a restore of the whole database changes every table).
+A cache of one of them (the API keys, the CRM connection's link templates, a list's member
+count) re-reads it only when a write touched it, not after every write: TEMP triggers on the
+store's connection name the table in `table_watch` inside the writing transaction, and the
+store collects the names as the transaction commits (a restore of the whole database changes
+every table).
 """
 
 from __future__ import annotations
 
 import sqlite3
 
-WATCHED = ("api_keys", "crm_connection")
+WATCHED = ("api_keys", "crm_connection", "list_members")
 
 WATCH_SQL = "\n".join(
     [

@@ -359,3 +359,38 @@ async def test_contact_totals_stay_the_count_when_pages_are_asked_at_every_step_
             assert await index.table_page("contacts", 1, 5) == (total, [1, 2, 3, 4, 5])
     finally:
         await store.close()
+
+
+async def test_a_counted_total_is_kept_until_a_write_to_its_table() -> None:
+    """A list's member count is read again after a write to list_members only: a create of
+    a contact (any other write) leaves it, as it leaves the members."""
+    store = await Store.open()
+    counts = 0
+
+    def tally() -> int:
+        nonlocal counts
+        counts += 1
+        return 1
+
+    try:
+        await store.read(lambda c: c.create_function("tally", 0, tally))
+        members = [(1, i) for i in range(1, 6)]
+        await store.executemany("INSERT INTO list_members(listId, entityId) VALUES (?, ?)", members)
+        index = PageIndex(store)
+        sql = "SELECT entityId FROM list_members WHERE listId = ? ORDER BY entityId"
+        first = FirstAsk("SELECT count(*) FROM list_members WHERE listId = ? AND tally()")
+
+        async def page() -> tuple[int, list[int]]:
+            return await index.counted_page(sql, (1,), 1, 2, first, "list_members")
+
+        assert await page() == (5, [1, 2])
+        assert counts
+        counts = 0
+        await add_contacts(store, [100])
+        assert await page() == (5, [1, 2])
+        assert counts == 0  # kept
+        await store.write(lambda c: c.execute("INSERT INTO list_members VALUES (1, 0)"))
+        assert await page() == (6, [0, 1])
+        assert counts  # counted again
+    finally:
+        await store.close()
