@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import httpx
 import msgspec
@@ -100,25 +101,43 @@ def run_notes(db: str | None) -> list[str]:
 
 
 class ProgressBar:
-    """One self-rewriting line on stderr, only when stderr is a terminal."""
+    """One self-rewriting line on stderr, only when stderr is a terminal: redrawn when a phase
+    starts or ends and at most every `interval` seconds between (a redraw per batch took ~10%
+    of the exporter's CPU); the last state is drawn when the bar closes."""
 
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
+    def __init__(self, interval: float = 0.1, stream: TextIO | None = None) -> None:
+        self.stream = sys.stderr if stream is None else stream
+        self.enabled = self.stream.isatty()
+        self.interval = interval
+        self._drawn_at = -interval
+        self._drawn: Progress | None = None
+        self._last: Progress | None = None
 
     def __call__(self, p: Progress) -> None:
-        if not self.enabled:
+        if not self.enabled or p == self._drawn:
             return
+        self._last = p
+        now = time.monotonic()
+        changed = self._drawn is None or p.phase != self._drawn.phase
+        if changed or p.done == p.total or now - self._drawn_at >= self.interval:
+            self._draw(p)
+            self._drawn_at = now
+
+    def _draw(self, p: Progress) -> None:
         width = 30
         filled = width if not p.total else min(width, width * p.done // p.total)
         total = f"/{p.total}" if p.total else ""
-        sys.stderr.write(
+        self.stream.write(
             f"\r{p.phase:<12} [{'#' * filled}{'.' * (width - filled)}] {p.done}{total}   "
         )
-        sys.stderr.flush()
+        self.stream.flush()
+        self._drawn = p
 
     def close(self) -> None:
         if self.enabled:
-            sys.stderr.write("\n")
+            if self._last is not None and self._last != self._drawn:
+                self._draw(self._last)
+            self.stream.write("\n")
 
 
 def crm_child_opener(child: CrmProcess) -> ServerOpener:
