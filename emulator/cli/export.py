@@ -109,7 +109,7 @@ class ProgressBar:
         self.stream = sys.stderr if stream is None else stream
         self.enabled = self.stream.isatty()
         self.interval = interval
-        self._drawn_at = -interval
+        self._drawn_at = 0.0  # the first update is drawn anyway: no bar drawn yet
         self._drawn: Progress | None = None
         self._last: Progress | None = None
 
