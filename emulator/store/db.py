@@ -375,8 +375,7 @@ class Store:
         The wait is woken when the last request asking is answered, not polled: a poll every
         2 ms woke the event loop all through a long write (a simulation chunk: ~60 times over
         the bench's second and third one-day advances), and each time the write's thread
-        handed it the GIL and waited to get it back (on a loaded machine, ~10 ms an advance
-        asleep)."""
+        handed it the GIL and waited to get it back."""
         if self._asking:
             loop = asyncio.get_running_loop()
             ends = loop.time() + IDLE_WAIT
