@@ -231,9 +231,7 @@ def open_restored(image: Path) -> sqlite3.Connection:
     return conn
 
 
-# How often a background step looks whether the database thread is free of requests, and
-# how long it waits at most.
-IDLE_POLL = 0.002
+# How long a background step waits at most for the database thread to be free of requests.
 IDLE_WAIT = 0.5
 
 
@@ -250,6 +248,7 @@ class Store:
         self._tables: dict[str, int] = {}  # watched table -> the version of its last write
         self._restored = 0  # the version of the last restore of the whole database
         self._asking = 0  # calls waiting for the database thread, other than background steps
+        self._unasked: asyncio.Future[None] | None = None  # set when `_asking` drops to 0
         self._queued = 0  # calls sent to the database thread and not yet answered
         self._idle: asyncio.Future[None] | None = None  # set when `_queued` drops to 0
         self._briefs = 0  # brief calls waiting for the database thread to be idle
@@ -314,7 +313,7 @@ class Store:
         try:
             return await self._run(fn)
         finally:
-            self._asking -= 1
+            self._asked()
 
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         # aiosqlite runs queued callables on its worker thread; `_execute` is how it does so
@@ -347,11 +346,19 @@ class Store:
                     self._idle = loop.create_future()
                 await asyncio.shield(self._idle)
         finally:
-            self._asking -= 1
+            self._asked()
             self._briefs -= 1
             if not self._briefs and self._briefs_gone is not None:
                 gone, self._briefs_gone = self._briefs_gone, None
                 gone.set_result(None)
+
+    def _asked(self) -> None:
+        """One call fewer asking for the database thread; background steps waiting for none
+        to ask go once none does."""
+        self._asking -= 1
+        if not self._asking and self._unasked is not None:
+            unasked, self._unasked = self._unasked, None
+            unasked.set_result(None)
 
     async def read_in_background(
         self, fn: Callable[[sqlite3.Connection], T], *, brief: bool = False
@@ -363,11 +370,23 @@ class Store:
         `brief`: a step of a few milliseconds at most, run on the calling (event loop's)
         thread when the database thread is idle, as a brief `write` is: on the database
         thread, a step waits for the GIL before each statement while the loop is busy, and
-        brief writes would wait for it all that time."""
-        waited = 0.0
-        while self._asking and waited < IDLE_WAIT:
-            await asyncio.sleep(IDLE_POLL)
-            waited += IDLE_POLL
+        brief writes would wait for it all that time.
+
+        The wait is woken when the last request asking is answered, not polled: a poll every
+        2 ms woke the event loop all through a long write (a simulation chunk: ~60 times over
+        the bench's second and third one-day advances), and each time the write's thread
+        handed it the GIL and waited to get it back."""
+        if self._asking:
+            loop = asyncio.get_running_loop()
+            ends = loop.time() + IDLE_WAIT
+            try:
+                async with asyncio.timeout_at(ends):
+                    while self._asking:
+                        if self._unasked is None:
+                            self._unasked = loop.create_future()
+                        await asyncio.shield(self._unasked)
+            except TimeoutError:
+                pass  # a load that never pauses: go on after all
         if brief and not self._queued and not self.closed:
             return fn(self._db._conn)
         return await self._run(fn)

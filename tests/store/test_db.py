@@ -66,6 +66,37 @@ async def test_a_background_step_still_runs_under_a_load_that_never_pauses(
         await store.close()
 
 
+async def test_a_background_step_waits_for_a_long_request_without_waking_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """It is woken when the request is answered: a loop woken every few milliseconds takes
+    the GIL from the request's thread each time (a simulation chunk's)."""
+    store = await Store.open()
+    ran: list[str] = []
+    naps: list[float] = []
+    sleep = asyncio.sleep
+
+    async def counted(delay: float, *args: object) -> object:
+        naps.append(delay)
+        return await sleep(delay, *args)
+
+    def slow(conn: sqlite3.Connection) -> None:
+        time.sleep(0.1)
+        ran.append("request")
+
+    try:
+        request = asyncio.ensure_future(store.read(slow))
+        await asyncio.sleep(0)
+        monkeypatch.setattr(asyncio, "sleep", counted)
+        step = store.read_in_background(lambda conn: ran.append("background step"), brief=True)
+        await asyncio.gather(request, step)
+        assert ran == ["request", "background step"]
+        assert naps == []
+    finally:
+        monkeypatch.undo()
+        await store.close()
+
+
 async def test_a_db_file_keeps_the_pages_it_was_opened_with_in_memory(tmp_path: Path) -> None:
     """PRAGMA cache_size in KiB is negative: the bound the process's resident memory gets."""
     default = await Store.open(tmp_path / "default.db")
