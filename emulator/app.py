@@ -38,9 +38,10 @@ from emulator.http import json_response
 from emulator.openapi import build_document
 from emulator.operations import Busy
 from emulator.public_api.routes import routes as public_routes
-from emulator.redaction import Redactor
+from emulator.redaction import Redactor, SecretBook
 from emulator.route_index import IndexedRouter
 from emulator.settings import Settings
+from emulator.state import Emulator
 from emulator.workspace_scope import prefix_of, services_of
 from emulator.workspaces.bundle import build_services
 from emulator.workspaces.dispatch import WorkspaceDispatch
@@ -87,8 +88,16 @@ async def undecodable(request: Request, exc: Exception) -> Response:
     return surface_response(request.url.path, BadRequest(message), "bad_request")
 
 
-def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = None) -> Starlette:
-    """The whole emulator; `fixtures` skips re-reading a directory the caller already loaded."""
+def create_app(
+    settings: Settings | None = None,
+    fixtures: FixtureSet | None = None,
+    *,
+    emulator: Emulator | None = None,
+    secrets: SecretBook | None = None,
+) -> Starlette:
+    """The whole emulator; `fixtures` skips re-reading a directory the caller already loaded.
+    `emulator` and `secrets`: the state and the secrets' book, built before the app (`emulator
+    serve` seeds the state, its log lines redacted with the book, before it imports the app)."""
     settings = settings or Settings()
     workspaces = Workspaces(create_app, settings.maxWorkspaces, settings.workspaceIdle)
 
@@ -167,6 +176,8 @@ def create_app(settings: Settings | None = None, fixtures: FixtureSet | None = N
     # the same routes, a fixed path found by one look-up (route_index.py)
     app.router = IndexedRouter(app.router.routes, lifespan=lifespan)
     app.state.workspaces = workspaces
-    app.state.services = build_services(app, settings, fixtures, create_app)
+    app.state.services = build_services(
+        app, settings, fixtures, create_app, secrets=secrets, emulator=emulator
+    )
     workspaces.attach(app, app.state.services)
     return app

@@ -52,6 +52,9 @@ class Seeding:
     after: list[Seeder]
 
 
+# Work done where a seeding would wait, until the predicate it is given is true.
+Idle = Callable[[Callable[[], bool]], object]
+
 # Fills a seed image with streamed contacts and runs the seeders (before, after) it is given.
 ContactsPhase = Callable[
     [sqlite3.Connection, Indexes, Callable[[], None], Callable[[], None]], None
@@ -236,6 +239,7 @@ class Emulator:
         digest_of: Callable[[], str | None] | None = None,
         worker: ContactsWorker | None = None,
         ready: Callable[[], None] | None = None,
+        idle: Idle = lambda done: None,
     ) -> Path | None:
         """Before serving (the command line): the cached image of the fixtures, seeded now if
         there is none yet, validating and seeding file by file with contacts in chunks so
@@ -244,7 +248,9 @@ class Emulator:
         directory's digest when it was computed beforehand (a DigestThread's result);
         `worker`, spawned for this directory, writes the contacts meanwhile (closed here).
         `ready` is called once a new image is in place, before the decoded files are freed
-        and the worker's files removed (a seeding process answers then)."""
+        and the worker's files removed (a seeding process answers then). `idle(done)` is
+        work done where the seeding would wait, until `done()` (the server's imports): for
+        the worker's memberships, and while its contacts are copied (SQLite holds no GIL)."""
         try:
             if self._images is None:
                 return None
@@ -256,7 +262,7 @@ class Emulator:
                 self._prepared = (digest, found)
                 return found
             with _gc_paused():
-                return self._seed_image(self._images, digest, worker, ready)
+                return self._seed_image(self._images, digest, worker, ready, idle)
         finally:
             if worker is not None:
                 worker.close()
@@ -268,6 +274,7 @@ class Emulator:
         digest: str,
         worker: ContactsWorker | None,
         ready: Callable[[], None] | None = None,
+        idle: Idle = lambda done: None,
     ) -> Path | None:
         # The biggest files one after the other: contacts (in chunks), then the files that
         # only refer to them, so their decoded records are never alive together.
@@ -324,6 +331,7 @@ class Emulator:
                 # does not write (an index built before a write is still right, only slower).
                 indexes.build_except(("contacts", "campaign_members", "simulation_members"))
                 stamp("indexes built but contacts' and memberships'")
+                idle(worker.members_ready)
                 worker.copy_members_into(conn)  # decoded from contacts.json by the worker
                 stamp("memberships copied")
                 after()
@@ -342,6 +350,7 @@ class Emulator:
             with ThreadPoolExecutor(1) as copier:
                 copied = copier.submit(worker.copy_into, conn)
                 all_known = worker.knows_all(asked.asked)
+                idle(copied.done)
                 copied.result()
             stamp("contacts copied, references to contacts checked")
             if not all_known:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from starlette.requests import Request
-from starlette.types import Scope
+if TYPE_CHECKING:  # annotations only: the seeders import this without the web server
+    from starlette.requests import Request
+    from starlette.types import Scope
 
-if TYPE_CHECKING:
     from emulator.services import Services
     from emulator.state import Emulator
     from emulator.workspaces.registry import Workspaces

@@ -9,12 +9,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from emulator.cli.server_imports import PendingImports
 from emulator.clock import parse_clock
 from emulator.fixtures.image_cache import DigestThread, default_cache_dir, image_counts
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
 from emulator.image_preload import ImagePreload
 from emulator.platform.contacts_worker import ContactsWorker
-from emulator.redaction import redact_logs
+from emulator.redaction import SecretBook, redact_logs
 from emulator.seed_process import SEED_ASIDE_BYTES, SeedProcess
 from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
 from emulator.settings import RateLimit, Settings
@@ -302,11 +303,7 @@ def _warm_image(args: argparse.Namespace) -> ImagePreload | None:
 
 def _import_server() -> None:
     """What the server imports (here while the image is read)."""
-    import uvicorn.lifespan.on
-    import uvicorn.loops.auto  # noqa: F401
-
-    import emulator.app
-    import emulator.connection_limits  # noqa: F401
+    PendingImports().all()
 
 
 def _serve_with(
@@ -341,7 +338,8 @@ def _serve_app(
     worker: ContactsWorker | None,
     counted: dict[str, int],
 ) -> int:
-    from emulator.app import create_app  # the whole server: other commands start without it
+    # The seeders alone: the server's other modules import while the contacts are copied
+    from emulator.workspaces.seeders import seeded_emulator
 
     settings = Settings(
         host=args.host,
@@ -367,24 +365,31 @@ def _serve_app(
         workspaceIdle=args.workspace_idle,
         linkBase=args.link_base,
     )
-    app = create_app(settings)
-    stamp("app created")
-    redact_logs(app.state.services.secrets)  # and the stored ones the answers refresh it with
+    secrets = SecretBook([settings.controlToken])
+    redact_logs(secrets)  # and the stored ones the answers refresh it with
+    emulator = seeded_emulator(settings)
+    stamp("seeders imported")
+    imports = PendingImports()  # where the seeding waits
     try:
         # With a seed cache the fixtures were validated while an image was seeded (or
         # before, when the image of the same files exists): the app starts from the image.
         if warm is None:
-            image = app.state.services.emulator.build_image(_digest_of(seeder), worker)
+            digest_of = _digest_of(seeder, imports)
+            image = emulator.build_image(digest_of, worker, idle=imports.until)
             if image is not None and args.db is None:
                 warm = ImagePreload(image)  # read on this thread, as a warm start does
                 warm.load()
                 stamp("image read into memory")
         if warm is not None:
             image = warm.image
-            app.state.services.emulator.preload = warm  # its store: the image read already
+            emulator.preload = warm  # its store: the image read already
         fixtures = None if image is not None else load_fixture_dir(args.fixtures)
     except FixtureError as exc:
         return _fail(f"fixture error: {exc}")
+    from emulator.app import create_app  # the whole server: other commands start without it
+
+    app = create_app(settings, emulator=emulator, secrets=secrets)
+    stamp("app created")
     if image is not None:
         n = counted or image_counts(image)
     else:
@@ -400,24 +405,32 @@ def _serve_app(
         f"(fixtures {_display(args.fixtures)}: {n['contacts']} contacts, "
         f"{n['companies']} companies, {n['campaigns']} campaigns; {state})"
     )
-    app.state.services.emulator.fixtures = (
-        fixtures  # the app seeds the store from it, then lets it go
-    )
+    emulator.fixtures = fixtures  # the app seeds the store from it, then lets it go
     del fixtures
     return run_server(
         app, settings, sock, args.log_level.lower(), banner, warm_search=not args.lazy_search_index
     )
 
 
-def _digest_of(seeder: SeedProcess | DigestThread | None) -> Callable[[], str | None] | None:
-    """The fixtures' digest as the seeding process answers it, their image cached; should
-    that process fail otherwise than on the fixtures, the server seeds them itself. A
-    DigestThread's (the server seeds): its result, waited for when asked."""
+def _digest_of(
+    seeder: SeedProcess | DigestThread | None, imports: PendingImports
+) -> Callable[[], str | None] | None:
+    """The fixtures' digest as the seeding process answers it, their image cached (the
+    server's modules imported meanwhile); should that process fail otherwise than on the
+    fixtures, the server seeds them itself. A DigestThread's (the server seeds): its result
+    when asked, the server's modules imported until it is there."""
     if seeder is None:
         return None
     if isinstance(seeder, DigestThread):
-        return seeder.result
+        thread = seeder
+
+        def hashed() -> str | None:
+            imports.until(thread.done)
+            return thread.result()
+
+        return hashed
     try:
+        imports.all()  # while the seeding process seeds
         digest = seeder.result()
         stamp("seeding process answered")
     except OSError as exc:

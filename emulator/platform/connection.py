@@ -5,18 +5,20 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-import httpx
 import msgspec
-from starlette.requests import Request
 
 from emulator.fixtures.models import CONNECTION_RULES, CrmConnection
 from emulator.platform.engagement import ENGAGEMENT_FIELDS
 from emulator.self_target import control_api_target
 from emulator.wire import decode, encode
 from emulator.workspace_scope import prefix_of, workspace
+
+if TYPE_CHECKING:  # annotations only: the seeders import this without the web server
+    import httpx
+    from starlette.requests import Request
 
 
 def read(conn: sqlite3.Connection) -> CrmConnection | None:

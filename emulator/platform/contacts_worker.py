@@ -285,6 +285,10 @@ class ContactsWorker:
             source.close()
         return int(found) == len(wanted)  # ids are unique in the table
 
+    def members_ready(self) -> bool:
+        """Whether the memberships are written (`copy_members_into` would not wait)."""
+        return members_file(self.path).exists()
+
     def copy_members_into(self, conn: sqlite3.Connection) -> None:
         """Copy the contacts' campaign memberships into `conn`'s empty campaign_members, in
         file order, once the worker wrote them all (before it builds the contacts' indexes),

@@ -7,10 +7,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from emulator.calls.state import IncomingCalls
 from emulator.crm.context import CrmContext
-from emulator.crm.seed import seed as seed_crm
 from emulator.exporter.runs import ExportRuns
 from emulator.fixtures.models import FixtureSet
-from emulator.platform.seed import MemberHistories, seed_contacts, seed_records
 from emulator.public_api.context import ApiContext
 from emulator.redaction import SecretBook
 from emulator.server import AppFactory, server_opener
@@ -18,13 +16,13 @@ from emulator.services import DEFAULT_ID, Services
 from emulator.settings import Settings
 from emulator.simulation.actions.export import ActionsExports
 from emulator.simulation.campaigns.engine import Simulation
-from emulator.simulation.campaigns.seed import seed as seed_simulation
 from emulator.simulation.crm_link.autosync import AutoSync, InProcessTransport
 from emulator.simulation.crm_link.health import HealthChecker
 from emulator.simulation.dispatch import DeliveryListener
-from emulator.state import Emulator, Seeding
+from emulator.state import Emulator
 from emulator.verify.runs import VerifyRuns
 from emulator.workspace_scope import PREFIX, WORKSPACE
+from emulator.workspaces.seeders import seeded_emulator
 
 
 class Pinned:
@@ -49,20 +47,14 @@ def build_services(
     workspace_id: str = DEFAULT_ID,
     name: str | None = None,
     secrets: SecretBook | None = None,
+    emulator: Emulator | None = None,
 ) -> Services:
     """Every long-lived object of one workspace over `app` (the whole emulator), its store
     not open yet (`emulator.start()` or `start_from_image` opens it). `secrets`: the book
     it shares (a workspace shares the default one's, which the log lines are redacted with,
-    so a secret any workspace knows is hidden everywhere)."""
-    histories = MemberHistories()
-    emulator = Emulator(
-        settings,
-        seeders=Seeding(
-            before=[seed_records, histories.prepare, seed_crm],
-            after=[seed_contacts, histories.write, seed_simulation],
-        ),
-        fixtures=fixtures,
-    )
+    so a secret any workspace knows is hidden everywhere). `emulator`: its state when built
+    beforehand (`seeded_emulator`: a cold start seeds it before the server imports)."""
+    emulator = emulator or seeded_emulator(settings, fixtures)
     simulation = Simulation(emulator)
     pinned = Pinned(app) if workspace_id else None
     crm_transport = InProcessTransport(pinned or app)  # a relative crmUrl ("/crm") is this app
