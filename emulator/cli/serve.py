@@ -9,7 +9,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from emulator.cli.server_imports import PendingImports
 from emulator.clock import parse_clock
 from emulator.fixtures.image_cache import DigestThread, default_cache_dir, image_counts
 from emulator.fixtures.loader import DEFAULT_FIXTURES, FixtureError, load_fixture_dir
@@ -17,6 +16,7 @@ from emulator.image_preload import ImagePreload
 from emulator.platform.contacts_worker import ContactsWorker
 from emulator.redaction import SecretBook, redact_logs
 from emulator.seed_process import SEED_ASIDE_BYTES, SeedProcess
+from emulator.server_imports import PendingImports
 from emulator.serving import LOG_LEVELS, is_loopback, listening_socket, run_server
 from emulator.settings import RateLimit, Settings
 from emulator.start_trace import stamp
