@@ -95,7 +95,7 @@ class ContactFilter(RecordFilter):
                 contact_search.read_all(ctx.store, time.perf_counter() - began)
                 return found
         if self.alone is not None and contact_search.ready(ctx.store):
-            query, first = contact_search.alone_queries()
+            query, first = contact_search.alone_queries(self.alone[1])
             return await ctx.pages.page(query, self.alone, page, page_size, first)
         return await super().page(ctx, page, page_size)
 

@@ -238,9 +238,21 @@ ALONE_COUNT = (
 )
 
 
-def alone_queries() -> tuple[str, FirstAsk]:
+# The contacts above an id whose document holds the term (the rule the index's phrase match
+# follows), read along the primary key: the creates since a search's total was counted.
+GROWN_COUNT = f"SELECT count(*) FROM main.contacts c WHERE c.id > ? AND instr({_doc('c')}, ?) > 0"
+
+
+def grown_count(conn: sqlite3.Connection, after: int, folded_term: str) -> int:
+    """How many contacts above id `after` match `folded_term` (FirstAsk.grown)."""
+    (count,) = conn.execute(GROWN_COUNT, (after, folded_term)).fetchone()
+    return int(count)
+
+
+def alone_queries(folded_term: str) -> tuple[str, FirstAsk]:
     """(ordered id query, first ask) of a search that is a listing's only filter."""
-    return ALONE_IDS, FirstAsk(ALONE_COUNT)
+    grown = partial(grown_count, folded_term=folded_term)
+    return ALONE_IDS, FirstAsk(ALONE_COUNT, grown=grown)
 
 
 # The restore version each store's index is whole at (absent: never built), and the

@@ -30,6 +30,9 @@ class FirstAsk(NamedTuple):
     few_sql: str | None = None
     # counts what count_sql counts, another way (store/updated_counts.py), when set
     counter: Callable[[sqlite3.Connection], int] | None = None
+    # of a query of `contacts` alone: counts what count_sql counts among the contacts above
+    # an id, so a total kept from before creates is patched by testing only what they added
+    grown: Callable[[sqlite3.Connection, int], int] | None = None
 
 
 def first_page(
@@ -51,6 +54,36 @@ def first_page(
     query = first.few_sql if first.few_sql is not None and total <= FEW else sql
     rows = conn.execute(f"{query} LIMIT ? OFFSET ?", [*params, page_size, offset])
     return int(total), [row[0] for row in rows]
+
+
+TOP_CONTACT = "SELECT coalesce(max(id), -9223372036854775808) FROM main.contacts"
+
+
+def grown_page(
+    sql: str,
+    params: Sequence[Any],
+    page: int,
+    page_size: int,
+    first: FirstAsk,
+    kept: tuple[int, int] | None,
+    conn: sqlite3.Connection,
+) -> tuple[int, list[int], int]:
+    """`first_page` of a query with `first.grown`, and the highest contact id it counted up
+    to: from `kept` (total, highest id) of before, when no write since touched a contact at
+    or below that id, the total is that one plus the matches above it (one range of ids
+    read, not every match counted again)."""
+    (top,) = conn.execute(TOP_CONTACT).fetchone()
+    if kept is None:
+        total, ids = first_page(sql, params, page, page_size, first, conn)
+        return total, ids, int(top)
+    assert first.grown is not None
+    total = kept[0] + first.grown(conn, kept[1])
+    offset = (page - 1) * page_size
+    if offset >= total:
+        return total, [], max(int(top), kept[1])
+    query = first.few_sql if first.few_sql is not None and total <= FEW else sql
+    rows = conn.execute(f"{query} LIMIT ? OFFSET ?", [*params, page_size, offset])
+    return total, [row[0] for row in rows], max(int(top), kept[1])
 
 
 class PageIndex:
@@ -76,6 +109,9 @@ class PageIndex:
         # table it reads when it was counted: still the total until that table is written
         # (a list's members after a create of a contact: no recount of 100,000 members).
         self._totals: dict[tuple[str, tuple[Any, ...]], tuple[int, int]] = {}
+        # Totals of `page` queries with `FirstAsk.grown`: (version, total, highest contact id
+        # then), patched after writes that touched only contacts above that id (creates).
+        self._grown: dict[tuple[str, tuple[Any, ...]], tuple[int, int, int]] = {}
 
     @property
     def held_ids(self) -> int:
@@ -155,10 +191,44 @@ class PageIndex:
             if len(self._asked) >= ASKED_MAX:
                 self._asked.clear()
             self._asked.add(key)
+            if first.grown is not None:
+                return await self._grown_page(key, page, page_size, first)
             return await self._store.read(partial(first_page, sql, params, page, page_size, first))
         ids = await self.ids(sql, params)
         start = (page - 1) * page_size
         return len(ids), ids[start : start + page_size].tolist()
+
+    async def _grown_page(
+        self, key: tuple[str, tuple[Any, ...]], page: int, page_size: int, first: FirstAsk
+    ) -> tuple[int, list[int]]:
+        """A first ask of a query with `first.grown`: its total patched if kept from before
+        writes that touched only contacts above the highest id it counted (see grown_page)."""
+        version = self._store.version
+        kept = self._patchable(key)
+        total, ids, top = await self._store.read(
+            partial(grown_page, key[0], key[1], page, page_size, first, kept)
+        )
+        # A write whose commit the read saw is bumped before the read resumes: asked again,
+        # the log also vouches for the writes that came meanwhile, or the total is counted.
+        if kept is not None and self._patchable(key) is None:
+            version = self._store.version
+            total, ids, top = await self._store.read(
+                partial(grown_page, key[0], key[1], page, page_size, first, None)
+            )
+        if version == self._store.version:  # count and highest id of the same state
+            if len(self._grown) >= ASKED_MAX and key not in self._grown:
+                self._grown.clear()
+            self._grown[key] = (version, total, top)
+        return total, ids
+
+    def _patchable(self, key: tuple[str, tuple[Any, ...]]) -> tuple[int, int] | None:
+        """(total, highest contact id counted) kept for `key`, if no write since it was
+        counted touched a contact at or below that id (only creates above it, if any)."""
+        known = self._grown.get(key)
+        if known is None:
+            return None
+        low = self._store.contacts.lowest_since(known[0])
+        return (known[1], known[2]) if low is None or low > known[2] else None
 
     async def counted_page(
         self,
