@@ -339,7 +339,7 @@ def _serve_app(
     counted: dict[str, int],
 ) -> int:
     # The seeders alone: the server's other modules import while the contacts are copied
-    from emulator.workspaces.seeders import seeded_emulator
+    from emulator.workspaces.seeders import emulator_with_seeders
 
     settings = Settings(
         host=args.host,
@@ -367,7 +367,7 @@ def _serve_app(
     )
     secrets = SecretBook([settings.controlToken])
     redact_logs(secrets)  # and the stored ones the answers refresh it with
-    emulator = seeded_emulator(settings)
+    emulator = emulator_with_seeders(settings)
     stamp("seeders imported")
     imports = PendingImports()  # where the seeding waits
     try:

@@ -22,7 +22,7 @@ from emulator.simulation.dispatch import DeliveryListener
 from emulator.state import Emulator
 from emulator.verify.runs import VerifyRuns
 from emulator.workspace_scope import PREFIX, WORKSPACE
-from emulator.workspaces.seeders import seeded_emulator
+from emulator.workspaces.seeders import emulator_with_seeders
 
 
 class Pinned:
@@ -53,8 +53,8 @@ def build_services(
     not open yet (`emulator.start()` or `start_from_image` opens it). `secrets`: the book
     it shares (a workspace shares the default one's, which the log lines are redacted with,
     so a secret any workspace knows is hidden everywhere). `emulator`: its state when built
-    beforehand (`seeded_emulator`: a cold start seeds it before the server imports)."""
-    emulator = emulator or seeded_emulator(settings, fixtures)
+    beforehand (`emulator_with_seeders`: a cold start seeds it before the server imports)."""
+    emulator = emulator or emulator_with_seeders(settings, fixtures)
     simulation = Simulation(emulator)
     pinned = Pinned(app) if workspace_id else None
     crm_transport = InProcessTransport(pinned or app)  # a relative crmUrl ("/crm") is this app

@@ -12,7 +12,7 @@ from emulator.simulation.campaigns.seed import seed as seed_simulation
 from emulator.state import Emulator, Seeding
 
 
-def seeded_emulator(settings: Settings, fixtures: FixtureSet | None = None) -> Emulator:
+def emulator_with_seeders(settings: Settings, fixtures: FixtureSet | None = None) -> Emulator:
     """The state of one workspace, its store not open yet, seeded (when it is) by every
     seeder in order."""
     histories = MemberHistories()  # the memberships' histories: prepared, then written
