@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -193,7 +194,9 @@ def test_ctrl_c_during_the_spawn_stops_the_child_it_made(monkeypatch: pytest.Mon
 
     def popen_then_ctrl_c(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
         made.append(real_popen(*args, **kwargs))
-        os.kill(os.getpid(), signal.SIGINT)  # acted on at the next bytecode, if not held
+        # to this (the main) thread: sent to the process, another thread may take it and trip
+        # Python's flag only once the kernel runs it, after the block ended (seen under load)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # acted on at the next bytecode
         return made[-1]
 
     monkeypatch.setattr("emulator.cli.crm_process.subprocess.Popen", popen_then_ctrl_c)
