@@ -200,8 +200,14 @@ def test_ctrl_c_during_the_spawn_stops_the_child_it_made(monkeypatch: pytest.Mon
         return made[-1]
 
     monkeypatch.setattr("emulator.cli.crm_process.subprocess.Popen", popen_then_ctrl_c)
-    with pytest.raises(KeyboardInterrupt):
-        CrmProcess.start([sys.executable, "-c", "import time; time.sleep(60)"])
+    # Ctrl-C as at a terminal: a runner started in the background has SIGINT ignored, and the
+    # start then rightly ignores it too
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            CrmProcess.start([sys.executable, "-c", "import time; time.sleep(60)"])
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert len(made) == 1
     try:
         assert made[0].poll() is not None, "the child outlived its interrupted start"
