@@ -195,7 +195,7 @@ def test_ctrl_c_during_the_spawn_stops_the_child_it_made(monkeypatch: pytest.Mon
     def popen_then_ctrl_c(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
         made.append(real_popen(*args, **kwargs))
         # to this (the main) thread: sent to the process, another thread may take it and trip
-        # Python's flag only once the kernel runs it, after the block ended (seen under load)
+        # Python's flag only once the kernel runs that thread, possibly after the block ended
         signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # acted on at the next bytecode
         return made[-1]
 
