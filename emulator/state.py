@@ -273,8 +273,8 @@ class Emulator:
         images: ImageCache,
         digest: str,
         worker: ContactsWorker | None,
-        ready: Callable[[], None] | None = None,
-        idle: Idle = lambda done: None,
+        ready: Callable[[], None] | None,
+        idle: Idle,
     ) -> Path | None:
         # The biggest files one after the other: contacts (in chunks), then the files that
         # only refer to them, so their decoded records are never alive together.

@@ -48,12 +48,25 @@ def first_page(
         total = first.counter(conn)
     else:
         (total,) = conn.execute(first.count_sql, params).fetchone()
+    return int(total), page_of(sql, params, page, page_size, first, int(total), conn)
+
+
+def page_of(
+    sql: str,
+    params: Sequence[Any],
+    page: int,
+    page_size: int,
+    first: FirstAsk,
+    total: int,
+    conn: sqlite3.Connection,
+) -> list[int]:
+    """The ids of a page of `sql`, whose matches number `total`."""
     offset = (page - 1) * page_size
     if offset >= total:  # past the end (also pages whose offset no SQLite integer holds)
-        return int(total), []
+        return []
     query = first.few_sql if first.few_sql is not None and total <= FEW else sql
     rows = conn.execute(f"{query} LIMIT ? OFFSET ?", [*params, page_size, offset])
-    return int(total), [row[0] for row in rows]
+    return [row[0] for row in rows]
 
 
 TOP_CONTACT = "SELECT coalesce(max(id), -9223372036854775808) FROM main.contacts"
@@ -78,12 +91,8 @@ def grown_page(
         return total, ids, int(top)
     assert first.grown is not None
     total = kept[0] + first.grown(conn, kept[1])
-    offset = (page - 1) * page_size
-    if offset >= total:
-        return total, [], max(int(top), kept[1])
-    query = first.few_sql if first.few_sql is not None and total <= FEW else sql
-    rows = conn.execute(f"{query} LIMIT ? OFFSET ?", [*params, page_size, offset])
-    return total, [row[0] for row in rows], max(int(top), kept[1])
+    ids = page_of(sql, params, page, page_size, first, total, conn)
+    return total, ids, max(int(top), kept[1])
 
 
 class PageIndex:
