@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -52,8 +53,11 @@ def make_settings(**overrides: object) -> Settings:
     return Settings(**values)  # type: ignore[arg-type]
 
 
+@contextlib.asynccontextmanager
 async def open_client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
-    """Run the app's lifespan and yield a client bound to it."""
+    """Run the app's lifespan and yield a client bound to it. A context manager, not a
+    generator to loop over: an assertion failing inside a loop would leave the generator, and
+    so the lifespan and its database threads, open, and pytest waiting for them at exit."""
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(
@@ -70,14 +74,14 @@ async def app() -> Starlette:
 @pytest.fixture
 async def client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
     """A client of a fresh emulator on the default fixtures."""
-    async for c in open_client(app):
+    async with open_client(app) as c:
         yield c
 
 
 @pytest.fixture(scope="module")
 async def shared_client() -> AsyncIterator[httpx.AsyncClient]:
     """One app for a whole module, for tests whose writes do not disturb each other."""
-    async for c in open_client(create_app(make_settings())):
+    async with open_client(create_app(make_settings())) as c:
         yield c
 
 

@@ -98,7 +98,7 @@ async def test_a_token_holder_still_reads_the_reference_crms_key() -> None:
 
     token = "the-control-token-value"
     app = create_app(make_settings(controlToken=token))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         bearer = {"Authorization": f"Bearer {token}"}
         settings = (await client.get("/_emulator/crm/settings", headers=bearer)).json()
         assert settings["apiKey"] == "crm-demo-key"

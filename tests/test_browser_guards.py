@@ -134,7 +134,7 @@ async def test_a_foreign_host_is_refused_on_every_surface(client: httpx.AsyncCli
 
 async def test_allowed_hosts_are_answered() -> None:
     app = create_app(make_settings(allowedHosts=["emulator.example"]))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         r = await client.get("/v1/contacts", headers={**ALL, "host": "emulator.example:8400"})
         assert r.status_code == 200
 

@@ -126,7 +126,7 @@ async def test_snapshot_restore_keeps_the_journal(client: httpx.AsyncClient) -> 
 
 async def test_row_cap_drops_the_oldest() -> None:
     app = create_app(make_settings(requestsLimit=3))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         for n in range(1, 6):
             await client.get(f"/v1/contact/{n}", headers=ALL)
         data = (await client.get("/_emulator/requests")).json()["data"]

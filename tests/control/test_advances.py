@@ -31,7 +31,7 @@ def members(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 async def api(members: Path) -> AsyncIterator[httpx.AsyncClient]:
-    async for client in open_client(create_app(make_settings(fixtures=str(members)))):
+    async with open_client(create_app(make_settings(fixtures=str(members)))) as client:
         yield client
 
 
@@ -81,7 +81,7 @@ async def test_a_background_advance_is_followed_until_done_with_the_synchronous_
     assert [a["id"] for a in listed] == [run["id"]] and listed[0] == done
 
     # the same advance, synchronous, on a fresh emulator: the same result to the event
-    async for fresh in open_client(create_app(make_settings(fixtures=str(members)))):
+    async with open_client(create_app(make_settings(fixtures=str(members)))) as fresh:
         sync = await fresh.post("/_emulator/clock/advance", json={"seconds": FOUR_WEEKS})
         assert sync.status_code == 200
         assert sync.json() == done["result"]

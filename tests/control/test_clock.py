@@ -224,7 +224,7 @@ async def test_open_without_an_email_is_409(app: Starlette, client: httpx.AsyncC
 
 async def test_realtime_clock_moves_and_runs_the_simulation() -> None:
     app = create_app(make_settings(clockSpeed=7200.0))  # two virtual hours per wall second
-    async for client in open_client(app):
+    async with open_client(app) as client:
         first = (await client.get("/_emulator/clock")).json()
         assert first["mode"] == "realtime" and first["speed"] == 7200.0
         await anyio.sleep(1.2)
@@ -237,11 +237,11 @@ async def test_realtime_clock_moves_and_runs_the_simulation() -> None:
 
 async def test_a_kept_database_keeps_its_time(tmp_path: Path) -> None:
     settings_ = make_settings(db=str(tmp_path / "state.db"))
-    async for client in open_client(create_app(settings_)):
+    async with open_client(create_app(settings_)) as client:
         moved = (await client.post("/_emulator/clock/advance", json={"seconds": 3600})).json()[
             "now"
         ]
-    async for client in open_client(create_app(settings_)):
+    async with open_client(create_app(settings_)) as client:
         assert (await client.get("/_emulator/clock")).json() == {
             "now": moved,
             "mode": "frozen",

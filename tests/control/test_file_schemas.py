@@ -113,7 +113,7 @@ def test_the_schemas_accept_the_bundled_files_and_flag_unknown_keys() -> None:
 @pytest.fixture
 async def rooted(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, Emulator]]:
     app = create_app(make_settings(allowPaths=[str(tmp_path)]))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         yield client, app.state.services.emulator
 
 
@@ -245,7 +245,7 @@ async def test_the_clock_never_passes_its_last_moment(tmp_path: Path) -> None:
     shutil.copytree(DEFAULT_FIXTURES, fx)
     (fx / "clock.json").write_text('{"start": "2999-12-30T00:00:00Z"}')
     app = create_app(make_settings(fixtures=str(fx)))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         day = await client.post("/_emulator/clock/advance", json={"seconds": 86400})
         assert day.status_code == 200, day.text
         again = await client.post("/_emulator/clock/advance", json={"seconds": 86400})

@@ -175,12 +175,12 @@ async def test_the_byte_budget_drops_the_oldest_but_never_the_newest(
 
 async def test_snapshots_of_a_db_file(tmp_path: Path) -> None:
     app = create_app(make_settings(db=str(tmp_path / "state.db")))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         before = await platform_contacts(client)
         snap = await take(client)
         await client.post("/v1/contact", headers=ALL, json={"firstName": "New"})
         assert (await client.post(f"/_emulator/snapshots/{snap['id']}/restore")).status_code == 200
         assert await platform_contacts(client) == before
     # The restored state is what the file keeps.
-    async for client in open_client(create_app(make_settings(db=str(tmp_path / "state.db")))):
+    async with open_client(create_app(make_settings(db=str(tmp_path / "state.db")))) as client:
         assert await platform_contacts(client) == before

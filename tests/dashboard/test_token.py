@@ -19,7 +19,7 @@ TOKEN = "s3cret-token"
 
 @pytest.fixture
 async def guarded() -> AsyncIterator[httpx.AsyncClient]:
-    async for client in open_client(create_app(make_settings(controlToken=TOKEN))):
+    async with open_client(create_app(make_settings(controlToken=TOKEN))) as client:
         yield client
 
 

@@ -284,7 +284,7 @@ async def test_an_indexed_text_condition_folds_non_ascii_case(tmp_path: Path) ->
     companies[1]["industry"] = None
     (tmp_path / "fx" / "companies.json").write_text(json.dumps(companies))
     odd = companies[0]["id"]
-    async for client in open_client(create_app(make_settings(fixtures=str(tmp_path / "fx")))):
+    async with open_client(create_app(make_settings(fixtures=str(tmp_path / "fx")))) as client:
         for industry in ("médias gross", "Médias Groß", "MÉDIAS GROSS"):
             found = await search(client, {"include": {"industry": [industry, "Nothing"]}})
             assert [c["id"] for c in found.json()["data"]] == [odd], industry

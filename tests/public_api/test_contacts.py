@@ -219,7 +219,7 @@ async def test_get_contact_bad_or_unknown_id(
 
 async def test_get_contact_is_rate_limited() -> None:
     app = create_app(make_settings(rateLimit=RateLimit(limit=3)))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         for remaining in (2, 1, 0):
             response = await client.get("/v1/contact/1", headers=ALL)
             assert response.status_code == 200
@@ -246,7 +246,7 @@ async def test_get_contact_is_rate_limited() -> None:
 
 async def test_rate_limit_headers_ride_on_errors_too() -> None:
     app = create_app(make_settings(rateLimit=RateLimit(limit=3)))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         response = await client.get("/v1/contact/999999", headers=ALL)
         assert response.status_code == 404
         assert response.headers["X-RateLimit-Remaining"] == "2"

@@ -177,7 +177,7 @@ async def test_every_filter_answers_what_the_rule_gives(
     state: dict[str, Any] = {"other": other_fixtures(root)}
     asked: list[tuple[str, dict[str, Any]]] = []
     app = create_app(make_settings(allowPaths=[str(root)], seedCache=str(root / "seeds")))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         store = app.state.services.emulator.db
         for step in [*steps, ("ready",), ("check",)]:
             match step:

@@ -104,7 +104,7 @@ queries = st.dictionaries(
 @pytest.fixture(scope="module")
 async def shared_client() -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(make_settings(rateLimit=RateLimit(scope="off")))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         yield client
 
 

@@ -57,7 +57,7 @@ Merge = st.tuples(
 @given(steps=st.lists(st.one_of(Read, Read, Create, Merge), min_size=1, max_size=20))
 async def test_every_page_shows_every_earlier_write(steps: list[tuple[Any, ...]]) -> None:
     names: dict[int, str | None] = {c.id: c.firstName for c in fixtures().contacts}
-    async for client in open_client(create_app(make_settings())):
+    async with open_client(create_app(make_settings())) as client:
         for step in steps:
             match step:
                 case ("read", number, size):
@@ -300,7 +300,7 @@ async def test_api_keys_are_read_again_after_a_fixture_load_reset_and_restore(
         return (await client.get("/v1/contacts", headers=headers)).status_code
 
     app = create_app(make_settings(allowPaths=[str(tmp_path)]))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         assert (await status(client, readonly), await status(client, new)) == (200, 401)
         await client.patch("/v1/webhooks/1", json={"name": "x"}, headers=ALL)
         snapshot = (await client.post("/_emulator/snapshots")).json()["id"]
@@ -340,7 +340,7 @@ async def test_every_kept_page_is_the_page_computed_now_whatever_wrote_before(
     # With a seed cache: start, reset and fixture loads restore a database file, snapshots
     # restore bytes (both ways of overwriting the whole database).
     app = create_app(make_settings(allowPaths=[str(root)], seedCache=str(root / "seeds")))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         for step in steps:
             if step[0] == "read":
                 _, number, size, which = step

@@ -30,7 +30,7 @@ class FakeTime:
 async def test_each_endpoint_has_its_own_budget_under_all() -> None:
     """Calls to two endpoints leave a third untouched (the /identities report of issue 14)."""
     app = create_app(make_settings(rateLimit=RateLimit(scope="all", limit=2)))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         for path in ("/v1/contacts", "/v1/contacts", "/v1/companies", "/v1/companies"):
             assert (await client.get(path, headers=ALL)).status_code == 200
         assert (await client.get("/v1/contacts", headers=ALL)).status_code == 429
@@ -49,7 +49,7 @@ async def test_a_429_blocks_the_endpoint_for_60_seconds_of_wall_time() -> None:
     app = create_app(make_settings(rateLimit=RateLimit(limit=2)))
     fake = FakeTime()
     app.state.services.public_api.limiter._now = fake
-    async for client in open_client(app):
+    async with open_client(app) as client:
         first = await client.get("/v1/contact/1", headers=ALL)
         assert first.headers["X-RateLimit-Reset-Seconds"] == str(math.ceil(fake.at + 60))
         assert first.headers["X-RateLimit-Retry-After-Seconds"] == "0"
@@ -76,7 +76,7 @@ async def test_a_429_blocks_the_endpoint_for_60_seconds_of_wall_time() -> None:
 
 async def test_the_default_scope_limits_only_get_contact() -> None:
     app = create_app(make_settings())
-    async for client in open_client(app):
+    async with open_client(app) as client:
         assert "X-RateLimit-Limit" in (await client.get("/v1/contact/1", headers=ALL)).headers
         for path in ("/v1/contacts", "/v1/identities", "/v1/companies"):
             assert "X-RateLimit-Limit" not in (await client.get(path, headers=ALL)).headers
@@ -84,7 +84,7 @@ async def test_the_default_scope_limits_only_get_contact() -> None:
 
 async def test_off_limits_nothing() -> None:
     app = create_app(make_settings(rateLimit=RateLimit(scope="off", limit=1)))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         for _ in range(3):
             response = await client.get("/v1/contact/1", headers=ALL)
             assert response.status_code == 200

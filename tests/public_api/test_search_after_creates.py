@@ -60,7 +60,7 @@ async def test_a_search_after_creates_answers_what_a_recount_gives(
     steps: list[tuple[Any, ...]],
 ) -> None:
     app = create_app(make_settings())
-    async for client in open_client(app):
+    async with open_client(app) as client:
         store = app.state.services.emulator.db
         await contact_search.ensure(store)
         created: list[int] = []

@@ -76,7 +76,7 @@ def contradictions(record: dict[str, Any]) -> list[str]:
 async def test_exported_engagement_agrees_with_activity(tmp_path: Path, seed: int) -> None:
     directory = generate(tmp_path / f"seed-{seed}", seed)
     app = create_app(make_settings(fixtures=str(directory)))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         await export_in_process(app)
         contacts = await crm_all(client, "contacts")
         checked = [c for c in contacts if c["fields"].get("platform_engagement_status")]
@@ -99,7 +99,7 @@ async def test_generated_tasks_make_one_export_call_every_endpoint(
     assert {t["crmTaskId"] is None for t in done_on_platform} == {True, False}
     assert any(t["completedAt"] for t in crm_tasks)
     app = create_app(make_settings(fixtures=str(directory)))
-    async for _ in open_client(app):
+    async with open_client(app) as _:
         report = await export_in_process(app)
         idle = [n for n, e in report.endpoints.items() if e.status != "exercised"]
         assert idle == [] and report.exitCode == 0

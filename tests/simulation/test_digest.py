@@ -82,9 +82,8 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 async def client_for(fixtures: Path | None) -> AsyncIterator[tuple[Starlette, httpx.AsyncClient]]:
     overrides: dict[str, Any] = {} if fixtures is None else {"fixtures": str(fixtures)}
     app = create_app(make_settings(**overrides))
-    async with contextlib.aclosing(open_client(app)) as clients:
-        async for client in clients:
-            yield app, client
+    async with open_client(app) as client:
+        yield app, client
 
 
 @pytest.mark.parametrize("name", sorted(PINNED))

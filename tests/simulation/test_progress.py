@@ -36,7 +36,7 @@ def app(members: Path) -> Starlette:
 
 @pytest.fixture
 async def client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
-    async for c in open_client(app):
+    async with open_client(app) as c:
         yield c
 
 
@@ -80,7 +80,7 @@ async def test_a_stop_ends_the_advance_where_it_got(
     rest = await simulation.advance_to(start + 5 * WEEK)
     assert rest.previous == result.now
 
-    async for fresh in open_client(create_app(make_settings(fixtures=str(members)))):
+    async with open_client(create_app(make_settings(fixtures=str(members)))) as fresh:
         whole = await fresh.post("/_emulator/clock/advance", json={"seconds": 5 * 7 * 86400})
         assert whole.json()["events"] == result.events + rest.events
         assert await _event_rows(fresh) == await _event_rows(client)

@@ -127,7 +127,7 @@ async def test_a_search_answers_what_the_rule_gives_after_any_writer(
     state: dict[str, Any] = {"other": other_fixtures(root)}
     terms: list[str] = []
     app = create_app(make_settings(allowPaths=[str(root)], seedCache=str(root / "seeds")))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         for step in [*steps, ("check",)]:
             match step:
                 case ("search", term):
@@ -245,7 +245,7 @@ async def test_a_search_over_http_before_the_index_is_whole_answers_the_same() -
     """The listing of a search measures its read of every contact, and the next search
     waits for the index: both answer what the index answers once whole."""
     app = create_app(make_settings())
-    async for client in open_client(app):
+    async with open_client(app) as client:
         store = app.state.services.emulator.db
         first = (await client.get("/v1/contacts", params={"search": "mar"}, headers=ALL)).json()
         assert contact_search._read_all.get(store) is not None or contact_search.ready(store)

@@ -104,7 +104,7 @@ async def test_listing_showing_and_removing(client: httpx.AsyncClient) -> None:
 
 async def test_the_cap_answers_409_in_the_control_error_shape() -> None:
     app = create_app(make_settings(maxWorkspaces=2))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         await new_workspace(client)
         await new_workspace(client)
         r = await client.post("/_emulator/workspaces")
@@ -114,7 +114,7 @@ async def test_the_cap_answers_409_in_the_control_error_shape() -> None:
 
 async def test_idle_workspaces_expire(app: Starlette) -> None:
     app = create_app(make_settings(workspaceIdle=0.2))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         kept, dropped = await new_workspace(client), await new_workspace(client)
         deadline = time.monotonic() + 0.6
         while time.monotonic() < deadline:
@@ -171,7 +171,7 @@ async def test_record_links_open_on_the_port_and_workspace_of_the_request(
 
 async def test_a_configured_link_base_wins() -> None:
     app = create_app(make_settings(linkBase="https://emulator.example.test/"))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         contacts = (await client.get("/v1/contacts", headers=ALL)).json()["data"]
         url = next(c["contactCRMUrl"] for c in contacts if c["contactCRMUrl"])
         assert url.startswith("https://emulator.example.test/crm-ui/contacts/")
@@ -192,7 +192,7 @@ async def test_the_crm_key_is_shown_to_a_holder_of_the_control_token_only(
 ) -> None:
     assert (await new_workspace(client))["crmApiKey"] == "***"  # no token: nobody holds it
     app = create_app(make_settings(controlToken="a-long-control-token"))
-    async for tokened in open_client(app):
+    async with open_client(app) as tokened:
         bearer = {"Authorization": "Bearer a-long-control-token"}
         r = await tokened.post("/_emulator/workspaces", headers=bearer)
         assert r.status_code == 201 and r.json()["crmApiKey"] == "crm-demo-key"
@@ -205,7 +205,7 @@ async def test_the_crm_key_is_shown_to_a_holder_of_the_control_token_only(
 
 async def test_creations_at_once_respect_the_cap() -> None:
     app = create_app(make_settings(maxWorkspaces=3))
-    async for client in open_client(app):
+    async with open_client(app) as client:
         answers = await asyncio.gather(*(client.post("/_emulator/workspaces") for _ in range(5)))
         assert sorted(r.status_code for r in answers) == [201, 201, 201, 409, 409]
         ids = {r.json()["id"] for r in answers if r.status_code == 201}

@@ -214,7 +214,7 @@ def small_app(small_dir: Path) -> Starlette:
 
 @pytest.fixture(scope="module")
 async def small(small_app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
-    async for c in open_client(small_app):
+    async with open_client(small_app) as c:
         yield c
 
 

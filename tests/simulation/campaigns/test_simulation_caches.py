@@ -41,7 +41,7 @@ def app(visit_first: Path) -> Starlette:
 
 @pytest.fixture
 async def client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
-    async for c in open_client(app):
+    async with open_client(app) as c:
         yield c
 
 

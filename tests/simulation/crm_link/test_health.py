@@ -124,7 +124,7 @@ async def test_a_realtime_clock_checks_by_itself() -> None:
     from tests.conftest import make_settings, open_client
 
     app = create_app(make_settings(clockSpeed=1200.0))  # 600 virtual s per 0.5 s tick
-    async for client in open_client(app):
+    async with open_client(app) as client:
         for _ in range(40):
             await asyncio.sleep(0.25)
             health = (await status(client))["lastHealth"]
