@@ -16,6 +16,7 @@ from msgspec import UNSET, UnsetType
 from emulator.fixtures.models import SyncBackMode
 from emulator.normalise import domain_key, email_key, name_key, phone_key, url_key
 from emulator.part_a import SYNC_PROPERTIES
+from emulator.platform.sql import many_rows
 from emulator.wire import decode, encode
 
 Record = dict[str, Any]
@@ -206,35 +207,33 @@ _INSERT = {
     "crm_companies": "INSERT INTO crm_companies VALUES ",
     "crm_contacts": "INSERT INTO crm_contacts VALUES ",
 }
-_ROW_MARKS = "(?, ?, ?, ?, ?, ?, ?, ?)"
-# Rows per INSERT: 800 parameters, far below SQLite's limit (32,766); one batch of the export.
-ROWS_PER_INSERT = 100
 _UPDATE = {"crm_companies": "UPDATE crm_companies SET", "crm_contacts": "UPDATE crm_contacts SET"}
 
 
 def insert_records(conn: sqlite3.Connection, kind: Kind, rows: Iterable[tuple[Any, ...]]) -> None:
-    """Insert `record_row`s of `kind`, up to `ROWS_PER_INSERT` in one statement.
+    """Insert `record_row`s of `kind`, many rows a statement (`many_rows`).
 
     Not `executemany`: it steps each row on its own, and the sqlite3 module lets go of the
     GIL for every step and takes it back after; on the database thread beside a busy event
     loop each of those is a wait and two thread switches.
     """
-    rows = list(rows)
-    for start in range(0, len(rows), ROWS_PER_INSERT):
-        part = rows[start : start + ROWS_PER_INSERT]
-        values = ", ".join([_ROW_MARKS] * len(part))
-        conn.execute(_INSERT[kind.table] + values, [value for row in part for value in row])
+    many_rows(conn, _INSERT[kind.table], list(rows))
 
 
 def update_records(
-    conn: sqlite3.Connection, kind: Kind, sets: Sequence[str], rows: Iterable[tuple[Any, ...]]
+    conn: sqlite3.Connection, kind: Kind, sets: Sequence[str], rows: Sequence[tuple[Any, ...]]
 ) -> None:
     """Rewrite each record and the columns named in `sets` (of externalId and the match keys):
-    rows of (record, *those columns' values, updatedAt, crmId). Leaving out the keys that did
-    not change spares their index entries."""
-    columns = "".join(f", {c} = ?" for c in sets)
-    conn.executemany(
-        f"{_UPDATE[kind.table]} record = ?{columns}, updatedAt = ? WHERE crmId = ?", rows
+    rows of (crmId, record, *those columns' values, updatedAt), each crmId once. Leaving out
+    the keys that did not change spares their index entries. Many rows a statement, as
+    `insert_records`."""
+    columns = "".join(f", {c} = v.column{3 + i}" for i, c in enumerate(sets))
+    many_rows(
+        conn,
+        f"{_UPDATE[kind.table]} record = v.column2{columns},"
+        f" updatedAt = v.column{3 + len(sets)} FROM (VALUES ",
+        rows,
+        f") AS v WHERE {kind.table}.crmId = v.column1",
     )
 
 
