@@ -221,19 +221,14 @@ def insert_records(conn: sqlite3.Connection, kind: Kind, rows: Iterable[tuple[An
 
 
 def update_records(
-    conn: sqlite3.Connection, kind: Kind, sets: Sequence[str], rows: Sequence[tuple[Any, ...]]
+    conn: sqlite3.Connection, kind: Kind, sets: Sequence[str], rows: Iterable[tuple[Any, ...]]
 ) -> None:
     """Rewrite each record and the columns named in `sets` (of externalId and the match keys):
-    rows of (crmId, record, *those columns' values, updatedAt), each crmId once. Leaving out
-    the keys that did not change spares their index entries. Many rows a statement, as
-    `insert_records`."""
-    columns = "".join(f", {c} = v.column{3 + i}" for i, c in enumerate(sets))
-    many_rows(
-        conn,
-        f"{_UPDATE[kind.table]} record = v.column2{columns},"
-        f" updatedAt = v.column{3 + len(sets)} FROM (VALUES ",
-        rows,
-        f") AS v WHERE {kind.table}.crmId = v.column1",
+    rows of (record, *those columns' values, updatedAt, crmId). Leaving out the keys that did
+    not change spares their index entries."""
+    columns = "".join(f", {c} = ?" for c in sets)
+    conn.executemany(
+        f"{_UPDATE[kind.table]} record = ?{columns}, updatedAt = ? WHERE crmId = ?", rows
     )
 
 

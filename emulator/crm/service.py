@@ -224,7 +224,7 @@ async def update(
             new = (external_id, *keys)
             sets = tuple(n for n, a, b in zip(names, stored[crm_id][1], new, strict=True) if a != b)
             values = [v for n, v in zip(names, new, strict=True) if n in sets]
-            groups.setdefault(sets, []).append((crm_id, text, *values, now))
+            groups.setdefault(sets, []).append((text, *values, now, crm_id))
         for sets, rows in groups.items():
             update_records(conn, kind, sets, rows)
         return results
