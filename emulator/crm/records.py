@@ -16,6 +16,7 @@ from msgspec import UNSET, UnsetType
 from emulator.fixtures.models import SyncBackMode
 from emulator.normalise import domain_key, email_key, name_key, phone_key, url_key
 from emulator.part_a import SYNC_PROPERTIES
+from emulator.platform.sql import many_rows
 from emulator.wire import decode, encode
 
 Record = dict[str, Any]
@@ -203,15 +204,20 @@ def record_row(
 # This module is the one writer of the record tables and of crm_counters: every statement
 # names its table (tests/platform/test_sole_writer.py reads them).
 _INSERT = {
-    "crm_companies": "INSERT INTO crm_companies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-    "crm_contacts": "INSERT INTO crm_contacts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    "crm_companies": "INSERT INTO crm_companies VALUES ",
+    "crm_contacts": "INSERT INTO crm_contacts VALUES ",
 }
 _UPDATE = {"crm_companies": "UPDATE crm_companies SET", "crm_contacts": "UPDATE crm_contacts SET"}
 
 
 def insert_records(conn: sqlite3.Connection, kind: Kind, rows: Iterable[tuple[Any, ...]]) -> None:
-    """Insert `record_row`s of `kind`."""
-    conn.executemany(_INSERT[kind.table], rows)
+    """Insert `record_row`s of `kind`, many rows a statement (`many_rows`).
+
+    Not `executemany`: it steps each row on its own, and the sqlite3 module lets go of the
+    GIL for every step and takes it back after; on the database thread beside a busy event
+    loop each of those is a wait and two thread switches.
+    """
+    many_rows(conn, _INSERT[kind.table], list(rows))
 
 
 def update_records(

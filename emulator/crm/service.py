@@ -37,6 +37,7 @@ from emulator.crm.schemas import (
     UpdateResult,
 )
 from emulator.fixtures.models import CrmSettings, CrmUser
+from emulator.platform.sql import many_rows
 from emulator.store.db import Store
 from emulator.wire import decode
 
@@ -233,9 +234,10 @@ async def update(
 
 def link(conn: sqlite3.Connection, rows: list[tuple[str, str, str]]) -> int:
     """Store (contact crmId, company crmId, createdAt) links, an existing one kept; answers
-    how many are new. The one writer of crm_associations (the seed calls it too)."""
+    how many are new. The one writer of crm_associations (the seed calls it too). Many rows
+    a statement, as `records.insert_records`."""
     before = conn.total_changes
-    conn.executemany("INSERT OR IGNORE INTO crm_associations VALUES (?, ?, ?)", rows)
+    many_rows(conn, "INSERT OR IGNORE INTO crm_associations VALUES ", rows)
     return conn.total_changes - before
 
 

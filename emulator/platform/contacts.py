@@ -8,7 +8,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from emulator.platform.keys import contact_keys
-from emulator.platform.sql import any_differs, assignments, values_clause
+from emulator.platform.sql import (
+    any_differs_from_row,
+    assignments,
+    assignments_from_row,
+    many_rows,
+    values_clause,
+)
 from emulator.wire import encode
 
 
@@ -51,14 +57,17 @@ def set_columns(conn: sqlite3.Connection, contact_id: int, columns: dict[str, An
 
 
 def write_synced(
-    conn: sqlite3.Connection, columns: Sequence[str], rows: Iterable[Sequence[Any]]
+    conn: sqlite3.Connection, columns: Sequence[str], rows: Sequence[Sequence[Any]]
 ) -> None:
-    """Rows of (*values, updatedAt, id, *values): the columns set, and updatedAt moved, only
-    where a value differs."""
-    conn.executemany(
-        f"UPDATE contacts SET {assignments(columns)}, updatedAt = ?"
-        f" WHERE id = ? AND ({any_differs(columns)})",
+    """Rows of (id, updatedAt, *values), each id once: the columns set, and updatedAt moved,
+    only where a value differs. Many rows a statement (`many_rows`): one statement per row
+    paid its start and its thread taking the GIL back, each time."""
+    many_rows(
+        conn,
+        f"UPDATE contacts SET {assignments_from_row(columns, 3)}, updatedAt = v.column2"
+        " FROM (VALUES ",
         rows,
+        f") AS v WHERE contacts.id = v.column1 AND ({any_differs_from_row('contacts', columns, 3)})",
     )
 
 

@@ -43,7 +43,7 @@ def write_batch(
         if u.custom is not None:
             sets += ("customFields",)
             params.append(encode(u.custom).decode())
-        groups.setdefault(sets, []).append((*params, now, u.id, *params))
+        groups.setdefault(sets, []).append((u.id, now, *params))
         if u.synced is not None:
             if u.synced:
                 upserts.append((kind, u.id, encode(sorted(u.synced)).decode()))
@@ -52,7 +52,7 @@ def write_batch(
     owner = contacts if kind == "contacts" else companies
     for sets, rows in groups.items():
         if sets == (crm_col,):  # the CRM id alone (every created record): one statement
-            owner.write_one_column(conn, crm_col, encode({r[2]: r[0] for r in rows}).decode(), now)
+            owner.write_one_column(conn, crm_col, encode({r[0]: r[2] for r in rows}).decode(), now)
         else:
             owner.write_synced(conn, sets, rows)
     conn.executemany(

@@ -39,9 +39,18 @@ def assignments(columns: Iterable[str]) -> str:
     return ", ".join(f"{name} = ?" for name in columns)
 
 
-def any_differs(columns: Iterable[str]) -> str:
-    """`a IS NOT ? OR b IS NOT ?`: true when a row holds other values than these."""
-    return " OR ".join(f"{name} IS NOT ?" for name in columns)
+def assignments_from_row(columns: Iterable[str], first: int) -> str:
+    """`a = v.column3, b = v.column4` (first = 3): what follows `UPDATE table SET` for these
+    columns taken from the row `v` of an `UPDATE ... FROM (VALUES ...) AS v`."""
+    return ", ".join(f"{name} = v.column{first + i}" for i, name in enumerate(columns))
+
+
+def any_differs_from_row(table: str, columns: Iterable[str], first: int) -> str:
+    """`table.a IS NOT v.column3 OR ...`: true where the table's row holds other values than
+    the row `v` (see above)."""
+    return " OR ".join(
+        f"{table}.{name} IS NOT v.column{first + i}" for i, name in enumerate(columns)
+    )
 
 
 # Rows per statement of `many_rows`, largest first: a handful of distinct statements, so each

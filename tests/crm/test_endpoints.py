@@ -386,6 +386,27 @@ async def test_associations_link_known_records_and_report_unknown_ids(
     ]
 
 
+async def test_associations_of_many_pairs_count_each_new_link_once(
+    client: httpx.AsyncClient,
+) -> None:
+    # more pairs than one statement of many rows holds, one of them twice, one known already
+    r = await post(
+        client,
+        "/contacts",
+        {"contacts": [{"externalId": f"a{i}", "email": f"a{i}@example.org"} for i in range(45)]},
+    )
+    contacts = [x["crmId"] for x in r.json()["results"]]
+    r = await post(client, "/companies", {"companies": [{"externalId": "a", "name": "A Co"}]})
+    company = r.json()["results"][0]["crmId"]
+    pairs = [{"contactCRMId": c, "companyCRMId": company} for c in contacts]
+    r = await post(client, "/associations", {"associations": pairs[:1]})
+    assert r.json() == {"success": True, "created": 1}
+    r = await post(client, "/associations", {"associations": [*pairs, pairs[7]]})
+    assert r.json() == {"success": True, "created": len(contacts) - 1}
+    linked = (await stored(client, "companies", company))["contactCRMIds"]
+    assert sorted(linked) == sorted(contacts)
+
+
 async def test_activity_is_created_with_an_id_and_echoed_fields(client: httpx.AsyncClient) -> None:
     body = {
         "type": "NETWORK_INMAIL",

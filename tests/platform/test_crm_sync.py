@@ -74,3 +74,33 @@ async def test_crm_ids_beside_sync_back_columns_each_group_stored(store: Store) 
     )
     assert [(r[0], r[1], r[3]) for r in found] == [(first, "crm-1", NOW), (second, "crm-2", NOW)]
     assert found[1][2] == "CTO"
+
+
+@pytest.mark.parametrize(("kind", "column"), [("contacts", "jobTitle"), ("companies", "industry")])
+async def test_sync_back_columns_of_many_records_each_stored_and_only_a_change_moves_updated_at(
+    store: Store, kind: crm_sync.Kind, column: str
+) -> None:
+    # more records than one statement of many rows holds, so the rows span statements
+    ids = list(await rows(store, kind))[:45]
+    await store.write(
+        lambda conn: conn.executemany(
+            f"UPDATE {kind} SET {TABLES[kind]} = ?, {column} = ? WHERE id = ?",
+            [(f"crm-{i}", f"v{i}", i) for i in ids],
+        )
+    )
+    before = await rows(store, kind)
+    kept = set(ids[::3])  # these get back the values they hold
+    value = {i: f"v{i}" if i in kept else f"new-{i}" for i in ids}
+    updates = [RecordUpdate(id=i, crm_id=f"crm-{i}", columns={column: value[i]}) for i in ids]
+    await store.write(lambda conn: crm_sync.write_batch(conn, kind, updates, NOW))
+    after = await rows(store, kind)
+    stored = dict(
+        await store.fetchall(
+            f"SELECT id, {column} FROM {kind} WHERE id IN ({', '.join('?' * len(ids))})", ids
+        )
+    )
+    assert stored == value
+    assert {i: after[i] for i in kept} == {i: before[i] for i in kept}
+    assert {i: after[i] for i in ids if i not in kept} == {
+        i: (f"crm-{i}", NOW) for i in ids if i not in kept
+    }
