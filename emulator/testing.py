@@ -383,8 +383,13 @@ def emulator_server(
     fixtures = _fixtures(pytestconfig)
     if fixtures:
         args = ["--fixtures", fixtures, *args]
-    if os.environ.get("PYTEST_XDIST_WORKER") and sys.platform != "win32":
-        shared = tmp_path_factory.getbasetemp().parent  # the same for every worker of the run
+    # pytest-xdist's own mark of its workers (an inherited PYTEST_XDIST_WORKER is not one: a
+    # pytest run from inside a worker's test is a session of its own)
+    worker = getattr(pytestconfig, "workerinput", None)
+    if worker is not None and sys.platform != "win32":
+        # the run's common temp directory, and the run's id: no other run meets this server
+        shared = tmp_path_factory.getbasetemp().parent / f"emulator-{worker['testrunuid']}"
+        shared.mkdir(exist_ok=True)
         with _shared_server(shared, args, token) as server:
             yield server
         return

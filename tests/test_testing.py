@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -156,3 +159,58 @@ def test_the_docs_suite_runs_under_xdist_with_a_workspace_per_test(
     result = pytester.runpytest_subprocess(*QUIET, "-n", "4", "-p", "xdist")
     result.assert_outcomes(passed=12 + 4 + 3 + 1)
     assert not any(" 409" in line for line in result.outlines)
+
+
+SESSION_OF_ITS_OWN = """
+import os
+import time
+from pathlib import Path
+
+
+def test_a_server_of_its_own(emulator_server):
+    # pytest run from inside an xdist worker's test inherits PYTEST_XDIST_WORKER, yet it is
+    # no worker of that run: it starts its own server, never another session's
+    assert emulator_server.process is not None
+    here, other = Path(os.environ["SESSION_NAME"]), Path(os.environ["OTHER_SESSION"])
+    here.touch()
+    deadline = time.monotonic() + 60
+    while not other.exists():  # both sessions hold their servers at once
+        assert time.monotonic() < deadline, "the other session never got its server"
+        time.sleep(0.05)
+"""
+
+
+def test_sessions_beside_each_other_never_share_a_server(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """Two sessions at once whose temp directories have one parent (as two `pytest` runs of
+    one user, /tmp/pytest-of-USER), in an environment that says PYTEST_XDIST_WORKER (run from
+    inside an xdist worker, as the docs' examples are): each has its own server."""
+    pytester.makepyfile(test_own=SESSION_OF_ITS_OWN)
+    common = tmp_path / "pytest-of-user"
+    common.mkdir()
+    ready = tmp_path / "ready"
+    ready.mkdir()
+
+    def run(name: str, other: str) -> subprocess.Popen[str]:
+        env = {
+            **os.environ,
+            "PYTEST_XDIST_WORKER": "gw0",
+            "SESSION_NAME": str(ready / name),
+            "OTHER_SESSION": str(ready / other),
+        }
+        command = [sys.executable, "-m", "pytest", *QUIET, "-W", "error", "-q"]
+        return subprocess.Popen(
+            [*command, f"--basetemp={common / name}", "test_own.py"],
+            cwd=pytester.path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    sessions = [run("a", "b"), run("b", "a")]
+    outputs = [session.communicate(timeout=120)[0] for session in sessions]
+    for session, output in zip(sessions, outputs, strict=True):
+        assert session.returncode == 0, output
+        assert "1 passed" in output, output
