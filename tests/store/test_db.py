@@ -241,19 +241,3 @@ async def test_a_brief_background_step_runs_here_when_idle_and_queues_when_not()
         assert len(threads) == 2 and threads[1] != threading.get_ident()
     finally:
         await store.close()
-
-
-def test_an_image_made_before_loses_the_index_every_member_move_rewrote() -> None:
-    """`campaign_members_busy` (a partial index on nextActionAt, rewritten at every move of
-    a member) is gone from a store opened on an image that still has it."""
-    conn = sqlite3.connect(":memory:")
-    db.configure(conn, on_disk=False)
-    conn.execute(
-        "CREATE INDEX campaign_members_busy ON campaign_members(campaignId)"
-        " WHERE nextActionAt IS NOT NULL"
-    )
-    db.configure(conn, on_disk=False)
-    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
-    assert "campaign_members_busy" not in names
-    assert "campaign_members_next" in names
-    conn.close()

@@ -380,10 +380,7 @@ class Simulation:
         if touches is not None:
             touches.wait()
         batch.flush(contacts=False, members=members, statements=statements)
-        # a campaign with a member left with a next item (written, or kept by the cut) is not
-        # done: only the others are read
-        moving = {m.campaign_id for m in rows if m.next_at is not None}
-        result.completedCampaigns.extend(complete_finished(conn, batch.touched, moving))
+        result.completedCampaigns.extend(complete_finished(conn, batch.touched))
         write_meta(conn, "clock", iso(reached))
         self._bound_timelines()
         result.events += len(batch.events)

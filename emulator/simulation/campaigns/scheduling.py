@@ -4,7 +4,6 @@ the next due item, and campaigns whose members are all done."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection
 from typing import Any
 
 from emulator.platform import campaign_tables, engagement
@@ -66,21 +65,12 @@ def schedule(conn: sqlite3.Connection, plan: Plan, anchor_ms: int) -> int:
     return len(ids)
 
 
-def complete_finished(
-    conn: sqlite3.Connection, campaign_ids: set[int], moving: Collection[int] = ()
-) -> list[int]:
-    """ACTIVE campaigns among these with no member left to move become COMPLETED. `moving`:
-    campaigns the caller knows to have one (a member it left with a next item), not read.
-
-    The others are read along the primary key, from the campaign's first member to the
-    first with a next item (no index keeps the members left to move: a member moves at
-    every item, and an index on its nextActionAt is rewritten each time): the members done
-    before that one are walked, most of the campaign only when few are left."""
+def complete_finished(conn: sqlite3.Connection, campaign_ids: set[int]) -> list[int]:
+    """ACTIVE campaigns among these with no member left to move become COMPLETED."""
     done = []
-    for cid in sorted(set(campaign_ids).difference(moving)):
-        busy = conn.execute(  # `+`: not along campaign_members_next, in time order
-            "SELECT 1 FROM campaign_members WHERE campaignId = ? AND +nextActionAt IS NOT NULL"
-            " LIMIT 1",
+    for cid in sorted(campaign_ids):
+        busy = conn.execute(
+            "SELECT 1 FROM campaign_members WHERE campaignId = ? AND nextActionAt IS NOT NULL LIMIT 1",
             (cid,),
         ).fetchone()
         if busy is None and campaign_tables.set_campaign_status(
