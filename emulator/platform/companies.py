@@ -73,8 +73,8 @@ def write_synced(
 
 def write_one_column(conn: sqlite3.Connection, column: str, values: str, now: str) -> None:
     """`write_synced` of one column (an export's CRM ids): `values` a JSON object of id ->
-    value. One statement for the batch, where `write_synced` runs one per row, each paying
-    its start and its thread taking the GIL back."""
+    value. One statement for the whole batch, its values one JSON text (no row of
+    parameters to bind)."""
     conn.execute(
         f"UPDATE companies SET {column} = t.value, updatedAt = ? FROM json_each(?) t"
         f" WHERE companies.id = CAST(t.key AS INTEGER) AND companies.{column} IS NOT t.value",

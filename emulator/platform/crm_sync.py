@@ -31,7 +31,7 @@ def write_batch(
 ) -> None:
     """Store CRM ids and sync-back changes; updatedAt moves only for records that changed.
 
-    Updates that set the same columns share one statement run with executemany.
+    Updates that set the same columns share statements of many rows (`many_rows`).
     """
     crm_col = CRM_ID_COLUMN[kind]
     groups: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
