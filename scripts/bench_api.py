@@ -9,9 +9,12 @@ same route with fixed bytes), each figure printed beside its target (issue 13):
 - mixed load, one request in ten a write (POST /v1/contact, PATCH /v1/webhooks/1), the rest
   page reads: >= half WireMock's static figure (--wiremock-rps, from the peers harness);
 - start-up to the first 200 on /_emulator/health: default fixtures <= 0.5 s; 100,000
-  contacts <= 2.5 s cold (no seeded image yet) and <= 1.0 s warm (the image of the files);
-- peak memory from a cold start through a walk over every page: <= 250 MB, as the peak of
-  the process tree's summed PSS and as the peers harness's sum of VmHWM (both printed).
+  contacts <= 2.5 s cold (no seeded image yet: the better of two, each with an empty image
+  cache, and no memory sampled while they run) and <= 1.0 s warm (the image of the files);
+- peak memory from a cold start of its own through a walk over every page: <= 250 MB, as the
+  peak of the process tree's summed PSS and as the peers harness's sum of VmHWM (both
+  printed). That start is sampled every 10 ms (every process's smaps_rollup), which takes
+  CPU from the start it watches on two cores: its seconds are not the cold start's figure.
 """
 
 from __future__ import annotations
@@ -308,6 +311,12 @@ def main() -> int:
         )
     pages = max(1, args.contacts // 100)
     try:
+        colds = []  # cold starts, unobserved: each seeds an image cache of its own
+        for i in range(0 if args.throughput_only or args.memory_only else 2):
+            fresh = ("--seed-cache", str(workdir / f"cold-cache-{i}"))
+            proc, seconds = start_server(fixtures, free_port(), "--rate-limit", "off", *fresh)
+            colds.append(seconds)
+            stop(proc)
         # Cold start (seeds the image), a walk over every page, then its peak RSS.
         cold = pss = hwm = float("nan")
         peaks: list[tuple[str, float]] = []
@@ -389,15 +398,16 @@ def main() -> int:
         return 0
     best = min(startups)
     print(f"  start-up, default      {best:8.3f} s [target <= 0.5 s: {verdict(best <= 0.5)}]")
+    best_cold = min(colds)
     print(
-        f"  start-up, {args.contacts:,} cold {cold:8.3f} s "
-        f"[target <= 2.5 s: {verdict(cold <= 2.5)}]"
+        f"  start-up, {args.contacts:,} cold {best_cold:8.3f} s (better of "
+        f"{' and '.join(f'{c:.3f}' for c in colds)}) [target <= 2.5 s: {verdict(best_cold <= 2.5)}]"
     )
     print(
         f"  start-up, {args.contacts:,} warm {warm:8.3f} s "
         f"[target <= 1.0 s: {verdict(warm <= 1.0)}]"
     )
-    print_memory(args.contacts, pages, float("nan"), pss, hwm, peaks)
+    print_memory(args.contacts, pages, cold, pss, hwm, peaks)
     return 0
 
 
@@ -409,9 +419,10 @@ def print_memory(
     hwm: float,
     peaks: list[tuple[str, float]],
 ) -> None:
-    """The peak memory lines (and, given `cold`, the cold start they were measured over)."""
-    if cold == cold:  # not NaN: the start-up lines were not printed
-        print(f"  start-up, {contacts:,} cold {cold:8.3f} s (the start the memory below covers)")
+    """The peak memory lines, after the sampled cold start they were measured over."""
+    print(
+        f"  start-up, {contacts:,} cold {cold:8.3f} s, sampled (the start the memory below covers)"
+    )
     print(
         f"  peak memory            {pss:8.1f} MB, summed PSS of the process tree, cold start and a"
         f" walk over {pages:,} pages [target <= 250 MB: {verdict(pss <= 250)}]"
