@@ -68,12 +68,10 @@ def schedule(conn: sqlite3.Connection, plan: Plan, anchor_ms: int) -> int:
 def complete_finished(conn: sqlite3.Connection, campaign_ids: set[int]) -> list[int]:
     """ACTIVE campaigns among these with no member left to move become COMPLETED."""
     done = []
-    for cid in sorted(campaign_ids):
-        busy = conn.execute(
-            "SELECT 1 FROM campaign_members WHERE campaignId = ? AND nextActionAt IS NOT NULL LIMIT 1",
-            (cid,),
-        ).fetchone()
-        if busy is None and campaign_tables.set_campaign_status(
+    ids = sorted(campaign_ids)
+    moving = engagement.moving(conn, ids)
+    for cid in ids:
+        if moving[cid] == 0 and campaign_tables.set_campaign_status(
             conn, cid, "COMPLETED", only_from="ACTIVE"
         ):
             done.append(cid)
