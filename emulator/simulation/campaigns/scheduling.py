@@ -42,6 +42,7 @@ def schedule(conn: sqlite3.Connection, plan: Plan, anchor_ms: int) -> int:
             "SELECT contactId FROM simulation_members WHERE campaignId = ?", (plan.id,)
         )
     }
+    first = not taken  # no member of it scheduled before
     taken.update(
         c
         for (c,) in conn.execute(
@@ -59,9 +60,9 @@ def schedule(conn: sqlite3.Connection, plan: Plan, anchor_ms: int) -> int:
     ]
     anchor = iso(anchor_ms)
     # A fresh member's first item is step 0 (or, for an empty sequence, finishing at once).
-    first = iso(anchor_ms + (plan.steps[0].delaySeconds * 1000 if plan.steps else 0))
+    due = iso(anchor_ms + (plan.steps[0].delaySeconds * 1000 if plan.steps else 0))
     campaign_tables.insert_simulation_members(conn, plan.id, anchor, ids)
-    engagement.schedule_campaign_members(conn, plan.id, first, ids)
+    engagement.schedule_campaign_members(conn, plan.id, due, ids, first=first)
     return len(ids)
 
 
