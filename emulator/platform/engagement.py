@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from emulator.platform.sql import id_array
@@ -100,30 +100,99 @@ def set_member_states(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]])
     )
 
 
-def write_members(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+def write_members(
+    conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]], moved: Mapping[int, int]
+) -> None:
     """As set_member_states, with the member's next action time, then the rowid of its row
-    (read in the same transaction): no search of the primary key's index (~1 us a row)."""
+    (read in the same transaction): no search of the primary key's index (~1 us a row).
+    `moved`: campaign id -> how many more of these members have a next action time than
+    before (those given one less those whose one is cleared), as the caller read them in
+    the same transaction: the campaigns' counts of members left to move (`moving`)."""
     conn.executemany(
         "UPDATE campaign_members SET stepIndex = ?, sequenceStatus = ?, engagementStatus = ?,"
         " opens = ?, clicks = ?, replies = ?, nextActionAt = ? WHERE rowid = ?",
         rows,
     )
+    _add_moving(conn, moved)
 
 
 def schedule_campaign_members(
-    conn: sqlite3.Connection, campaign_id: int, at: str, contact_ids: list[int]
+    conn: sqlite3.Connection,
+    campaign_id: int,
+    at: str,
+    contact_ids: list[int],
+    first: bool = False,
 ) -> None:
     """The same next item due `at` for these members of one campaign (one statement, as
-    campaign_tables.insert_simulation_members)."""
-    conn.execute(
+    campaign_tables.insert_simulation_members, where none of them had one: the usual case;
+    a second one for those that had). `first`: the campaign's first scheduling (none of its
+    members has a simulation_members row, so none has a next action: only scheduling gives
+    one), whose count is then these members, not counted along the campaign (at seeding
+    ~0.5 us a member, three times the index this count replaces)."""
+    ids = id_array(contact_ids)
+    started = conn.execute(
         "UPDATE campaign_members SET nextActionAt = ?"
-        " WHERE campaignId = ? AND contactId IN (SELECT value FROM json_each(?))",
-        (at, campaign_id, id_array(contact_ids)),
-    )
+        " WHERE campaignId = ? AND contactId IN (SELECT value FROM json_each(?))"
+        " AND nextActionAt IS NULL",
+        (at, campaign_id, ids),
+    ).rowcount
+    if started < len(contact_ids):  # some had a next action already (or are no members)
+        conn.execute(
+            "UPDATE campaign_members SET nextActionAt = ?"
+            " WHERE campaignId = ? AND contactId IN (SELECT value FROM json_each(?))"
+            " AND nextActionAt IS NOT NULL",
+            (at, campaign_id, ids),
+        )
+    if first:
+        conn.execute(
+            "INSERT OR REPLACE INTO simulation_moving(campaignId, members) VALUES (?, ?)",
+            (campaign_id, started),
+        )
+    else:
+        _add_moving(conn, {campaign_id: started})
+        moving(conn, [campaign_id])  # a campaign without a count gets one now, not in a chunk
 
 
-def schedule_members(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
-    """Set when each member's next sequence item is due: (nextActionAt, campaignId, contactId)."""
+def move_members(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Move the next action of members that have one: (nextActionAt, campaignId, contactId).
+    A member without one keeps none (the count of members left to move stands)."""
     conn.executemany(
-        "UPDATE campaign_members SET nextActionAt = ? WHERE campaignId = ? AND contactId = ?", rows
+        "UPDATE campaign_members SET nextActionAt = ? WHERE campaignId = ? AND contactId = ?"
+        " AND nextActionAt IS NOT NULL",
+        rows,
     )
+
+
+def moving(conn: sqlite3.Connection, campaign_ids: Sequence[int]) -> dict[int, int]:
+    """How many members of each of these campaigns have a next action (nextActionAt set):
+    their rows of simulation_moving, which the writes above keep; a campaign without one is
+    counted along its members (the primary key) and its row written."""
+    counts = dict(
+        conn.execute(
+            "SELECT campaignId, members FROM simulation_moving"
+            " WHERE campaignId IN (SELECT value FROM json_each(?))",
+            (id_array(campaign_ids),),
+        ).fetchall()
+    )
+    for cid in campaign_ids:
+        if cid not in counts:
+            (counts[cid],) = conn.execute(
+                "SELECT count(*) FROM campaign_members"
+                " WHERE campaignId = ? AND nextActionAt IS NOT NULL",
+                (cid,),
+            ).fetchone()
+            conn.execute(
+                "INSERT INTO simulation_moving(campaignId, members) VALUES (?, ?)",
+                (cid, counts[cid]),
+            )
+    return counts
+
+
+def _add_moving(conn: sqlite3.Connection, moved: Mapping[int, int]) -> None:
+    """Add to the campaigns' counts of members left to move; a campaign without a row keeps
+    none (`moving` counts it when asked, these writes included)."""
+    changes = [(n, cid) for cid, n in moved.items() if n]
+    if changes:
+        conn.executemany(
+            "UPDATE simulation_moving SET members = members + ? WHERE campaignId = ?", changes
+        )

@@ -41,6 +41,7 @@ PLATFORM_TABLES = frozenset(
         "events",
         "simulation_campaigns",
         "simulation_members",
+        "simulation_moving",
     }
 )
 # A write statement and the table it writes, in any spelling SQLite accepts. "DO UPDATE SET"

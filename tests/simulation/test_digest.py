@@ -30,6 +30,7 @@ INTERNAL = {
     "meta",
     "simulation_campaigns",
     "simulation_members",
+    "simulation_moving",
     "crm_connection",
     "webhook_deliveries",
 }

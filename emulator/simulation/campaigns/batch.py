@@ -272,6 +272,16 @@ class Batch:
         (and ints sort in less than half the time of the members' key tuples)."""
         return [member.row() for member in sorted(self.members.values(), key=_rowid)]
 
+    def moved(self) -> dict[int, int]:
+        """Campaign id -> how many more of its members written have a next item than as
+        read (engagement.write_members keeps the campaigns' counts with it)."""
+        moved: dict[int, int] = {}
+        for member in self.members.values():
+            change = (member.next_at is not None) - (member.next_action_at is not None)
+            if change:
+                moved[member.campaign_id] = moved.get(member.campaign_id, 0) + change
+        return moved
+
     def statements(self) -> Statements:
         """The inserts of its conversations, messages and events and the view counts, made
         without the connection: the engine makes them while the contacts' touches run."""
@@ -294,7 +304,9 @@ class Batch:
         conn = self.conn
         platform_tasks.insert_sequence_tasks(conn, self.tasks)
         run_statements(conn, self.statements() if statements is None else statements)
-        engagement.write_members(conn, self.member_rows() if members is None else members)
+        engagement.write_members(
+            conn, self.member_rows() if members is None else members, self.moved()
+        )
         if contacts:
             last = {e[1]: e[4] for e in self.events}  # a contact's last event: its updatedAt
             platform_contacts.touch(conn, [(last[cid], cid) for cid in sorted(last)])

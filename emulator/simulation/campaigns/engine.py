@@ -536,7 +536,7 @@ class Simulation:
             campaign_tables.move_anchors(
                 conn, [(iso(parse_ms(a) + shift), campaign_id, c) for c, a, _ in rows]
             )
-            engagement.schedule_members(
+            engagement.move_members(
                 conn,
                 [(iso(parse_ms(n) + shift), campaign_id, c) for c, _, n in rows if n is not None],
             )

@@ -42,6 +42,7 @@ def schedule(conn: sqlite3.Connection, plan: Plan, anchor_ms: int) -> int:
             "SELECT contactId FROM simulation_members WHERE campaignId = ?", (plan.id,)
         )
     }
+    first = not taken  # no member of it scheduled before
     taken.update(
         c
         for (c,) in conn.execute(
@@ -59,21 +60,19 @@ def schedule(conn: sqlite3.Connection, plan: Plan, anchor_ms: int) -> int:
     ]
     anchor = iso(anchor_ms)
     # A fresh member's first item is step 0 (or, for an empty sequence, finishing at once).
-    first = iso(anchor_ms + (plan.steps[0].delaySeconds * 1000 if plan.steps else 0))
+    due = iso(anchor_ms + (plan.steps[0].delaySeconds * 1000 if plan.steps else 0))
     campaign_tables.insert_simulation_members(conn, plan.id, anchor, ids)
-    engagement.schedule_campaign_members(conn, plan.id, first, ids)
+    engagement.schedule_campaign_members(conn, plan.id, due, ids, first=first)
     return len(ids)
 
 
 def complete_finished(conn: sqlite3.Connection, campaign_ids: set[int]) -> list[int]:
     """ACTIVE campaigns among these with no member left to move become COMPLETED."""
     done = []
-    for cid in sorted(campaign_ids):
-        busy = conn.execute(
-            "SELECT 1 FROM campaign_members WHERE campaignId = ? AND nextActionAt IS NOT NULL LIMIT 1",
-            (cid,),
-        ).fetchone()
-        if busy is None and campaign_tables.set_campaign_status(
+    ids = sorted(campaign_ids)
+    moving = engagement.moving(conn, ids)
+    for cid in ids:
+        if moving[cid] == 0 and campaign_tables.set_campaign_status(
             conn, cid, "COMPLETED", only_from="ACTIVE"
         ):
             done.append(cid)
