@@ -16,7 +16,7 @@ PHASES = ("companies", "contacts", "associations", "activities", "tasks", "engag
 FILTERS = ("?search=", "?updatedAtFrom=", "?updatedAtTo=", "?companyId=", "?listId=")
 
 
-def tiny_run(tmp_path: Path, parts: str) -> tuple[str, dict[str, Any]]:
+def tiny_run(tmp_path: Path, parts: str, *extra: str) -> tuple[str, dict[str, Any]]:
     """bench_scale over 300 contacts already generated as WORK/fixtures-300: (stdout, JSON)."""
     subprocess.run(
         [
@@ -37,6 +37,7 @@ def tiny_run(tmp_path: Path, parts: str) -> tuple[str, dict[str, Any]]:
             str(SCRIPT),
             *("--sizes", "300", "--runs", "1", "--samples", "5", "--days", "1"),
             *("--only", parts, "--work", str(tmp_path), "--json", str(figures)),
+            *extra,
         ],
         capture_output=True,
         text=True,
@@ -106,3 +107,19 @@ def test_an_unknown_part_is_refused() -> None:
     )
     assert done.returncode == 2
     assert "--only: unknown part(s) speed" in done.stderr
+
+
+def test_mixed_measures_the_ceiling_right_before_each_load(tmp_path: Path) -> None:
+    """The ceiling comes after the server's start and index, just before its load (measured
+    once before the servers, it was minutes away from the load at 1,000,000 contacts)."""
+    out, written = tiny_run(tmp_path, "mixed", "--seconds", "1")
+    lines = [line.strip() for line in out.splitlines()]
+    ready = next(i for i, line in enumerate(lines) if line.startswith("search index ready"))
+    ceiling = next(i for i, line in enumerate(lines) if line.startswith("ceiling (bare Starlette)"))
+    load = next(i for i, line in enumerate(lines) if line.startswith("pages + 1 in 10"))
+    assert ready < ceiling < load, out
+    assert re.search(r"pages \+ 1 in 10 new contacts +[\d,]+ req/s [\d.]+x p99", out), out
+    figures = {f["name"]: f["values"] for f in written["figures"]}
+    mixed = figures["pages + 1 in 10 new contacts"]
+    ceiling_rps = figures["ceiling (bare Starlette), just before"]["rps"]
+    assert abs(mixed["ratio"] - mixed["rps"] / ceiling_rps) < 1e-9
