@@ -16,7 +16,7 @@ from msgspec import UNSET, UnsetType
 from emulator.fixtures.models import SyncBackMode
 from emulator.normalise import domain_key, email_key, name_key, phone_key, url_key
 from emulator.part_a import SYNC_PROPERTIES
-from emulator.platform.sql import many_rows
+from emulator.store.many_rows import many_rows
 from emulator.wire import decode, encode
 
 Record = dict[str, Any]

@@ -40,8 +40,8 @@ from emulator.crm.schemas import (
     UpdateResult,
 )
 from emulator.fixtures.models import CrmSettings, CrmUser
-from emulator.platform.sql import many_rows
 from emulator.store.db import Store
+from emulator.store.many_rows import many_rows
 from emulator.wire import decode
 
 CHUNK = 500  # ids per IN (...) list: well under SQLite's variable limit

@@ -10,7 +10,8 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from emulator.platform.sql import Statements, id_array, many_rows, many_rows_statements
+from emulator.platform.sql import id_array
+from emulator.store.many_rows import Statements, many_rows, many_rows_statements
 
 Row = tuple[Any, ...]
 
@@ -121,7 +122,7 @@ def simulated_statements(
     conversations: list[Row], messages: list[Row], views: list[Row], events: list[Row]
 ) -> Statements:
     """The simulation's writes of these rows, in this order, made without the connection
-    (sql.run_statements runs them): the engine makes them while its contacts' touches hold
+    (many_rows.run_statements runs them): the engine makes them while its contacts' touches hold
     the connection. Rows: conversations as `insert_conversations` takes them; messages
     (id, conversationId, content, subject, type, isContactSender, isAutosent, sequenceIndex,
     createdAt, updatedAt); views (views, clicks, at, messageId): opens and clicks added,

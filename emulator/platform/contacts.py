@@ -12,9 +12,9 @@ from emulator.platform.sql import (
     any_differs_from_row,
     assignments,
     assignments_from_row,
-    many_rows,
     values_clause,
 )
+from emulator.store.many_rows import many_rows
 from emulator.wire import encode
 
 

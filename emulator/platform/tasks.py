@@ -9,7 +9,8 @@ from typing import Any
 
 from emulator.platform.errors import InvalidField
 from emulator.platform.sequence_text import task_subject
-from emulator.platform.sql import many_rows, only, steps
+from emulator.platform.sql import only, steps
+from emulator.store.many_rows import many_rows
 
 # A sequence task buffered by the simulation: (id, contactId, campaignId, stepIndex, subject,
 # type, dueDate).

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 from emulator.platform.campaign_tables import simulated_statements
-from emulator.platform.sql import run_statements
 from emulator.store.db import open_sync
+from emulator.store.many_rows import run_statements
 
 AT = "2026-11-02T09:00:00.000Z"
 LATER = "2026-11-02T10:00:00.000Z"

@@ -17,9 +17,9 @@ from emulator.platform import campaign_tables, engagement, sequence_text
 from emulator.platform import contacts as platform_contacts
 from emulator.platform import tasks as platform_tasks
 from emulator.platform.engagement import SEQUENCE_ORDER, engagement_rank
-from emulator.platform.sql import Statements, run_statements
 from emulator.simulation.campaigns import events as ev
 from emulator.simulation.campaigns.timeline import DAY_MS, Plan, iso
+from emulator.store.many_rows import Statements, run_statements
 from emulator.wire import encode
 
 

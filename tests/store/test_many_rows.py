@@ -8,7 +8,7 @@ import sqlite3
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emulator.platform.sql import many_rows, many_rows_statements
+from emulator.store.many_rows import many_rows, many_rows_statements
 
 HEAD = "INSERT INTO t(a, b) VALUES "
 
