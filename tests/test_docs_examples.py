@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -88,7 +89,34 @@ def parse(page: Path) -> list[Block]:
 
 PARSED = [block for page in PAGES for block in parse(page)]
 # a block that a later one continues runs as part of that one
-BLOCKS = [b for b in PARSED if not any(b in later.before for later in PARSED)]
+LAST = [b for b in PARSED if not any(b in later.before for later in PARSED)]
+
+
+def words(line: str) -> object:
+    """A shell line as it runs: its words without a comment, and its check if it has one."""
+    check = CHECK.search(line)
+    try:
+        return shlex.split(line, comments=True), check and check["text"]
+    except ValueError:  # a quote that a later line closes
+        return line
+
+
+def what_runs(block: Block) -> tuple[object, ...]:
+    """What running the block does: two blocks alike but for their comments (the README's
+    install block and the Install page's) run once, under the first one's name."""
+    chain = [*block.before, block]
+    lines = tuple(words(line) for b in chain for line in [*b.text.splitlines(), "\n"])
+    return (block.language, chain[0].mode, block.mode, lines, block.output)
+
+
+BLOCKS: list[Block] = []
+ALIKE: dict[str, list[str]] = {}  # a block run -> the later blocks it stands for
+for block in LAST:
+    first = next((b for b in BLOCKS if what_runs(b) == what_runs(block)), None)
+    if first is None:
+        BLOCKS.append(block)
+    else:
+        ALIKE.setdefault(first.name, []).append(block.name)
 
 
 def instrument(text: str, checks: list[str]) -> str:
@@ -171,7 +199,9 @@ def run_shell(script: str, work: Path, env: dict[str, str], timeout: float) -> s
     return output
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=[b.name for b in BLOCKS])
+@pytest.mark.parametrize(
+    "block", BLOCKS, ids=[" = ".join([b.name, *ALIKE.get(b.name, [])]) for b in BLOCKS]
+)
 def test_the_example_works_when_pasted(block: Block, tmp_path: Path) -> None:
     port = free_port()
     work, env = sandbox(tmp_path, port)
