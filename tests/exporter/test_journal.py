@@ -22,7 +22,7 @@ ACTUAL = (
 
 def attempt(n: int, size: int, rng: random.Random) -> Attempt:
     """An exchange whose bodies are `size` characters (some of them 3 bytes in UTF-8)."""
-    text = "".join(rng.choice("abcdé€") for _ in range(size)).encode()
+    text = "".join(rng.choices("abcdé€", k=size)).encode()
     return Attempt(
         method="POST",
         path=f"/crm/contacts/{n}",
