@@ -6,7 +6,7 @@ import asyncio
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import partial
@@ -263,14 +263,22 @@ class RunContext:
         """Store the journal's buffered attempts now: a write hop carrying nothing else."""
         await self.store.write(partial(self.journal.store, rows=self.journal.take()))
 
-    async def bounded(self, jobs: Any, work: Callable[[Any], Coroutine[Any, Any, None]]) -> None:
+    async def bounded(
+        self,
+        jobs: Any,
+        work: Callable[[Any], Coroutine[Any, Any, None]],
+        starting: Callable[[list[Any]], Awaitable[None]] | None = None,
+    ) -> None:
         """Run work(job) for each job of an async iterator, at most `in_flight` at once.
 
+        `starting(jobs)`, when given, is awaited before the jobs that start together (as many
+        as there are free slots, taken in one turn of the event loop) begin their work.
         The first error (a StopExport, say) cancels the jobs still running and is raised.
         """
         sem = asyncio.Semaphore(self.in_flight)
         pending: set[asyncio.Task[None]] = set()
         errors: list[BaseException] = []
+        together: list[Any] = []
 
         def finished(task: asyncio.Task[None]) -> None:
             pending.discard(task)
@@ -278,15 +286,26 @@ class RunContext:
             if not task.cancelled() and task.exception() is not None:
                 errors.append(task.exception())  # type: ignore[arg-type]
 
+        async def start() -> None:
+            if starting is not None:
+                await starting(together)
+            for job in together:
+                task = asyncio.create_task(work(job))
+                pending.add(task)
+                task.add_done_callback(finished)
+            together.clear()
+
         try:
             async for job in jobs:
                 await sem.acquire()
                 if errors:
                     sem.release()
                     break
-                task = asyncio.create_task(work(job))
-                pending.add(task)
-                task.add_done_callback(finished)
+                together.append(job)
+                if starting is None or sem.locked():
+                    await start()
+            if together and not errors:
+                await start()
             while pending and not errors:
                 await asyncio.wait(set(pending), return_when=asyncio.FIRST_EXCEPTION)
         finally:

@@ -9,14 +9,16 @@ it in its report as possibly duplicated. Every other row is logged at most once.
 Writes are coalesced: the intents of the calls starting while a write is on its way share the
 next commit, and the completions before them ride along, so at most the calls of one batch of
 concurrent calls (`in_flight`) are ever between intent and completion. A call that finds no
-write on its way writes at once itself (a brief write: no turn of the event loop lost).
+write on its way writes at once itself (a brief write: no turn of the event loop lost), and
+the calls that start together (the slots the answers of one turn freed) write their intents
+in one such write (`ahead`) before any of them is sent.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from functools import partial
 from typing import Any, Literal
 
@@ -84,8 +86,9 @@ class SendLog:
         self._done: list[int] = []
         self._ids: list[tuple[str, int]] = []
         self._next: asyncio.Future[None] | None = None  # committed with the next write
-        self._writer: asyncio.Future[None] | None = None  # a writer task, or a write of before()
+        self._writer: asyncio.Future[None] | None = None  # a writer task, or a write of _commit()
         self._error: BaseException | None = None
+        self._ready: set[int] = set()  # intents committed by `ahead`, their call not started
 
     def resent(self, rid: int) -> PossibleDuplicate | None:
         """The earlier run's intent for `rid`, when this run sends it again."""
@@ -94,32 +97,45 @@ class SendLog:
             return None
         return PossibleDuplicate(kind=self.kind, id=rid, exportId=left[0], since=left[1])
 
+    async def ahead(self, rids: Sequence[int]) -> None:
+        """Commit the intents of calls about to start together in one write; each one's
+        `before` then returns at once."""
+        await self._commit(list(rids))
+        self._ready.update(rids)
+
     async def before(self, rid: int) -> None:
+        if rid in self._ready:
+            self._ready.discard(rid)
+            return
+        await self._commit([rid])
+
+    async def _commit(self, rids: list[int]) -> None:
         if self._error is not None:
             raise self._error
-        self._intents.append(rid)
+        self._intents.extend(rids)
         if self._writer is None:
-            await self._write_now(rid)
+            await self._write_now(rids)
             return
         if self._next is None:
             self._next = asyncio.get_running_loop().create_future()
         committed = self._next
         await asyncio.shield(committed)
 
-    async def _write_now(self, rid: int) -> None:
-        """Nothing on its way to the store: this call writes its intent and whatever is queued
-        itself. A brief write of an idle store runs at once, so the POST goes out in this turn
-        of the event loop instead of two turns later (a writer task's, then its waiters').
-        What comes meanwhile (if the write must wait) is written by a writer task after it;
-        if this write does not happen (cancelled while it waits, or failed and rolled back),
-        what it carried is queued again, less this call's own intent (its POST is not sent)."""
+    async def _write_now(self, rids: list[int]) -> None:
+        """Nothing on its way to the store: these calls write their intents and whatever is
+        queued themselves. A brief write of an idle store runs at once, so the POSTs go out in
+        this turn of the event loop instead of two turns later (a writer task's, then its
+        waiters'). What comes meanwhile (if the write must wait) is written by a writer task
+        after it; if this write does not happen (cancelled while it waits, or failed and rolled
+        back), what it carried is queued again, less these calls' own intents (their POSTs are
+        not sent)."""
         intents, done, ids = self._take()
         writing = asyncio.get_running_loop().create_future()
         self._writer = writing  # what flush() waits for, and no other writer meanwhile
         try:
             await self._write_taken(intents, done, ids)
         except BaseException as exc:
-            self._intents[:0] = [i for i in intents if i != rid]
+            self._intents[:0] = [i for i in intents if i not in rids]
             self._done[:0], self._ids[:0] = done, ids
             if not isinstance(exc, asyncio.CancelledError):
                 self._error = exc

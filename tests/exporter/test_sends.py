@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -226,3 +227,53 @@ async def test_a_send_cancelled_while_its_write_waits_leaves_no_intent_and_loses
     assert conn.execute("SELECT recordId FROM export_intents").fetchall() == [(2,)]
     assert stored == [("a7", 7)]
     await log.flush()
+
+
+@pytest.mark.anyio
+async def test_calls_starting_together_write_their_intents_once_before_any_is_sent() -> None:
+    """send_all with 4 calls in flight over 6 rows: the first 4 start together, their intents
+    in one write; answered in the same turn, they free 4 slots and the last 2 start together,
+    in the next write (with the first 4's CRM ids). Every POST goes out after its intent's
+    commit, never more than 4 between intent and completion."""
+    from types import SimpleNamespace
+
+    from emulator.exporter.context import RunContext
+    from emulator.exporter.phases.activities import send_all
+    from emulator.exporter.sends import SendLog
+
+    conn = intents_db()
+    written: list[list[int]] = []
+
+    def intents() -> set[int]:
+        return {r for (r,) in conn.execute("SELECT recordId FROM export_intents")}
+
+    async def write(fn: Any) -> None:
+        before = intents()
+        fn(conn)  # an idle store: a brief write runs at once
+        written.append(sorted(intents() - before))
+
+    stored: list[tuple[str, int]] = []
+    log = SendLog(
+        "activity", "e1", lambda: "now", write, lambda c, r: stored.extend(r), lambda n: None
+    )
+    ctx = SimpleNamespace(in_flight=4)
+    ctx.bounded = partial(RunContext.bounded, ctx)
+    sent: list[int] = []
+
+    async def rows() -> Any:
+        for rid in range(1, 7):
+            yield rid
+
+    async def post(rid: int) -> None:
+        await log.before(rid)
+        assert rid in intents()  # committed before the POST
+        assert len(intents()) <= 4
+        sent.append(rid)
+        await asyncio.sleep(0)  # the CRM answers
+        log.after(rid, f"a{rid}")
+
+    await send_all(ctx, rows(), post, log, lambda rid: rid)  # type: ignore[arg-type]
+    assert sent == [1, 2, 3, 4, 5, 6]
+    assert written[:2] == [[1, 2, 3, 4], [5, 6]]
+    assert intents() == set()
+    assert sorted(stored) == sorted((f"a{r}", r) for r in range(1, 7))

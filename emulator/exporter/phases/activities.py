@@ -42,11 +42,19 @@ async def crm_id_writer(
     return SendLog(kind, ctx.id, wall_now, write, store, stored, leftovers)
 
 
-async def send_all(ctx: RunContext, rows: Any, work: Any, crm_ids: SendLog) -> None:
-    """work(row) for each row, `in_flight` at once; every CRM id answered is stored before
-    this returns, also when the phase stops early (a stored id is never sent again)."""
+async def send_all(
+    ctx: RunContext, rows: Any, work: Any, crm_ids: SendLog, row_id: Callable[[Any], int]
+) -> None:
+    """work(row) for each row, `in_flight` at once; the intents of the rows that start
+    together are committed in one write (`row_id`: a row's platform id); every CRM id
+    answered is stored before this returns, also when the phase stops early (a stored id is
+    never sent again)."""
+
+    async def starting(together: list[Any]) -> None:
+        await crm_ids.ahead([row_id(row) for row in together])
+
     try:
-        await ctx.bounded(rows, work)
+        await ctx.bounded(rows, work, starting)
     finally:
         await crm_ids.flush()
 
@@ -62,7 +70,7 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
             ctx,
             "activities",
             reader,
-            lambda row: row[0].id,
+            message_id,
             lambda row: (row[0].id, row[1], row[2]),
         )
         crm_ids = await crm_id_writer(
@@ -70,7 +78,11 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
             "activities",
             campaign_tables.set_crm_activity_ids,
         )
-        await send_all(ctx, rows, partial(activity, ctx, crm_ids), crm_ids)
+        await send_all(ctx, rows, partial(activity, ctx, crm_ids), crm_ids, message_id)
+
+
+def message_id(row: rec.MessageRow) -> int:
+    return row[0].id
 
 
 async def sendable(

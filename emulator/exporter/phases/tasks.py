@@ -52,7 +52,7 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
         crm_ids = await crm_id_writer(ctx, "tasks", platform_tasks.set_crm_ids)
         created_completed: set[int] = set()
         create = partial(create_task, ctx, crm_ids, created_completed)
-        await send_all(ctx, rows, create, crm_ids)
+        await send_all(ctx, rows, create, crm_ids, itemgetter(0))
         if created_completed:
             await complete_tasks(ctx, lambda task_id: task_id in created_completed)
         # Read back first: a task completed or lost on the CRM side needs no PATCH.
