@@ -262,6 +262,7 @@ def runnable(code: Path, into: Path) -> Path:
 EMULATOR = [sys.executable, "-m", "emulator"]
 (ROOT / "build").mkdir(exist_ok=True)
 # this run's own (another run beside it keeps its own), removed at exit
+(ROOT / "build").mkdir(exist_ok=True)  # a fresh checkout has none
 SEED_CACHES = Path(tempfile.mkdtemp(prefix="scale-seed-cache-", dir=ROOT / "build"))
 atexit.register(shutil.rmtree, SEED_CACHES, ignore_errors=True)
 

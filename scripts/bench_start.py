@@ -155,6 +155,7 @@ def main() -> int:
     if args.before is not None:
         codes = {"before": args.before.resolve(), **codes}
     modes = args.only.split(",")
+    (ROOT / "build").mkdir(exist_ok=True)  # a fresh checkout has none
     for _ in range(args.rounds):
         for label, code in codes.items():
             scratch = Path(tempfile.mkdtemp(prefix="bench-start-", dir=ROOT / "build"))
