@@ -25,7 +25,26 @@ def _note(name: str, event: str, table: str, contact_id: str, when: str = "") ->
     return (
         f"CREATE TEMP TRIGGER IF NOT EXISTS {name} AFTER {event} ON main.{table}"
         f" WHEN {lower}{f' AND ({when})' if when else ''}"
-        f" BEGIN INSERT OR REPLACE INTO contact_watch VALUES (0, {contact_id}); END;"
+        f" BEGIN {_lower(contact_id, 0)} END;"
+    )
+
+
+def _lower(contact_id: str, added: int) -> str:
+    """SQL: note `contact_id` (the noted id becomes the lower of the two) and `added` more
+    contacts (a create: +1, a delete: -1) in one statement."""
+    return (
+        f"INSERT INTO contact_watch VALUES (0, {contact_id}, {added}) ON CONFLICT(k) DO UPDATE"
+        f" SET low = min(low, excluded.low), added = added + excluded.added;"
+    )
+
+
+def _counted(name: str, event: str, contact_id: str, added: int) -> str:
+    """A trigger of a contact's insert or delete: its id and the count in one statement
+    (a create used to run two triggers, and its collect one statement more to reset the
+    count: ~5 us of its ~60 in the transaction)."""
+    return (
+        f"CREATE TEMP TRIGGER IF NOT EXISTS {name} AFTER {event} ON main.contacts"
+        f" BEGIN {_lower(contact_id, added)} END;"
     )
 
 
@@ -41,21 +60,15 @@ def _company(name: str, event: str, *ids: str, when: str = "") -> str:
 
 WATCH_SQL = "\n".join(
     [
-        "CREATE TEMP TABLE IF NOT EXISTS contact_watch"
-        " (k INTEGER PRIMARY KEY CHECK (k = 0), low INTEGER NOT NULL);",
+        # The lowest contact id noted, and the contacts added less those deleted: a cached
+        # page of the whole table whose contacts no write touched gets its new `total` from
+        # this, without reading anything.
+        "CREATE TEMP TABLE IF NOT EXISTS contact_watch (k INTEGER PRIMARY KEY CHECK (k = 0),"
+        " low INTEGER NOT NULL, added INTEGER NOT NULL);",
         "CREATE TEMP TABLE IF NOT EXISTS company_watch (id INTEGER PRIMARY KEY);",
-        # Contacts added less those deleted: a cached page of the whole table whose contacts
-        # no write touched gets its new `total` from this, without reading anything.
-        "CREATE TEMP TABLE IF NOT EXISTS contact_count"
-        " (k INTEGER PRIMARY KEY CHECK (k = 0), n INTEGER NOT NULL);",
-        "INSERT OR IGNORE INTO temp.contact_count VALUES (0, 0);",
-        "CREATE TEMP TRIGGER IF NOT EXISTS count_contact_insert AFTER INSERT ON main.contacts"
-        " BEGIN UPDATE contact_count SET n = n + 1; END;",
-        "CREATE TEMP TRIGGER IF NOT EXISTS count_contact_delete AFTER DELETE ON main.contacts"
-        " BEGIN UPDATE contact_count SET n = n - 1; END;",
-        _note("watch_contact_insert", "INSERT", "contacts", "NEW.id"),
+        _counted("watch_contact_insert", "INSERT", "NEW.id", 1),
         _note("watch_contact_update", "UPDATE", "contacts", "min(OLD.id, NEW.id)"),
-        _note("watch_contact_delete", "DELETE", "contacts", "OLD.id"),
+        _counted("watch_contact_delete", "DELETE", "OLD.id", -1),
         # `ref` (a STORED generated column) is what a contact embeds of its company.
         _company("watch_company_insert", "INSERT", "NEW.id"),
         _company(
@@ -96,7 +109,7 @@ NOTED_SQL = (
     "SELECT (SELECT min(low) FROM (SELECT low FROM temp.contact_watch UNION ALL"
     " SELECT (SELECT min(id) FROM main.contacts WHERE companyId = w.id)"  # one index probe
     " FROM temp.company_watch w)),"
-    " (SELECT n FROM temp.contact_count),"
+    " coalesce((SELECT added FROM temp.contact_watch), 0),"
     " EXISTS (SELECT 1 FROM temp.contact_watch), EXISTS (SELECT 1 FROM temp.company_watch)"
 )
 
@@ -112,8 +125,6 @@ def collect(
         conn.execute("DELETE FROM temp.contact_watch")
     if companies:
         conn.execute("DELETE FROM temp.company_watch")
-    if added:
-        conn.execute("UPDATE temp.contact_count SET n = 0")
     return (None if low is None else int(low)), int(added)
 
 
