@@ -111,13 +111,16 @@ def test_an_unknown_part_is_refused() -> None:
 
 def test_mixed_measures_the_ceiling_right_before_each_load(tmp_path: Path) -> None:
     """The ceiling comes after the server's start and index, just before its load (measured
-    once before the servers, it was minutes away from the load at 1,000,000 contacts)."""
+    once before the servers, it was minutes away from the load at 1,000,000 contacts), and
+    every page the load reads is read twice before either (a page is kept from then on)."""
     out, written = tiny_run(tmp_path, "mixed", "--seconds", "1")
     lines = [line.strip() for line in out.splitlines()]
     ready = next(i for i, line in enumerate(lines) if line.startswith("search index ready"))
+    filled = next(i for i, line in enumerate(lines) if line.startswith("every page of the load"))
     ceiling = next(i for i, line in enumerate(lines) if line.startswith("ceiling (bare Starlette)"))
     load = next(i for i, line in enumerate(lines) if line.startswith("pages + 1 in 10"))
-    assert ready < ceiling < load, out
+    assert ready < filled < ceiling < load, out
+    assert re.search(r"every page of the load read twice first +3 pages in [\d.]+ s", out), out
     assert re.search(r"pages \+ 1 in 10 new contacts +[\d,]+ req/s [\d.]+x p99", out), out
     figures = {f["name"]: f["values"] for f in written["figures"]}
     mixed = figures["pages + 1 in 10 new contacts"]
