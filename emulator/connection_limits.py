@@ -12,8 +12,7 @@ new connection is reset. This protocol (uvicorn's httptools protocol, subclassed
   a new connection is closed at once, and uvicorn's own `limit_concurrency` (the same figure)
   answers 503 to a request that arrives while the cap is reached.
 
-It also sends each response's pieces (head, body chunks) in one write (response_writes.py),
-and keeps one keep-alive timer per connection instead of one per request (below).
+It also sends each response's pieces (head, body chunks) in one write (response_writes.py).
 """
 
 from __future__ import annotations
@@ -45,12 +44,6 @@ class LimitedProtocol(HttpToolsProtocol):
         # request of a kept-alive connection cost more than the rest of these checks.
         self._head_timer: asyncio.TimerHandle | None = None
         self._head_since: float | None = None
-        # uvicorn's keep-alive timeout the same way: uvicorn armed a timer at each response's
-        # end and cancelled it at the next request's first byte. Here an idle connection is
-        # due `timeout_keep_alive` after `_idle_since` (None: not idle), checked when the one
-        # timer fires.
-        self._idle_timer: asyncio.TimerHandle | None = None
-        self._idle_since: float | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -90,41 +83,6 @@ class LimitedProtocol(HttpToolsProtocol):
         if self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
-        if self._idle_timer is not None:
-            self._idle_timer.cancel()
-            self._idle_timer = None
-
-    def on_response_complete(self) -> None:
-        """uvicorn's, but for the keep-alive timer (`_await_next`)."""
-        self.server_state.total_requests += 1
-        if self.transport.is_closing():
-            return
-        self._unset_keepalive_if_required()
-        self.flow.resume_reading()
-        if self.pipeline:  # a pipelined request waits: start it
-            cycle, app = self.pipeline.pop()
-            self._start_asgi_task(cycle, app)
-        else:
-            self._await_next()
-
-    def _await_next(self) -> None:
-        self._idle_since = self.loop.time()
-        if self._idle_timer is None:
-            self._idle_timer = self.loop.call_later(self.timeout_keep_alive, self._check_idle)
-
-    def _unset_keepalive_if_required(self) -> None:  # uvicorn's name: a byte came, not idle
-        self._idle_since = None
-
-    def _check_idle(self) -> None:
-        self._idle_timer = None
-        since = self._idle_since
-        if since is None:  # busy now: the next response's end arms the timer again
-            return
-        left = since + self.timeout_keep_alive - self.loop.time()
-        if left > 0:  # idle since a later response than the one that armed the timer
-            self._idle_timer = self.loop.call_later(left, self._check_idle)
-            return
-        self.timeout_keep_alive_handler()
 
     def _close(self) -> None:
         self._head_done()

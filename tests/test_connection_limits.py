@@ -126,28 +126,6 @@ def test_a_later_head_gets_its_whole_deadline_from_its_first_byte(
     assert seconds is not None and seconds <= HEAD_TIMEOUT * 0.2 + 1
 
 
-KEEP_ALIVE = 5.0  # uvicorn's timeout_keep_alive, which `emulator serve` keeps
-
-
-def test_an_idle_connection_is_closed_the_keep_alive_timeout_after_its_last_answer(
-    server: EmulatorServer,
-) -> None:
-    """One keep-alive timer per connection (connection_limits.py): a second answer 3 s after
-    the first keeps the connection open past the first one's timeout, and it is closed the
-    timeout after the second."""
-    request = b"GET /_emulator/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-    with socket.create_connection(("127.0.0.1", port_of(server))) as sock:
-        sock.sendall(request)
-        assert sock.recv(4096).startswith(b"HTTP/1.1 200")
-        time.sleep(3)
-        sock.sendall(request)
-        assert sock.recv(4096).startswith(b"HTTP/1.1 200")
-        assert closed(sock, KEEP_ALIVE - 1.5) is None  # 6.5 s after the first answer
-        seconds = closed(sock, 3.5)
-    assert seconds is not None, "an idle connection was never closed"
-    assert KEEP_ALIVE - 1.5 + seconds <= KEEP_ALIVE + 1.5
-
-
 def test_1100_half_sent_heads_lock_nobody_out_and_are_all_closed(server: EmulatorServer) -> None:
     """The report: under `ulimit -n 1024`, 1,100 half-sent heads made the server reset every
     new connection. Now past the cap the oldest waiting connections make room, so a new
