@@ -235,7 +235,14 @@ def run_wrk(wrk: str, port: int, script: str, seconds: int, connections: int) ->
     p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
     p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return {"rps": rps, "p50": p50, "p99": p99, "non2xx": float(errors.group(1)) if errors else 0}
+    requests = float(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    return {
+        "rps": rps,
+        "p50": p50,
+        "p99": p99,
+        "non2xx": float(errors.group(1)) if errors else 0,
+        "requests": requests,
+    }
 
 
 def walk_pages(port: int, pages: int) -> None:

@@ -21,7 +21,9 @@ Parts (--only picks some; all by default):
   its own beside the idle server), then the server gets 3 s of the same load, not counted (as
   bench_api.py warms up): the figure is the steady state, where pages read before must
   survive the creates; min(1000, size / 100) distinct pages are read, each read twice
-  before the ceiling (a page is kept from its second read; its seconds printed).
+  before the ceiling (a page is kept from its second read; its seconds printed). The
+  server's CPU per request (user + system, all threads) is printed beside the ceiling's:
+  what a change to the server moves, where the ratio also moves with the machine.
 - start: seconds from spawn to the first 200 on /_emulator/health, cold (a fresh seed
   cache) then warm (a second start with the same --seed-cache), and the server process's
   peak RSS (VmHWM of /proc/PID/status, once the search index is whole, 60 s at most, and
@@ -617,7 +619,9 @@ def bench_mixed(
             )
             script = MIXED_SCRIPT % {"pages": pages}
             run_wrk(wrk, port, script, WARM_UP_SECONDS, connections)
-            mixed = run_wrk(wrk, port, script, seconds, connections)
+            mixed = cpu_measured(
+                proc.pid, partial(run_wrk, wrk, port, script, seconds, connections)
+            )
         finally:
             stop(proc)
         ratio = mixed["rps"] / ceiling["rps"]
@@ -632,8 +636,20 @@ def bench_mixed(
             ratio=ratio,
             **mixed,
         )
+        report.line(
+            "mixed",
+            size,
+            label,
+            "server CPU a request (the ceiling's)",
+            f"{mixed['cpu_us']:,.0f} us ({ceiling['cpu_us']:,.0f} us)",
+            "information",
+            None,
+            cpu_us=mixed["cpu_us"],
+            ceiling_cpu_us=ceiling["cpu_us"],
+        )
         report.cost("mixed load: ratio to the ceiling (x)", size, label, ratio)
         report.cost("mixed load: p99 ms", size, label, mixed["p99"])
+        report.cost("mixed load: server CPU us a request", size, label, mixed["cpu_us"])
 
 
 def read_every_page_twice(port: int, pages: int) -> float:
@@ -658,9 +674,26 @@ def ceiling_load(wrk: str, fixtures: Path, seconds: int, connections: int) -> di
     proc, _ = start_server(fixtures, port, command=ceiling_cmd)
     try:
         run_wrk(wrk, port, CEILING_SCRIPT, WARM_UP_SECONDS, connections)
-        return run_wrk(wrk, port, CEILING_SCRIPT, seconds, connections)
+        return cpu_measured(
+            proc.pid, partial(run_wrk, wrk, port, CEILING_SCRIPT, seconds, connections)
+        )
     finally:
         stop(proc)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of process `pid`, all its threads, so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_measured(pid: int, load: Callable[[], dict[str, float]]) -> dict[str, float]:
+    """wrk's figures of `load`, with the server's CPU per request in us (`cpu_us`): what a
+    change to the server moves, where req/s also moves with the machine's other load."""
+    before = cpu_seconds(pid)
+    figures = load()
+    spent = cpu_seconds(pid) - before
+    return {**figures, "cpu_us": spent / max(figures["requests"], 1) * 1e6}
 
 
 # -- start and memory --------------------------------------------------------------------------

@@ -126,3 +126,8 @@ def test_mixed_measures_the_ceiling_right_before_each_load(tmp_path: Path) -> No
     mixed = figures["pages + 1 in 10 new contacts"]
     ceiling_rps = figures["ceiling (bare Starlette), just before"]["rps"]
     assert abs(mixed["ratio"] - mixed["rps"] / ceiling_rps) < 1e-9
+    # the servers' own CPU a request, beside the ratio (which the machine's load moves too)
+    assert re.search(r"server CPU a request \(the ceiling's\) +[\d,]+ us \([\d,]+ us\)", out), out
+    cpu = figures["server CPU a request (the ceiling's)"]
+    assert cpu["cpu_us"] == mixed["cpu_us"] > 0
+    assert cpu["ceiling_cpu_us"] > 0
