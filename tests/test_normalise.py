@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from emulator import normalise
 from emulator.normalise import url_key, url_keys
 
 
@@ -93,6 +94,12 @@ def test_many_urls_key_as_each_one_alone(values: list[str | None]) -> None:
     assert url_keys(values) == [url_key(v) for v in values]
 
 
-def test_many_plain_urls_take_the_joined_path() -> None:
+def test_many_plain_urls_take_the_joined_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Printable ASCII without spaces, https:// or no scheme: no call of url_key a value."""
+
+    def one_at_a_time(value: str | None) -> str | None:
+        raise AssertionError(f"url_key({value!r})")
+
+    monkeypatch.setattr(normalise, "url_key", one_at_a_time)
     values = ["https://www.Network.com/in/ada-1/", None, "www.x.org//", "", "HTTPS://www.", "y"]
     assert url_keys(values) == ["network.com/in/ada-1", None, "x.org", None, None, "y"]
