@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from emulator.fixtures import models as m
-from emulator.normalise import email_key, url_key
+from emulator.normalise import email_key, url_keys
 from emulator.platform import companies as company_table
 from emulator.platform import contacts as contact_table
 from emulator.platform.engagement import add_members
@@ -95,6 +95,9 @@ def contact_rows(contacts: list[m.Contact]) -> tuple[Rows, Rows]:
 
 def contact_table_rows(contacts: list[m.Contact]) -> Rows:
     """The contacts' rows alone (the contacts worker writes no memberships)."""
+    # the profile URLs' keys of the whole list at once (`url_keys`: ~0.4 us a contact less
+    # than a call each); the usual empty JSON values without a call
+    urls = url_keys([c.networkProfileUrl for c in contacts])
     return [
         (
             c.id,
@@ -114,12 +117,12 @@ def contact_table_rows(contacts: list[m.Contact]) -> Rows:
             c.numberOfConnections,
             c.contactCRMId,
             c.leadCRMId,
-            _json(c.smartFieldExplanations),
-            _json(c.customFields),
+            None if c.smartFieldExplanations is None else _json(c.smartFieldExplanations),
+            "{}" if not c.customFields else _json(c.customFields),
             email_key(c.professionalEmail),
-            url_key(c.networkProfileUrl),
+            url,
             c.createdAt,
             c.updatedAt,
         )
-        for c in contacts
+        for c, url in zip(contacts, urls, strict=True)
     ]
