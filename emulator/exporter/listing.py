@@ -21,7 +21,7 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, Protocol
 
-TABLE = "temp.export_listed"
+TABLE = "temp.export_listed"  # its writes below spell it out (tests/platform/test_sole_writer.py)
 
 _keys = itertools.count(1)  # one listing per phase; keys unique in this process
 
@@ -37,14 +37,15 @@ def fill(conn: sqlite3.Connection, listing: int, ids_sql: str, params: tuple[Any
         " item INTEGER NOT NULL, PRIMARY KEY (listing, item)) WITHOUT ROWID"
     )
     cursor = conn.execute(
-        f"INSERT OR IGNORE INTO {TABLE}(listing, item) SELECT ?, ids.id FROM ({ids_sql}) ids",
+        "INSERT OR IGNORE INTO temp.export_listed(listing, item)"
+        f" SELECT ?, ids.id FROM ({ids_sql}) ids",
         (listing, *params),
     )
     return cursor.rowcount
 
 
 def forget(conn: sqlite3.Connection, listing: int) -> None:
-    conn.execute(f"DELETE FROM {TABLE} WHERE listing = ?", (listing,))
+    conn.execute("DELETE FROM temp.export_listed WHERE listing = ?", (listing,))
 
 
 @asynccontextmanager
