@@ -324,14 +324,19 @@ def count_engagement(conn: sqlite3.Connection, kind: Kind, ids: Sequence[int] | 
 
 
 def read_engagement(
-    conn: sqlite3.Connection, kind: Kind, after: int, limit: int, ids: Sequence[int] | None = None
+    conn: sqlite3.Connection,
+    kind: Kind,
+    after: int,
+    limit: int,
+    ids: Sequence[int] | None = None,
+    listing: int | None = None,
 ) -> list[tuple[int, str, list[eng.Membership], list[str]]]:
-    """(id, crmId, memberships, activity log) of exported records (among `ids` when given)
-    with campaign members."""
+    """(id, crmId, memberships, activity log) of exported records with campaign members:
+    among `ids` when given (a few: the read-ahead's), else among those listed under `listing`
+    when given (`list_records`)."""
     crm_col = CRM_ID_COLUMN[kind]
-    # only the ids past this page's start: the whole list on every page made the lookups of
-    # a long push quadratic (each page went through every id before `after` again)
-    extra, params = only("r.id", None if ids is None else [i for i in ids if i > after])
+    source, where, order = lst.page_source(kind, "r", listing)
+    extra, params = only("r.id", ids)
     # owner_sql: the record of `kind` a contact row `ct` counts for
     if kind == "contacts":
         owner_sql, joined = "ct.id", "campaign_members m WHERE m.contactId = r.id"
@@ -341,9 +346,9 @@ def read_engagement(
             "contacts ct JOIN campaign_members m ON m.contactId = ct.id WHERE ct.companyId = r.id"
         )
     records = conn.execute(
-        f"SELECT r.id, r.{crm_col} FROM {kind} r WHERE r.id > ? AND r.{crm_col} IS NOT NULL{extra}"
-        f" AND EXISTS (SELECT 1 FROM {joined}) ORDER BY r.id LIMIT ?",
-        (after, *params, limit),
+        f"SELECT r.id, r.{crm_col} FROM {source} WHERE {where} AND r.{crm_col} IS NOT NULL{extra}"
+        f" AND EXISTS (SELECT 1 FROM {joined}) ORDER BY {order} LIMIT ?",
+        (*lst.page_params(listing, after), *params, limit),
     ).fetchall()
     if not records:
         return []

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.applications import Starlette
 
-from emulator.exporter.phases import activities
+from emulator.exporter.phases import activities, engagement
 from emulator.exporter.run import Exporter
 from emulator.platform import connection as platform_connection
 from emulator.platform.connection import IN_PROCESS_BASE
@@ -117,8 +117,14 @@ async def test_a_push_sends_every_message_of_its_contacts_and_no_other(
     assert waiting <= still  # the contacts no push covered keep theirs
 
 
-# The first columns of a page read of messages, of tasks to create, of contacts to export.
-PAGE_READS = {"SELECT m.id,": "messages", "SELECT t.id,": "tasks", "SELECT c.id,": "contacts"}
+# The first columns of a page read of messages, of tasks to create, of contacts to export, of
+# records whose engagement is sent.
+PAGE_READS = {
+    "SELECT m.id,": "messages",
+    "SELECT t.id,": "tasks",
+    "SELECT c.id,": "contacts",
+    "SELECT r.id,": "engagement",
+}
 
 
 async def page_plans(app: Starlette, run: Callable[[], Awaitable[Any]]) -> dict[str, list[str]]:
@@ -147,10 +153,11 @@ async def page_plans(app: Starlette, run: Callable[[], Awaitable[Any]]) -> dict[
 async def test_a_page_of_a_selection_reads_its_listing_not_the_whole_selection(
     app: Starlette, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A page of a push's messages and tasks, and of an actions run's contacts, is read in id
-    order from the selection's listing: no scan of the whole selection (json_each) and no
-    sort of every row left (a temp b-tree) on each page."""
+    """A page of a push's messages, tasks and engagement records, and of an actions run's
+    contacts, is read in id order from the selection's listing: no scan of the whole selection
+    (json_each) and no sort of every row left (a temp b-tree) on each page."""
     monkeypatch.setattr(activities, "STREAM_PAGE", PAGE)
+    monkeypatch.setattr(engagement, "PREFETCH_LIMIT", 0)  # a push too large to read ahead
     contacts = await ready(app, client)
 
     def add(conn: sqlite3.Connection) -> None:
@@ -185,6 +192,6 @@ async def test_a_page_of_a_selection_reads_its_listing_not_the_whole_selection(
     done = reports[0].phases["contacts"]
     assert done.created + done.updated + done.unchanged == 5
 
-    assert set(plans) == {"messages", "tasks", "contacts"}
+    assert set(plans) == {"messages", "tasks", "contacts", "engagement"}
     for name, details in plans.items():
         assert not [d for d in details if "json_each" in d or "TEMP B-TREE" in d], (name, details)
