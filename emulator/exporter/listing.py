@@ -27,6 +27,8 @@ _keys = itertools.count(1)  # one listing per phase; keys unique in this process
 
 
 class _Reads(Protocol):
+    closed: bool
+
     async def read(self, fn: Callable[[sqlite3.Connection], Any]) -> Any: ...
 
 
@@ -62,7 +64,8 @@ async def listed(
         await store.read(lambda conn: lister(conn, key))
         yield key
     finally:
-        await store.read(partial(forget, listing=key))
+        if not store.closed:  # a closed store's TEMP rows went with its connection
+            await store.read(partial(forget, listing=key))
 
 
 def page_source(table: str, alias: str, listing: int | None) -> tuple[str, str, str]:

@@ -195,3 +195,6 @@ async def test_a_page_of_a_selection_reads_its_listing_not_the_whole_selection(
     assert set(plans) == {"messages", "tasks", "contacts", "engagement"}
     for name, details in plans.items():
         assert not [d for d in details if "json_each" in d or "TEMP B-TREE" in d], (name, details)
+    # each phase's listing is forgotten when the phase ends
+    left = await emulator.db.fetchone("SELECT count(*) FROM temp.export_listed")
+    assert left == (0,)
