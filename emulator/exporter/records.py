@@ -10,11 +10,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from emulator.exporter import engagement as eng
+from emulator.exporter import listing as lst
 from emulator.exporter import shapes
 from emulator.exporter.plan import Kind
 from emulator.platform import tasks as platform_tasks
 from emulator.platform.crm_sync import CRM_ID_COLUMN as CRM_ID_COLUMN
 from emulator.platform.sequence_text import task_description
+from emulator.platform.sql import id_array
 from emulator.platform.sql import only as only
 from emulator.platform.sql import steps as _steps
 from emulator.wire import decode
@@ -25,10 +27,11 @@ _COMPANY_COLUMNS = (
     " customFields, companyCRMId"
 )
 _COMPANY_NAMES = [c.strip() for c in _COMPANY_COLUMNS.split(",")]
+_COMPANY_SELECT = "SELECT " + ", ".join(f"co.{name}" for name in _COMPANY_NAMES)
 _CONTACT_SELECT = (
     "SELECT c.id, c.firstName, c.lastName, c.jobTitle, c.networkProfileUrl, c.professionalEmail,"
     " c.mobilePhone, c.phones, c.contactCountry, c.customFields, c.contactCRMId, c.companyId,"
-    " co.name, co.companyCRMId FROM contacts c LEFT JOIN companies co ON co.id = c.companyId"
+    " co.name, co.companyCRMId"
 )
 _CONTACT_NAMES = [
     "id",
@@ -61,24 +64,26 @@ def _synced(conn: sqlite3.Connection, kind: Kind, ids: Sequence[int]) -> dict[in
     return {rid: decode(names) for rid, names in rows}
 
 
+def list_records(conn: sqlite3.Connection, listing: int, ids: Sequence[int]) -> int:
+    """List the records of an export of a selection (their ids, for `read_batch`)."""
+    return lst.fill(conn, listing, "SELECT value AS id FROM json_each(?)", (id_array(ids),))
+
+
 def read_batch(
-    conn: sqlite3.Connection, kind: Kind, after: int, limit: int, ids: Sequence[int] | None = None
+    conn: sqlite3.Connection, kind: Kind, after: int, limit: int, listing: int | None = None
 ) -> list[dict[str, Any]]:
-    """The next `limit` records with id > after (and among `ids` when given), as dicts
-    (customFields decoded, `synced` added)."""
+    """The next `limit` records with id > after (and among those listed under `listing` when
+    given, by `list_records`), as dicts (customFields decoded, `synced` added)."""
     if kind == "companies":
-        where, extra = only("id", ids)
-        sql, names = (
-            f"SELECT {_COMPANY_COLUMNS} FROM companies WHERE id > ?{where} ORDER BY id LIMIT ?",
-            _COMPANY_NAMES,
-        )
+        source, where, order = lst.page_source("companies", "co", listing)
+        select, names = f"{_COMPANY_SELECT} FROM {source}", _COMPANY_NAMES
     else:
-        where, extra = only("c.id", ids)
-        sql, names = (
-            f"{_CONTACT_SELECT} WHERE c.id > ?{where} ORDER BY c.id LIMIT ?",
-            _CONTACT_NAMES,
-        )
-    rows = [dict(zip(names, r, strict=True)) for r in conn.execute(sql, (after, *extra, limit))]
+        source, where, order = lst.page_source("contacts", "c", listing)
+        select = f"{_CONTACT_SELECT} FROM {source} LEFT JOIN companies co ON co.id = c.companyId"
+        names = _CONTACT_NAMES
+    sql = f"{select} WHERE {where} ORDER BY {order} LIMIT ?"
+    params = (*lst.page_params(listing, after), limit)
+    rows = [dict(zip(names, r, strict=True)) for r in conn.execute(sql, params)]
     if not rows:
         return rows
     synced = _synced(conn, kind, [r["id"] for r in rows])
@@ -110,6 +115,9 @@ def read_links(conn: sqlite3.Connection, ids: Sequence[int]) -> list[tuple[str, 
 MessageRow = tuple[shapes.MessageView, str | None, str | None, str | None, int, int | None]
 
 
+_UNLOGGED = "m.crmActivityId IS NULL AND ca.messageSync = 1"  # a message read_messages sends
+
+
 def count_messages(conn: sqlite3.Connection, contacts: Sequence[int] | None = None) -> int:
     """How many messages `read_messages` would list from the start (a progress total)."""
     extra, params = only("cv.contactId", contacts)
@@ -117,30 +125,42 @@ def count_messages(conn: sqlite3.Connection, contacts: Sequence[int] | None = No
         conn.execute(
             "SELECT count(*) FROM messages m JOIN conversations cv ON cv.id = m.conversationId"
             " JOIN campaigns ca ON ca.id = cv.campaignId"
-            f" WHERE m.crmActivityId IS NULL AND ca.messageSync = 1{extra}",
+            f" WHERE {_UNLOGGED}{extra}",
             params,
         ).fetchone()[0]
     )
 
 
+def list_messages(conn: sqlite3.Connection, listing: int, contacts: Sequence[int]) -> int:
+    """List the messages of `contacts` that `read_messages` would read (for a selection)."""
+    return lst.fill(
+        conn,
+        listing,
+        "SELECT m.id FROM messages m JOIN conversations cv ON cv.id = m.conversationId"
+        f" JOIN campaigns ca ON ca.id = cv.campaignId WHERE {_UNLOGGED}"
+        " AND cv.contactId IN (SELECT value FROM json_each(?))",
+        (id_array(contacts),),
+    )
+
+
 def read_messages(
-    conn: sqlite3.Connection, after: int, limit: int, contacts: Sequence[int] | None = None
+    conn: sqlite3.Connection, after: int, limit: int, listing: int | None = None
 ) -> list[MessageRow]:
-    """Unlogged messages of campaigns with message sync on, of `contacts` when given:
-    (view, contact CRM id, company CRM id, owner, contact id, company id)."""
-    extra, params = only("cv.contactId", contacts)
+    """Unlogged messages of campaigns with message sync on, among those listed under
+    `listing` when given (`list_messages`): (view, contact CRM id, company CRM id, owner,
+    contact id, company id)."""
+    source, where, order = lst.page_source("messages", "m", listing)
     rows = conn.execute(
         "SELECT m.id, m.type, m.isContactSender, m.subject, m.content, m.sequenceIndex,"
         " m.createdAt, ca.sequence, i.name, i.companyName, c.firstName, c.lastName, co.name,"
         " c.contactCRMId, co.companyCRMId, ca.crmOwnerId, cv.contactId, c.companyId"
-        " FROM messages m JOIN conversations cv ON cv.id = m.conversationId"
+        f" FROM {source} JOIN conversations cv ON cv.id = m.conversationId"
         " JOIN campaigns ca ON ca.id = cv.campaignId"
         " LEFT JOIN identities i ON i.id = cv.identityId"
         " LEFT JOIN contacts c ON c.id = cv.contactId"
         " LEFT JOIN companies co ON co.id = c.companyId"
-        f" WHERE m.id > ? AND m.crmActivityId IS NULL AND ca.messageSync = 1{extra}"
-        " ORDER BY m.id LIMIT ?",
-        (after, *params, limit),
+        f" WHERE {where} AND {_UNLOGGED} ORDER BY {order} LIMIT ?",
+        (*lst.page_params(listing, after), limit),
     ).fetchall()
     counts: dict[str, int] = {}
     out = []
@@ -179,21 +199,33 @@ def count_tasks_to_create(conn: sqlite3.Connection, contacts: Sequence[int] | No
     return int(conn.execute(sql, params).fetchone()[0])
 
 
+def list_tasks_to_create(conn: sqlite3.Connection, listing: int, contacts: Sequence[int]) -> int:
+    """List the unsent tasks of `contacts` (for `read_tasks_to_create` of a selection)."""
+    return lst.fill(
+        conn,
+        listing,
+        "SELECT t.id FROM platform_tasks t WHERE t.crmTaskId IS NULL"
+        " AND t.contactId IN (SELECT value FROM json_each(?))",
+        (id_array(contacts),),
+    )
+
+
 def read_tasks_to_create(
-    conn: sqlite3.Connection, after: int, limit: int, contacts: Sequence[int] | None = None
+    conn: sqlite3.Connection, after: int, limit: int, listing: int | None = None
 ) -> list[TaskRow]:
-    """Unsent tasks (of `contacts` when given): (task id, task body without owner,
-    contact CRM id, campaign owner, completed on the platform, contact id, company id)."""
-    extra, params = only("t.contactId", contacts)
+    """Unsent tasks (among those listed under `listing` when given: `list_tasks_to_create`):
+    (task id, task body without owner, contact CRM id, campaign owner, completed on the
+    platform, contact id, company id)."""
+    source, where, order = lst.page_source("platform_tasks", "t", listing)
     rows = conn.execute(
         "SELECT t.id, t.subject, t.type, t.dueDate, c.contactCRMId, co.companyCRMId,"
         " ca.crmOwnerId, ca.name, t.contactId, c.companyId, t.stepIndex, ca.sequence,"
-        " c.firstName, co.name, t.completed FROM platform_tasks t"
+        f" c.firstName, co.name, t.completed FROM {source}"
         " LEFT JOIN contacts c ON c.id = t.contactId"
         " LEFT JOIN companies co ON co.id = c.companyId"
         " LEFT JOIN campaigns ca ON ca.id = t.campaignId"
-        f" WHERE t.id > ? AND t.crmTaskId IS NULL{extra} ORDER BY t.id LIMIT ?",
-        (after, *params, limit),
+        f" WHERE {where} AND t.crmTaskId IS NULL ORDER BY {order} LIMIT ?",
+        (*lst.page_params(listing, after), limit),
     ).fetchall()
     steps: dict[str, list[dict[str, Any]]] = {}  # per campaign sequence: decoded once
     out = []
@@ -292,14 +324,19 @@ def count_engagement(conn: sqlite3.Connection, kind: Kind, ids: Sequence[int] | 
 
 
 def read_engagement(
-    conn: sqlite3.Connection, kind: Kind, after: int, limit: int, ids: Sequence[int] | None = None
+    conn: sqlite3.Connection,
+    kind: Kind,
+    after: int,
+    limit: int,
+    ids: Sequence[int] | None = None,
+    listing: int | None = None,
 ) -> list[tuple[int, str, list[eng.Membership], list[str]]]:
-    """(id, crmId, memberships, activity log) of exported records (among `ids` when given)
-    with campaign members."""
+    """(id, crmId, memberships, activity log) of exported records with campaign members:
+    among `ids` when given (a few: the read-ahead's), else among those listed under `listing`
+    when given (`list_records`)."""
     crm_col = CRM_ID_COLUMN[kind]
-    # only the ids past this page's start: the whole list on every page made the lookups of
-    # a long push quadratic (each page went through every id before `after` again)
-    extra, params = only("r.id", None if ids is None else [i for i in ids if i > after])
+    source, where, order = lst.page_source(kind, "r", listing)
+    extra, params = only("r.id", ids)
     # owner_sql: the record of `kind` a contact row `ct` counts for
     if kind == "contacts":
         owner_sql, joined = "ct.id", "campaign_members m WHERE m.contactId = r.id"
@@ -309,9 +346,9 @@ def read_engagement(
             "contacts ct JOIN campaign_members m ON m.contactId = ct.id WHERE ct.companyId = r.id"
         )
     records = conn.execute(
-        f"SELECT r.id, r.{crm_col} FROM {kind} r WHERE r.id > ? AND r.{crm_col} IS NOT NULL{extra}"
-        f" AND EXISTS (SELECT 1 FROM {joined}) ORDER BY r.id LIMIT ?",
-        (after, *params, limit),
+        f"SELECT r.id, r.{crm_col} FROM {source} WHERE {where} AND r.{crm_col} IS NOT NULL{extra}"
+        f" AND EXISTS (SELECT 1 FROM {joined}) ORDER BY {order} LIMIT ?",
+        (*lst.page_params(listing, after), *params, limit),
     ).fetchall()
     if not records:
         return []

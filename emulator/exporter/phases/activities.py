@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
+from emulator.exporter import listing, shapes
 from emulator.exporter import records as rec
-from emulator.exporter import shapes
 from emulator.exporter import task_checks as tc
 from emulator.exporter.client import Exchange, StopExport
 from emulator.exporter.context import RunContext, wall_now
@@ -64,21 +64,23 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
     if ctx.on_progress is not None:  # a total to show (not read for auto-sync's pushes)
         count = partial(rec.count_messages, contacts=contacts)
         ctx.totals["activities"] = await ctx.store.read(count)
+    lister = None if contacts is None else partial(rec.list_messages, contacts=contacts)
     with ctx.timed("activities"):
-        reader = partial(rec.read_messages, contacts=contacts)
-        rows = sendable(
-            ctx,
-            "activities",
-            reader,
-            message_id,
-            lambda row: (row[0].id, row[1], row[2]),
-        )
-        crm_ids = await crm_id_writer(
-            ctx,
-            "activities",
-            campaign_tables.set_crm_activity_ids,
-        )
-        await send_all(ctx, rows, partial(activity, ctx, crm_ids), crm_ids, message_id)
+        async with listing.listed(ctx.store, lister) as listed:
+            reader = partial(rec.read_messages, listing=listed)
+            rows = sendable(
+                ctx,
+                "activities",
+                reader,
+                message_id,
+                lambda row: (row[0].id, row[1], row[2]),
+            )
+            crm_ids = await crm_id_writer(
+                ctx,
+                "activities",
+                campaign_tables.set_crm_activity_ids,
+            )
+            await send_all(ctx, rows, partial(activity, ctx, crm_ids), crm_ids, message_id)
 
 
 def message_id(row: rec.MessageRow) -> int:

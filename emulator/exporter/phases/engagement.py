@@ -9,6 +9,7 @@ from operator import itemgetter
 from typing import Any
 
 from emulator.exporter import engagement as eng
+from emulator.exporter import listing
 from emulator.exporter import plan as p
 from emulator.exporter import records as rec
 from emulator.exporter.context import RunContext
@@ -92,11 +93,12 @@ async def run(
         for kind, ids, mapping in wanted:
             put = partial(engagement_put, ctx, kind, mapping)
             if ahead is not None:
-                jobs = _listed(ahead.get(kind, []))
-            else:
-                reader = partial(rec.read_engagement, kind=kind, ids=ids)
-                jobs = ctx.pages(reader, itemgetter(0), ctx.batch_size)
-            await ctx.bounded(jobs, put)
+                await ctx.bounded(_listed(ahead.get(kind, [])), put)
+                continue
+            lister = None if ids is None else partial(rec.list_records, ids=ids)
+            async with listing.listed(ctx.store, lister) as listed:
+                reader = partial(rec.read_engagement, kind=kind, listing=listed)
+                await ctx.bounded(ctx.pages(reader, itemgetter(0), ctx.batch_size), put)
         await ctx.flush_journal()
 
 

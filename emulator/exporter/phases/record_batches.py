@@ -8,10 +8,10 @@ from functools import partial
 from operator import itemgetter
 from typing import Any
 
+from emulator.exporter import listing, shapes
 from emulator.exporter import plan as p
 from emulator.exporter import properties as rule
 from emulator.exporter import records as rec
-from emulator.exporter import shapes
 from emulator.exporter.client import Exchange
 from emulator.exporter.context import RunContext
 from emulator.exporter.idset import IdSet
@@ -27,10 +27,12 @@ async def run(ctx: RunContext, kind: Kind) -> None:
         ctx.learned = {"companies": IdSet(), "contacts": IdSet()}
     with ctx.timed(kind):  # says (kind, 0, total) first
         ids = None if ctx.record_ids is None else ctx.record_ids[kind]
-        batches = ctx.pages(
-            partial(rec.read_batch, kind=kind, ids=ids), itemgetter("id"), ctx.batch_size
-        )
-        await ctx.bounded(batches, partial(record_batch, ctx, kind))
+        lister = None if ids is None else partial(rec.list_records, ids=ids)
+        async with listing.listed(ctx.store, lister) as listed:
+            batches = ctx.pages(
+                partial(rec.read_batch, kind=kind, listing=listed), itemgetter("id"), ctx.batch_size
+            )
+            await ctx.bounded(batches, partial(record_batch, ctx, kind))
 
 
 async def record_batch(ctx: RunContext, kind: Kind, rows: list[dict[str, Any]]) -> None:

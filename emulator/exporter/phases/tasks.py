@@ -17,9 +17,9 @@ from contextlib import asynccontextmanager
 from functools import partial
 from operator import itemgetter
 
+from emulator.exporter import listing, shapes
 from emulator.exporter import plan as p
 from emulator.exporter import records as rec
-from emulator.exporter import shapes
 from emulator.exporter import task_checks as tc
 from emulator.exporter.client import Exchange
 from emulator.exporter.context import RunContext
@@ -41,18 +41,20 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
             count = partial(rec.count_tasks_to_create, contacts=contacts)
             ctx.totals["tasks"] = await ctx.store.read(count)
             ctx.progress("tasks", 0, ctx.totals["tasks"])
-        reader = partial(rec.read_tasks_to_create, contacts=contacts)
-        rows = sendable(
-            ctx,
-            "tasks",
-            reader,
-            itemgetter(0),
-            lambda row: (row[0], row[2], row[1].get("companyId")),
-        )
-        crm_ids = await crm_id_writer(ctx, "tasks", platform_tasks.set_crm_ids)
+        lister = None if contacts is None else partial(rec.list_tasks_to_create, contacts=contacts)
         created_completed: set[int] = set()
-        create = partial(create_task, ctx, crm_ids, created_completed)
-        await send_all(ctx, rows, create, crm_ids, itemgetter(0))
+        async with listing.listed(ctx.store, lister) as listed:
+            reader = partial(rec.read_tasks_to_create, listing=listed)
+            rows = sendable(
+                ctx,
+                "tasks",
+                reader,
+                itemgetter(0),
+                lambda row: (row[0], row[2], row[1].get("companyId")),
+            )
+            crm_ids = await crm_id_writer(ctx, "tasks", platform_tasks.set_crm_ids)
+            create = partial(create_task, ctx, crm_ids, created_completed)
+            await send_all(ctx, rows, create, crm_ids, itemgetter(0))
         if created_completed:
             await complete_tasks(ctx, lambda task_id: task_id in created_completed)
         # Read back first: a task completed or lost on the CRM side needs no PATCH.
