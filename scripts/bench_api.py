@@ -134,6 +134,13 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of process `pid` (all its threads) and of the children it waited for,
+    so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
 def proc_kb(pid: int, file: str, name: str) -> int:
     """A figure in kB of /proc/PID/FILE (`status`: VmHWM, VmRSS; `smaps_rollup`: Pss), 0 once
     the process has ended."""

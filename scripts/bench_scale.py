@@ -83,7 +83,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_api import ensure_wrk, proc_kb, run_wrk, start_server, stop, verdict
+from bench_api import cpu_seconds, ensure_wrk, proc_kb, run_wrk, start_server, stop, verdict
 
 from emulator.testing import free_port
 
@@ -679,12 +679,6 @@ def ceiling_load(wrk: str, fixtures: Path, seconds: int, connections: int) -> di
         )
     finally:
         stop(proc)
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU seconds of process `pid`, all its threads, so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def cpu_measured(pid: int, load: Callable[[], dict[str, float]]) -> dict[str, float]:

@@ -32,6 +32,8 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench_api import cpu_seconds  # noqa: E402 (with the children it waited for: the seeding process)
+
 from emulator.testing import free_port  # noqa: E402
 
 KEY = {"x-api-key": "demo-all"}
@@ -50,12 +52,6 @@ def rss_mb(pid: int) -> float:
     status = Path(f"/proc/{pid}/status").read_text()
     match = re.search(r"VmRSS:\s+(\d+) kB", status)
     return int(match.group(1)) / 1024 if match else 0.0
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of `pid` and of the children it waited for (the seeding process)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def server_pid(timer: subprocess.Popen[bytes]) -> int:

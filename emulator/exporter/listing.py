@@ -16,20 +16,16 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Any, Protocol
+from typing import Any
+
+from emulator.store.db import Store
 
 TABLE = "temp.export_listed"  # its writes below spell it out (tests/platform/test_sole_writer.py)
 
 _keys = itertools.count(1)  # one listing per phase; keys unique in this process
-
-
-class _Reads(Protocol):
-    closed: bool
-
-    async def read(self, fn: Callable[[sqlite3.Connection], Any]) -> Any: ...
 
 
 def fill(conn: sqlite3.Connection, listing: int, ids_sql: str, params: tuple[Any, ...]) -> int:
@@ -52,16 +48,18 @@ def forget(conn: sqlite3.Connection, listing: int) -> None:
 
 @asynccontextmanager
 async def listed(
-    store: _Reads, lister: Callable[[sqlite3.Connection, int], object] | None
+    store: Store,
+    lister: Callable[[sqlite3.Connection, int, Sequence[int]], object],
+    selection: Sequence[int] | None,
 ) -> AsyncIterator[int | None]:
-    """The key of the rows `lister(conn, listing)` lists, forgotten when the block ends;
-    None when there is no lister (no selection: the pages read the whole table)."""
-    if lister is None:
+    """The key of the rows `lister(conn, listing, selection)` lists, forgotten when the block
+    ends; None when there is no selection (the pages read the whole table)."""
+    if selection is None:
         yield None
         return
     key = next(_keys)
     try:
-        await store.read(lambda conn: lister(conn, key))
+        await store.read(lambda conn: lister(conn, key, selection))
         yield key
     finally:
         if not store.closed:  # a closed store's TEMP rows went with its connection

@@ -64,9 +64,8 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
     if ctx.on_progress is not None:  # a total to show (not read for auto-sync's pushes)
         count = partial(rec.count_messages, contacts=contacts)
         ctx.totals["activities"] = await ctx.store.read(count)
-    lister = None if contacts is None else partial(rec.list_messages, contacts=contacts)
     with ctx.timed("activities"):
-        async with listing.listed(ctx.store, lister) as listed:
+        async with listing.listed(ctx.store, rec.list_messages, contacts) as listed:
             reader = partial(rec.read_messages, listing=listed)
             rows = sendable(
                 ctx,

@@ -95,8 +95,7 @@ async def run(
             if ahead is not None:
                 await ctx.bounded(_listed(ahead.get(kind, [])), put)
                 continue
-            lister = None if ids is None else partial(rec.list_records, ids=ids)
-            async with listing.listed(ctx.store, lister) as listed:
+            async with listing.listed(ctx.store, rec.list_records, ids) as listed:
                 reader = partial(rec.read_engagement, kind=kind, listing=listed)
                 await ctx.bounded(ctx.pages(reader, itemgetter(0), ctx.batch_size), put)
         await ctx.flush_journal()

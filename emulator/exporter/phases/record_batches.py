@@ -27,8 +27,7 @@ async def run(ctx: RunContext, kind: Kind) -> None:
         ctx.learned = {"companies": IdSet(), "contacts": IdSet()}
     with ctx.timed(kind):  # says (kind, 0, total) first
         ids = None if ctx.record_ids is None else ctx.record_ids[kind]
-        lister = None if ids is None else partial(rec.list_records, ids=ids)
-        async with listing.listed(ctx.store, lister) as listed:
+        async with listing.listed(ctx.store, rec.list_records, ids) as listed:
             batches = ctx.pages(
                 partial(rec.read_batch, kind=kind, listing=listed), itemgetter("id"), ctx.batch_size
             )

@@ -41,9 +41,8 @@ async def run(ctx: RunContext, contacts: Sequence[int] | None = None) -> None:
             count = partial(rec.count_tasks_to_create, contacts=contacts)
             ctx.totals["tasks"] = await ctx.store.read(count)
             ctx.progress("tasks", 0, ctx.totals["tasks"])
-        lister = None if contacts is None else partial(rec.list_tasks_to_create, contacts=contacts)
         created_completed: set[int] = set()
-        async with listing.listed(ctx.store, lister) as listed:
+        async with listing.listed(ctx.store, rec.list_tasks_to_create, contacts) as listed:
             reader = partial(rec.read_tasks_to_create, listing=listed)
             rows = sendable(
                 ctx,
