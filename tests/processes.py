@@ -12,8 +12,12 @@ from pathlib import Path
 from emulator.testing import EmulatorServer, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
+# A user's pytest run, as the tests start one (a fresh interpreter each): without the cache and
+# without the two plugins our test extras install that a user of the package does not have.
+# Each costs a run ~1 s (hypothesis) and ~2.5 s (schemathesis, which imports hypothesis) of CPU.
+USER_PYTEST = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:schemathesis")
 
-__all__ = ["ROOT", "emulator_process", "free_port"]
+__all__ = ["ROOT", "USER_PYTEST", "emulator_process", "free_port"]
 
 
 @contextmanager

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import ROOT, free_port
+from tests.processes import ROOT, USER_PYTEST, free_port
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 RUN_LANGUAGES = {"sh", "bash", "python"}
@@ -210,7 +210,7 @@ def test_the_example_works_when_pasted(block: Block, tmp_path: Path) -> None:
         assert block.mode == "pytest", f"{block.name}: say how a Python block runs"
         (work / "test_example.py").write_text(block.text)
         done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_example.py"],
+            [sys.executable, "-m", "pytest", "-q", *USER_PYTEST, "test_example.py"],
             cwd=work,
             env=env,
             capture_output=True,

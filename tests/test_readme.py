@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import ROOT
+from tests.processes import ROOT, USER_PYTEST
 
 pytest_plugins = ["pytester"]
-QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
 
 NO_RESET = """
 import httpx
@@ -54,7 +53,7 @@ def test_the_pytest_example_needs_the_reset_it_claims(pytester: pytest.Pytester)
     """Without the `emulator` fixture's reset, the example's second test must fail."""
     pytester.makepyfile(test_outreach=docs_block("pytest-plugin.md", "python"))
     pytester.makeconftest(NO_RESET)
-    result = pytester.runpytest_subprocess(*QUIET, "test_outreach.py")
+    result = pytester.runpytest_subprocess(*USER_PYTEST, "test_outreach.py")
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(
         ["*FAILED test_outreach.py::test_every_test_starts_from_the_fixtures*"]

@@ -12,12 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.processes import ROOT, emulator_process, free_port
+from tests.processes import ROOT, USER_PYTEST, emulator_process, free_port
 
 pytest_plugins = ["pytester"]
-# Each run is a fresh interpreter, as a user's; hypothesis's plugin is left out only because
-# importing it costs a second per run.
-QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
 
 
 def readme_example(page: str = "pytest-plugin.md") -> str:
@@ -45,7 +42,7 @@ def test_the_readme_example_passes_against_a_real_server(pytester: pytest.Pytest
     """
     )
     # A fresh interpreter, as a user's run: the plugin comes from the entry point alone.
-    result = pytester.runpytest_subprocess(*QUIET, "-W", "error")
+    result = pytester.runpytest_subprocess(*USER_PYTEST, "-W", "error")
     result.assert_outcomes(passed=5)
 
 
@@ -80,13 +77,13 @@ def test_options_url_fixtures_and_failures(pytester: pytest.Pytester, tmp_path: 
             f"{base}/v1/contact", json={"firstName": "Left"}, headers={"x-api-key": "demo-all"}
         )
         assert made.status_code == 201
-        result = pytester.runpytest_subprocess(*QUIET, f"--emulator-url={base}")
+        result = pytester.runpytest_subprocess(*USER_PYTEST, f"--emulator-url={base}")
         result.assert_outcomes(passed=4)
     # A fixture directory that does not load: the session says why, it does not hang.
     (tmp_path / "contacts.json").write_text("[{}]")
     pytester.makepyfile(test_broken="def test_x(emulator):\n    pass\n")
     broken = pytester.runpytest_subprocess(
-        *QUIET, f"--emulator-fixtures={tmp_path}", "test_broken.py"
+        *USER_PYTEST, f"--emulator-fixtures={tmp_path}", "test_broken.py"
     )
     broken.assert_outcomes(errors=1)
     broken.stdout.fnmatch_lines(["*emulator serve exited 2*", "*contacts.json*"])
@@ -103,7 +100,7 @@ def test_an_unreachable_emulator_url_stops_the_session_once(pytester: pytest.Pyt
     """
     )
     nobody = f"http://127.0.0.1:{free_port()}"
-    result = pytester.runpytest_subprocess(*QUIET, "--emulator-url", nobody)
+    result = pytester.runpytest_subprocess(*USER_PYTEST, "--emulator-url", nobody)
     assert result.ret == 3
     said = [line for line in result.outlines if f"no emulator answers at {nobody}" in line]
     assert len(said) == 1, result.outlines
@@ -156,7 +153,7 @@ def test_the_docs_suite_runs_under_xdist_with_a_workspace_per_test(
             assert emulator.client.get("/_emulator/health").status_code == 200
         """
     )
-    result = pytester.runpytest_subprocess(*QUIET, "-n", "4", "-p", "xdist")
+    result = pytester.runpytest_subprocess(*USER_PYTEST, "-n", "4", "-p", "xdist")
     result.assert_outcomes(passed=12 + 4 + 3 + 1)
     assert not any(" 409" in line for line in result.outlines)
 
@@ -199,7 +196,7 @@ def test_sessions_beside_each_other_never_share_a_server(
             "SESSION_NAME": str(ready / name),
             "OTHER_SESSION": str(ready / other),
         }
-        command = [sys.executable, "-m", "pytest", *QUIET, "-W", "error", "-q"]
+        command = [sys.executable, "-m", "pytest", *USER_PYTEST, "-W", "error", "-q"]
         return subprocess.Popen(
             [*command, f"--basetemp={common / name}", "test_own.py"],
             cwd=pytester.path,

@@ -7,10 +7,9 @@ import re
 
 import pytest
 
-from tests.processes import ROOT
+from tests.processes import ROOT, USER_PYTEST
 
 pytest_plugins = ["pytester"]
-QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
 
 
 def docs_example() -> str:
@@ -72,5 +71,5 @@ def test_docs_example_and_failing_assertions_against_a_real_server(
             assert call["durationMs"] >= 2000 and call["fault"]["effects"] == ["latency 2000 ms"]
     """
     )
-    result = pytester.runpytest_subprocess(*QUIET, "-W", "error")
+    result = pytester.runpytest_subprocess(*USER_PYTEST, "-W", "error")
     result.assert_outcomes(passed=7)

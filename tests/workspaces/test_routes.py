@@ -113,13 +113,16 @@ async def test_the_cap_answers_409_in_the_control_error_shape() -> None:
 
 
 async def test_idle_workspaces_expire(app: Starlette) -> None:
-    app = create_app(make_settings(workspaceIdle=0.2))
+    app = create_app(make_settings(workspaceIdle=1.0))
     async with open_client(app) as client:
         kept, dropped = await new_workspace(client), await new_workspace(client)
-        deadline = time.monotonic() + 0.6
+        # one used all along (a second between two of its requests would expire it: a
+        # margin for a loaded machine), the other idle past the expiry
+        deadline = time.monotonic() + 1.5
         while time.monotonic() < deadline:
             await client.get(f"/w/{kept['id']}/_emulator/health")
             await asyncio.sleep(0.05)
+        await client.get(f"/w/{kept['id']}/_emulator/health")
         await app.state.workspaces.expire()
         ids = [w["id"] for w in (await client.get("/_emulator/workspaces")).json()["data"]]
         assert ids == [kept["id"]]
