@@ -45,6 +45,9 @@ class Settings(Wire):
     db: str | None = None
     # KiB of the `db` file's pages SQLite keeps in memory (emulator/store/db.py DISK_CACHE_KIB)
     dbCacheKib: int = 64 * 1024
+    # Pages the `db` file's write-ahead log grows to before a commit copies them into the file
+    # (PRAGMA wal_autocheckpoint; None: SQLite's 1,000)
+    dbCheckpointPages: int | None = None
     rateLimit: RateLimit = RateLimit()
     journalLimit: int = 100_000  # rows kept in export_journal; the oldest go first
     journalBytes: int = 256 * 1024 * 1024  # and bytes of its rows' text; the oldest go first

@@ -146,7 +146,9 @@ class Emulator:
             await self.load_clock()
             return
         copied = await self._copy_seed_image()
-        self.store = await Store.open(self.settings.db, self.settings.dbCacheKib)
+        self.store = await Store.open(
+            self.settings.db, self.settings.dbCacheKib, self.settings.dbCheckpointPages
+        )
         if copied:
             await self.store.write(lambda conn: write_meta(conn, "fixtures", self.fixtures_dir))
             self._image = self._prepared = None

@@ -93,6 +93,11 @@ NO_DB_NOTE = (
 # so a larger cache only grows with the file (the server's 64 MiB made its peak RSS follow
 # the file's size: 64 MB at 10,000 contacts, 120 MB at 100,000).
 EXPORT_DB_CACHE_KIB = 8 * 1024
+# Pages of the --db file's write-ahead log before a commit copies them into the file. Each
+# batch's write hop commits a few hundred pages; at SQLite's 1,000 every few batches paid a
+# checkpoint (reading the pages back, writing them, an fdatasync on the database thread),
+# copying again the index pages every batch rewrites (docs/performance.md).
+EXPORT_DB_CHECKPOINT_PAGES = 16_000
 
 
 def run_notes(db: str | None) -> list[str]:
@@ -169,6 +174,7 @@ async def _export(
         fixtures=args.fixtures or str(DEFAULT_FIXTURES),
         db=args.db,
         dbCacheKib=EXPORT_DB_CACHE_KIB,
+        dbCheckpointPages=EXPORT_DB_CHECKPOINT_PAGES,
     )
     stored_absolute = False
     if not args.crm_url and fixtures is not None and fixtures.connection is not None:

@@ -59,7 +59,12 @@ def connect_sync(path: str | Path | None, image: Path | None = None) -> sqlite3.
 DISK_CACHE_KIB = 64 * 1024
 
 
-def configure(conn: sqlite3.Connection, on_disk: bool, cache_kib: int = DISK_CACHE_KIB) -> None:
+def configure(
+    conn: sqlite3.Connection,
+    on_disk: bool,
+    cache_kib: int = DISK_CACHE_KIB,
+    checkpoint_pages: int | None = None,
+) -> None:
     # The TEMP tables (the triggers' notes of every write, the search index) live as long as
     # the connection, so a crash loses them whatever their journal: kept in memory, it saves
     # each transaction that writes them a journal file created and deleted (~40 us a create).
@@ -69,6 +74,8 @@ def configure(conn: sqlite3.Connection, on_disk: bool, cache_kib: int = DISK_CAC
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(f"PRAGMA cache_size=-{int(cache_kib)}")
         conn.execute("PRAGMA mmap_size=0")
+        if checkpoint_pages is not None:
+            conn.execute(f"PRAGMA wal_autocheckpoint={int(checkpoint_pages)}")
     conn.execute("PRAGMA foreign_keys=OFF")  # fixture loads insert in dependency-free order
     conn.executescript(schema_sql())
 
@@ -255,15 +262,23 @@ class Store:
         self._briefs_gone: asyncio.Future[None] | None = None  # set when `_briefs` drops to 0
 
     @classmethod
-    async def open(cls, path: str | Path | None = None, cache_kib: int = DISK_CACHE_KIB) -> Store:
+    async def open(
+        cls,
+        path: str | Path | None = None,
+        cache_kib: int = DISK_CACHE_KIB,
+        checkpoint_pages: int | None = None,
+    ) -> Store:
         """Open (and create) the database: in memory by default, a WAL file with `path`
-        whose pages SQLite keeps `cache_kib` KiB of in memory."""
+        whose pages SQLite keeps `cache_kib` KiB of in memory, and whose log a commit copies
+        into the file once it holds `checkpoint_pages` pages (None: SQLite's default)."""
         # Not only from its worker thread: a simulation chunk touches contacts from a second
         # thread inside its transaction (simulation/campaigns/touches.py); SQLite serializes the calls.
         db = await aiosqlite.Connection(lambda: connect_sync(path), iter_chunk_size=64)
         store = cls(db, None if path is None else str(path))
         try:
-            await store.read(lambda conn: configure(conn, path is not None, cache_kib))
+            await store.read(
+                lambda conn: configure(conn, path is not None, cache_kib, checkpoint_pages)
+            )
             await store.read(contact_changes.install)
             await store.read(table_changes.install)
         except BaseException:  # not a database, read-only...: its thread must not outlive it

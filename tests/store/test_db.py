@@ -119,6 +119,30 @@ async def test_an_emulator_opens_its_db_file_with_the_settings_cache(tmp_path: P
         await emulator.close()
 
 
+async def test_a_db_file_copies_its_log_in_after_the_pages_it_was_opened_with(
+    tmp_path: Path,
+) -> None:
+    """PRAGMA wal_autocheckpoint: SQLite's 1,000 pages unless the opener says otherwise."""
+    default = await Store.open(tmp_path / "default.db")
+    longer = await Store.open(tmp_path / "longer.db", checkpoint_pages=16_000)
+    try:
+        assert await default.fetchall("PRAGMA wal_autocheckpoint") == [(1000,)]
+        assert await longer.fetchall("PRAGMA wal_autocheckpoint") == [(16_000,)]
+    finally:
+        await default.close()
+        await longer.close()
+
+
+async def test_an_emulator_opens_its_db_file_with_the_settings_checkpoint(tmp_path: Path) -> None:
+    settings = Settings(db=str(tmp_path / "state.db"), dbCheckpointPages=5000)
+    emulator = Emulator(settings, seeders=[seed])
+    await emulator.start()
+    try:
+        assert await emulator.db.fetchall("PRAGMA wal_autocheckpoint") == [(5000,)]
+    finally:
+        await emulator.close()
+
+
 async def test_a_brief_write_runs_on_the_calling_thread_when_the_database_is_idle() -> None:
     store = await Store.open()
     threads: list[int] = []
