@@ -134,8 +134,10 @@ def test_ctrl_c_stops_the_child(tmp_path: Path) -> None:
     # before Ctrl-C came is tried again; a Ctrl-C ignored mid-run fails every try.
     fixtures = tmp_path / "fixtures"
     subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "generate_fixtures.py"), "--contacts", "2000"]
-        + ["--companies", "200", "--seed", "7", "--out", str(fixtures)],
+        [
+            *(sys.executable, str(ROOT / "scripts" / "generate_fixtures.py")),
+            *("--contacts", "2000", "--companies", "200", "--seed", "7", "--out", str(fixtures)),
+        ],
         check=True,
         capture_output=True,
     )
