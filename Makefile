@@ -36,8 +36,8 @@ run: $(SERVE_STAMP) ## serve on 127.0.0.1:8400 (make run PORT=N for another) wit
 # end the run alone.
 TEST_WORKERS ?= $(shell $(PY) -c 'import os; print(2 * len(os.sched_getaffinity(0)))')
 # pytest rewrites the asserts of the test modules and of its plugins' packages (ours, hypothesis,
-# schemathesis) and caches them as bytecode, unless PYTHONDONTWRITEBYTECODE is set (as on our CI
-# machines): then every worker, and every pytest a test starts, rewrote and compiled them all again
+# schemathesis) and caches them as bytecode, unless PYTHONDONTWRITEBYTECODE is set (as on the
+# machines we measure on): then every worker, and every pytest a test starts, compiled them all again
 # (collecting the suite: 15 s of CPU against 6 s with the cache; ~90 s of the suite's CPU in all).
 test: $(STAMP) browser ## run the whole test suite, two workers per core
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal
