@@ -137,3 +137,20 @@ def test_a_lazy_search_index_answers_the_same_search() -> None:
             assert found.status_code == 200, found.text
             answers.append([c["id"] for c in found.json()["data"]])
     assert answers[0] and answers[0] == answers[1]
+
+
+def test_ctrl_c_while_the_command_loads_is_an_interruption() -> None:
+    """Parsing imports the command's modules (~0.3 s of a start): Ctrl-C then says
+    `interrupted` and exits 130, as later, without a traceback. (A process of its own: an
+    interruption that escaped would stop pytest.)"""
+    code = (
+        "import emulator.cli as cli\n"
+        "def interrupted(_command):\n"
+        "    raise KeyboardInterrupt\n"
+        "cli.build_parser = interrupted\n"
+        "raise SystemExit(cli.main(['export']))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stderr) == (130, "interrupted\n")
