@@ -69,6 +69,9 @@ async def embedded_server(
     except Exception as exc:
         await emulator.close()
         raise StartupFailed(f"{type(exc).__name__}: {exc}") from exc
+    except BaseException:  # cut short (Ctrl-C): the store's thread must not outlive the loop
+        await emulator.close()
+        raise
     sock = free_socket()
     config = uvicorn.Config(app, log_level="warning", access_log=False, ws="none", lifespan="on")
     server = uvicorn.Server(config)
@@ -95,8 +98,8 @@ def server_opener(create_app: AppFactory) -> ServerOpener:
 async def platform_only(settings: Settings, fixtures: FixtureSet | None) -> AsyncIterator[Platform]:
     """The platform store alone (the CRM is somebody else's)."""
     emulator = Emulator(settings, seeders=[seed], fixtures=fixtures)
-    await emulator.start()
-    try:
+    try:  # a start cut short (Ctrl-C) closes the store too: its thread must not outlive the loop
+        await emulator.start()
         yield Platform(emulator.db, emulator, None)
     finally:
         await emulator.close()

@@ -273,7 +273,14 @@ class Store:
         into the file once it holds `checkpoint_pages` pages (None: SQLite's default)."""
         # Not only from its worker thread: a simulation chunk touches contacts from a second
         # thread inside its transaction (simulation/campaigns/touches.py); SQLite serializes the calls.
-        db = await aiosqlite.Connection(lambda: connect_sync(path), iter_chunk_size=64)
+        connecting = aiosqlite.Connection(lambda: connect_sync(path), iter_chunk_size=64)
+        try:
+            db = await connecting
+        except BaseException:
+            # Cut short (Ctrl-C): aiosqlite stops its thread without waiting, and the thread
+            # then answers into this loop, which may be closed by then (a traceback).
+            await asyncio.to_thread(connecting._thread.join)
+            raise
         store = cls(db, None if path is None else str(path))
         try:
             await store.read(

@@ -265,3 +265,32 @@ async def test_a_brief_background_step_runs_here_when_idle_and_queues_when_not()
         assert len(threads) == 2 and threads[1] != threading.get_ident()
     finally:
         await store.close()
+
+
+def test_an_open_cut_short_while_connecting_leaves_no_thread_to_answer_a_closed_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C while the store connects: its thread is done before the open raises, so it
+    never answers into the loop the interruption closes (a traceback on stderr)."""
+    connect = db.connect_sync
+
+    def slow_connect(path: str | Path | None, image: Path | None = None) -> sqlite3.Connection:
+        time.sleep(0.3)  # the open is cancelled meanwhile
+        return connect(path, image)
+
+    monkeypatch.setattr(db, "connect_sync", slow_connect)
+    errors: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
+    before = set(threading.enumerate())
+
+    async def cut_short() -> None:
+        opening = asyncio.create_task(Store.open(None))
+        await asyncio.sleep(0.05)
+        opening.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await opening
+
+    asyncio.run(cut_short())
+    for thread in set(threading.enumerate()) - before:
+        thread.join(5)
+    assert errors == []
