@@ -5,6 +5,8 @@ The start-up and stop are the pytest plugin's own (`emulator.testing.EmulatorSer
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +19,25 @@ ROOT = Path(__file__).resolve().parents[1]
 # Each costs a run ~1 s (hypothesis) and ~2.5 s (schemathesis, which imports hypothesis) of CPU.
 USER_PYTEST = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:schemathesis")
 
-__all__ = ["ROOT", "USER_PYTEST", "emulator_process", "free_port"]
+__all__ = ["ROOT", "USER_PYTEST", "emulator_process", "free_port", "generated_fixtures"]
+
+
+def generated_fixtures(out: Path, *, contacts: int, companies: int, seed: int, **more: int) -> Path:
+    """`scripts/generate_fixtures.py` run into `out`, as a user runs it; `more` are its other
+    options by name (campaigns=6)."""
+    options = {"contacts": contacts, "companies": companies, "seed": seed, **more}
+    subprocess.run(
+        [
+            *(sys.executable, str(ROOT / "scripts" / "generate_fixtures.py")),
+            *(arg for name, value in options.items() for arg in (f"--{name}", str(value))),
+            *("--out", str(out)),
+        ],
+        check=True,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    return out
 
 
 @contextmanager

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from emulator.cli.crm_process import CrmProcess, CrmStartFailed
+from tests.processes import generated_fixtures
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -132,15 +133,7 @@ def test_ctrl_c_stops_the_child(tmp_path: Path) -> None:
     # 2,000 contacts: the export runs ~2 s after its child is seen. On a loaded machine this
     # test may still see the child late, as the export ends: a run that finished (exit 0)
     # before Ctrl-C came is tried again; a Ctrl-C ignored mid-run fails every try.
-    fixtures = tmp_path / "fixtures"
-    subprocess.run(
-        [
-            *(sys.executable, str(ROOT / "scripts" / "generate_fixtures.py")),
-            *("--contacts", "2000", "--companies", "200", "--seed", "7", "--out", str(fixtures)),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    fixtures = generated_fixtures(tmp_path / "fixtures", contacts=2000, companies=200, seed=7)
     for _ in range(3):
         done, seen = export_watched("--crm", "process", "--fixtures", str(fixtures), interrupt=True)
         if done.returncode != 0:

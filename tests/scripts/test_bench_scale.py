@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.processes import generated_fixtures
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "bench_scale.py"
 PHASES = ("companies", "contacts", "associations", "activities", "tasks", "engagement")
@@ -18,18 +20,7 @@ FILTERS = ("?search=", "?updatedAtFrom=", "?updatedAtTo=", "?companyId=", "?list
 
 def tiny_run(tmp_path: Path, parts: str, *extra: str) -> tuple[str, dict[str, Any]]:
     """bench_scale over 300 contacts already generated as WORK/fixtures-300: (stdout, JSON)."""
-    subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "scripts" / "generate_fixtures.py"),
-            *("--contacts", "300", "--companies", "30", "--seed", "7"),
-            *("--out", str(tmp_path / "fixtures-300")),
-        ],
-        check=True,
-        capture_output=True,
-        cwd=ROOT,
-        timeout=120,
-    )
+    generated_fixtures(tmp_path / "fixtures-300", contacts=300, companies=30, seed=7)
     figures = tmp_path / "figures.json"
     done = subprocess.run(
         [

@@ -5,8 +5,6 @@ carries an engagement status and sequence status its own activity list agrees wi
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,36 +13,17 @@ import pytest
 from emulator.app import create_app
 from emulator.platform.engagement import engagement_rank
 from tests.conftest import make_settings, open_client
+from tests.processes import generated_fixtures
 from tests.simulation.crm_link.autosync_harness import crm_all, export_in_process
 
 pytestmark = pytest.mark.anyio
 
-ROOT = Path(__file__).resolve().parents[2]
 SENT = ("Message sent", "InMail sent", "Email sent", "Connection request sent")
 RECEIVED = ("Message received", "InMail received", "Email received")
 
 
 def generate(out: Path, seed: int) -> Path:
-    subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "scripts" / "generate_fixtures.py"),
-            "--contacts",
-            "80",
-            "--companies",
-            "12",
-            "--campaigns",
-            "6",
-            "--seed",
-            str(seed),
-            "--out",
-            str(out),
-        ],
-        check=True,
-        capture_output=True,
-        cwd=ROOT,
-    )
-    return out
+    return generated_fixtures(out, contacts=80, companies=12, campaigns=6, seed=seed)
 
 
 def contradictions(record: dict[str, Any]) -> list[str]:

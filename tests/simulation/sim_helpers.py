@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.processes import generated_fixtures
 
 # Every table an event writes to, with what identifies a row (ids are part of the dump:
 # the same story must also hand out the same ids).
@@ -31,25 +29,7 @@ def small_fixtures(out: Path, contacts: int = 24, campaigns: int = 3, seed: int 
     """A generated set whose campaigns are all ACTIVE and carry no fixture conversations nor
     tasks (so every member is simulated from the clock start), without webhooks or actions
     runs."""
-    subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "scripts" / "generate_fixtures.py"),
-            "--contacts",
-            str(contacts),
-            "--companies",
-            "4",
-            "--campaigns",
-            str(campaigns),
-            "--seed",
-            str(seed),
-            "--out",
-            str(out),
-        ],
-        check=True,
-        capture_output=True,
-        cwd=ROOT,
-    )
+    generated_fixtures(out, contacts=contacts, companies=4, campaigns=campaigns, seed=seed)
     rows = json.loads((out / "campaigns.json").read_text())
     for row in rows:
         row["status"] = "ACTIVE"
