@@ -145,6 +145,8 @@ def type_text(prop: dict[str, Any]) -> str:
         low, high = prop.get("minimum"), prop.get("maximum")
         if (low, high) == INT64:
             return "integer (64-bit)"
+        if low is not None and high == INT64[1]:
+            return f"integer >= {low}"
         if low is not None or high is not None:
             return f"integer {'' if low is None else low}..{'' if high is None else high}"
         return "integer"
