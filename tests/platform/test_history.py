@@ -4,7 +4,14 @@ of the campaign's message steps)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import msgspec
+from hypothesis import given
+from hypothesis import strategies as st
+
 from emulator.fixtures import models as m
+from emulator.platform.engagement import ENGAGEMENT_ORDER
 from emulator.platform.history import MemberState, MemberStates, member_state
 from emulator.platform.seed import _history_rows
 
@@ -87,3 +94,54 @@ def test_a_members_conversations_in_one_campaign_make_one_history() -> None:
         (0, "Finished", "Message Sent (1/1) - EMAIL", 0, 0, 0, 9, 6),  # a campaign not known
     ]
     assert [len(c.messages) for c in fx.conversations] == [1, 1, 1]  # the records unchanged
+
+
+# Histories of any 64-bit message numbers: the loader's struct takes a message or names its
+# number; any counts, created on any of a few days (ties broken by id).
+_MESSAGE_TYPES = ["CONNECTION_REQUEST", "NETWORK_MESSAGE", "INMAIL", "EMAIL"]
+_histories = st.lists(
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(_MESSAGE_TYPES),
+            "isContactSender": st.booleans(),
+            "sequenceIndex": st.none()
+            | st.integers(min_value=-8, max_value=8)
+            | st.integers(min_value=-(2**63), max_value=2**63 - 1),
+            "viewCount": st.integers(min_value=0, max_value=50),
+            "clickCount": st.integers(min_value=0, max_value=50),
+            "createdAt": st.integers(min_value=1, max_value=9).map(TS.format),
+        }
+    ),
+    max_size=8,
+)
+_steps = st.lists(st.sampled_from([*_MESSAGE_TYPES, "TASK", "PROFILE_VISIT"]), max_size=6)
+
+
+@given(steps=_steps, history=_histories, completed=st.booleans())
+def test_any_history_the_loader_accepts_gives_a_member_state(
+    steps: list[str], history: list[dict[str, Any]], completed: bool
+) -> None:
+    """A message the loader's struct takes joins the history, one it refuses is refused for
+    its number; whatever the numbers taken (beyond the campaign's message steps too), the
+    history makes a state: the counts are the messages' own, the next step one of the
+    campaign's or past its end, the statuses of the documented sets."""
+    messages = []
+    for i, fields in enumerate(history, start=1):
+        try:
+            messages.append(
+                msgspec.convert({**fields, "id": i, "updatedAt": fields["createdAt"]}, m.Message)
+            )
+        except msgspec.ValidationError as error:
+            assert fields["sequenceIndex"] < 1 and "sequenceIndex" in str(error)
+    state = MemberStates(steps, completed).of(messages)
+    outbound = [x for x in messages if not x.isContactSender]
+    assert state.opens == sum(x.viewCount for x in outbound)
+    assert state.clicks == sum(x.clickCount for x in outbound)
+    assert state.replies == sum(
+        1 for x in messages if x.isContactSender and x.type != "CONNECTION_REQUEST"
+    )
+    assert 0 <= state.step_index <= len(steps)
+    assert state.sequence_status in {"Not Started", "Ongoing", "Finished", "Replied"}
+    assert state.engagement_status.startswith(ENGAGEMENT_ORDER)
+    if not outbound:
+        assert state.step_index == 0
