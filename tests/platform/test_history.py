@@ -96,8 +96,8 @@ def test_a_members_conversations_in_one_campaign_make_one_history() -> None:
     assert [len(c.messages) for c in fx.conversations] == [1, 1, 1]  # the records unchanged
 
 
-# Histories of any 64-bit message numbers: the loader's struct takes a message or names its
-# number; any counts, created on any of a few days (ties broken by id).
+# Histories of any 64-bit message numbers and small counts, negative ones too: the loader's
+# struct takes a message or names the field it refuses; created on any of a few days (ties broken by id).
 _MESSAGE_TYPES = ["CONNECTION_REQUEST", "NETWORK_MESSAGE", "INMAIL", "EMAIL"]
 _histories = st.lists(
     st.fixed_dictionaries(
@@ -107,14 +107,15 @@ _histories = st.lists(
             "sequenceIndex": st.none()
             | st.integers(min_value=-8, max_value=8)
             | st.integers(min_value=-(2**63), max_value=2**63 - 1),
-            "viewCount": st.integers(min_value=0, max_value=50),
-            "clickCount": st.integers(min_value=0, max_value=50),
+            "viewCount": st.integers(min_value=-2, max_value=50),
+            "clickCount": st.integers(min_value=-2, max_value=50),
             "createdAt": st.integers(min_value=1, max_value=9).map(TS.format),
         }
     ),
     max_size=8,
 )
 _steps = st.lists(st.sampled_from([*_MESSAGE_TYPES, "TASK", "PROFILE_VISIT"]), max_size=6)
+_REFUSED = {"sequenceIndex": 1, "viewCount": 0, "clickCount": 0}  # field -> its lowest value
 
 
 @given(steps=_steps, history=_histories, completed=st.booleans())
@@ -122,7 +123,7 @@ def test_any_history_the_loader_accepts_gives_a_member_state(
     steps: list[str], history: list[dict[str, Any]], completed: bool
 ) -> None:
     """A message the loader's struct takes joins the history, one it refuses is refused for
-    its number; whatever the numbers taken (beyond the campaign's message steps too), the
+    a number below the field's lowest (a message number from 1, counts from 0); whatever the numbers taken (beyond the campaign's message steps too), the
     history makes a state: the counts are the messages' own, the next step one of the
     campaign's or past its end, the statuses of the documented sets."""
     messages = []
@@ -132,7 +133,8 @@ def test_any_history_the_loader_accepts_gives_a_member_state(
                 msgspec.convert({**fields, "id": i, "updatedAt": fields["createdAt"]}, m.Message)
             )
         except msgspec.ValidationError as error:
-            assert fields["sequenceIndex"] < 1 and "sequenceIndex" in str(error)
+            field = str(error).rsplit(".", 1)[-1].rstrip("`")  # "... - at `$.viewCount`"
+            assert field in _REFUSED and fields[field] < _REFUSED[field]
     state = MemberStates(steps, completed).of(messages)
     outbound = [x for x in messages if not x.isContactSender]
     assert state.opens == sum(x.viewCount for x in outbound)
