@@ -96,8 +96,9 @@ def test_a_members_conversations_in_one_campaign_make_one_history() -> None:
     assert [len(c.messages) for c in fx.conversations] == [1, 1, 1]  # the records unchanged
 
 
-# Histories of any 64-bit message numbers and small counts, negative ones too: the loader's
-# struct takes a message or names the field it refuses; created on any of a few days (ties broken by id).
+# Histories of any 64-bit message numbers and small counts, negative ones too (the loader's
+# struct takes a message or names the field it refuses), created on any of a few days (ties
+# broken by id).
 _MESSAGE_TYPES = ["CONNECTION_REQUEST", "NETWORK_MESSAGE", "INMAIL", "EMAIL"]
 _histories = st.lists(
     st.fixed_dictionaries(
@@ -122,10 +123,11 @@ _REFUSED = {"sequenceIndex": 1, "viewCount": 0, "clickCount": 0}  # field -> its
 def test_any_history_the_loader_accepts_gives_a_member_state(
     steps: list[str], history: list[dict[str, Any]], completed: bool
 ) -> None:
-    """A message the loader's struct takes joins the history, one it refuses is refused for
-    a number below the field's lowest (a message number from 1, counts from 0); whatever the numbers taken (beyond the campaign's message steps too), the
-    history makes a state: the counts are the messages' own, the next step one of the
-    campaign's or past its end, the statuses of the documented sets."""
+    """A message the loader's struct takes joins the history; one it refuses is refused for
+    a number below the field's lowest (a message number from 1, counts from 0). Whatever the
+    numbers taken (beyond the campaign's message steps too), the history makes a state: the
+    counts are the messages' own, the next step one of the campaign's or past its end, the
+    statuses of the documented sets."""
     messages = []
     for i, fields in enumerate(history, start=1):
         try:
