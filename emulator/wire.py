@@ -12,6 +12,9 @@ T = TypeVar("T")
 
 # An integer the store can hold (SQLite: 64-bit signed); larger ones are the caller's 400.
 Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+# The same from 1 (ids, numbers counted from one) and from 0 (counts, seeds).
+Positive64 = Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)]
+NonNegative64 = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
 
 
 class _KeywordOnly(msgspec.StructMeta):

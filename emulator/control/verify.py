@@ -27,7 +27,7 @@ from emulator.verify.html import html_report
 from emulator.verify.report import Report
 from emulator.verify.runner import Prober
 from emulator.verify.runs import Run, RunStatus, TooManyRuns, VerifyRuns
-from emulator.wire import WireOmit
+from emulator.wire import NonNegative64, WireOmit
 from emulator.workspace_scope import workspace
 
 
@@ -39,7 +39,7 @@ class VerifyIn(WireOmit):
     apiKeyHeader: str | None = None
     deep: bool = False  # after the checks, random call sequences (`verify --deep`)
     examples: Annotated[int, msgspec.Meta(ge=1, le=MAX_EXAMPLES)] | None = None
-    seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] | None = None
+    seed: NonNegative64 | None = None
     deepTime: Annotated[float, msgspec.Meta(gt=0, le=86400)] | None = None  # seconds
     # the reference CRM only: verify a scratch copy of it (same fixtures and settings), so
     # no probe record is left in the one in use

@@ -15,7 +15,7 @@ from emulator.fixtures.models import (
     SavedViewType,
     StatusCounts,
 )
-from emulator.wire import Wire, WireOmit
+from emulator.wire import Positive64, Wire, WireOmit
 
 
 class Ref(Wire):
@@ -211,7 +211,7 @@ WebUrl = Annotated[
     ),
 ]
 Text = Annotated[str, msgspec.Meta(max_length=10_000)]
-Id = Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)]
+Id = Positive64
 
 
 class ContactCompanyIn(Wire):

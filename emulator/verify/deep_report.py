@@ -13,7 +13,7 @@ from xml.etree import ElementTree as ET
 
 import msgspec
 
-from emulator.wire import Wire
+from emulator.wire import NonNegative64, Wire
 
 DEEP_CLASS = "verify --deep"
 DEFAULT_EXAMPLES = 60  # sequences drawn by default: 10-25 s against the reference CRM, loaded
@@ -25,7 +25,7 @@ class DeepOptions(Wire):
     """What `verify --deep` was asked: how many sequences, drawn from which seed."""
 
     examples: Annotated[int, msgspec.Meta(ge=1, le=MAX_EXAMPLES)] = DEFAULT_EXAMPLES
-    seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] = 0
+    seed: NonNegative64 = 0
     # seconds: past it no new sequence starts and shrinking stops (the shortest so far is shown)
     timeLimit: Annotated[float, msgspec.Meta(gt=0, le=86400)] = DEFAULT_TIME_LIMIT
 
