@@ -111,8 +111,9 @@ def what_runs(block: Block) -> tuple[object, ...]:
 
 BLOCKS: list[Block] = []
 ALIKE: dict[str, list[str]] = {}  # a block run -> the later blocks it stands for
-for block in LAST:
-    first = next((b for b in BLOCKS if what_runs(b) == what_runs(block)), None)
+RUNS = [(block, what_runs(block)) for block in LAST]  # once each: this runs at collection
+for block, runs in RUNS:
+    first = next((b for b, r in RUNS if b in BLOCKS and r == runs), None)
     if first is None:
         BLOCKS.append(block)
     else:

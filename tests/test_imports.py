@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -94,20 +95,28 @@ def imported(
     return {t for t in targets if t in modules and t != name}
 
 
-def import_graph(pending: bool = False) -> dict[str, set[str]]:
-    """Module -> the modules it imports; without the PENDING edges unless `pending`."""
+@functools.cache
+def package_imports() -> dict[str, frozenset[str]]:
+    """Module -> the modules it imports, all edges: the package parsed once for the module's
+    tests (about a second each time), which only read it."""
     files = {module_name(p): p for p in ROOT.rglob("*.py")}
     modules = set(files)
-    graph: dict[str, set[str]] = {}
+    graph: dict[str, frozenset[str]] = {}
     for name, path in files.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         is_package = path.name == "__init__.py"
-        graph[name] = set()
-        for node in runtime_imports(tree):
-            graph[name] |= imported(name, is_package, node, modules)
-        if not pending:
-            graph[name] -= {dst for src, dst in PENDING if src == name}
+        graph[name] = frozenset().union(
+            *(imported(name, is_package, node, modules) for node in runtime_imports(tree))
+        )
     return graph
+
+
+def import_graph(pending: bool = False) -> dict[str, set[str]]:
+    """Module -> the modules it imports; without the PENDING edges unless `pending`."""
+    return {
+        name: set(targets) - (set() if pending else {dst for src, dst in PENDING if src == name})
+        for name, targets in package_imports().items()
+    }
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:

@@ -10,6 +10,7 @@ too: each statement names its table, so the owner of every row is found by readi
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -126,6 +127,12 @@ class Scan:
                         self.writers.setdefault(table, set()).add(module)
 
 
+@functools.cache
+def package_scan() -> Scan:
+    """The scan of the package, made once for the module's tests (each read it)."""
+    return Scan()
+
+
 def ownership_problems(scan: Scan, tables: frozenset[str]) -> list[str]:
     """One line per table without exactly one writing module, naming the modules."""
     problems = []
@@ -137,11 +144,11 @@ def ownership_problems(scan: Scan, tables: frozenset[str]) -> list[str]:
 
 
 def test_every_table_is_written_from_exactly_one_module() -> None:
-    assert ownership_problems(Scan(), schema_tables()) == []
+    assert ownership_problems(package_scan(), schema_tables()) == []
 
 
 def test_the_platform_package_owns_the_platform_tables() -> None:
-    scan = Scan()
+    scan = package_scan()
     owners = {table: sorted(scan.writers.get(table, ())) for table in sorted(PLATFORM_TABLES)}
     elsewhere = {
         table: modules
@@ -158,7 +165,7 @@ TEMP_BOOKKEEPING = frozenset({"emulator.store.updated_counts"})
 
 
 def test_every_write_names_its_table() -> None:
-    computed = [c for c in Scan().computed if c.split(":", 1)[0] not in TEMP_BOOKKEEPING]
+    computed = [c for c in package_scan().computed if c.split(":", 1)[0] not in TEMP_BOOKKEEPING]
     assert computed == []
 
 

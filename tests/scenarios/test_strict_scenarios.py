@@ -74,13 +74,19 @@ def dotted(path: tuple[str | int, ...]) -> str:
 def struct_keys(data: dict[str, Any]) -> list[tuple[str | int, ...]]:
     """The keys of a scenario that a struct of the format declares (not keys inside free-form
     values such as an expected report or a request body)."""
+    # the keys an object accepts, once per object: each call walks the format's types afresh
+    # (~10 ms), and a scenario has a few objects with many keys each
+    accepted: dict[tuple[str | int, ...], list[str]] = {}
+    for path in key_paths(data):
+        if path[:-1] not in accepted:
+            accepted[path[:-1]] = accepted_keys(sm.Scenario, list(path[:-1]), data)
     return [
         path
         for path in key_paths(data)
         if path[-1] not in TAGS
         and isinstance(path[-1], str)
-        and path[-1] in accepted_keys(sm.Scenario, list(path[:-1]), data)
-        and typo(path[-1]) not in accepted_keys(sm.Scenario, list(path[:-1]), data)
+        and path[-1] in accepted[path[:-1]]
+        and typo(path[-1]) not in accepted[path[:-1]]
     ]
 
 
