@@ -76,13 +76,14 @@ def struct_keys(data: dict[str, Any]) -> list[tuple[str | int, ...]]:
     values such as an expected report or a request body)."""
     # the keys an object accepts, once per object: each call walks the format's types afresh
     # (~10 ms), and a scenario has a few objects with many keys each
+    paths = list(key_paths(data))
     accepted: dict[tuple[str | int, ...], list[str]] = {}
-    for path in key_paths(data):
+    for path in paths:
         if path[:-1] not in accepted:
             accepted[path[:-1]] = accepted_keys(sm.Scenario, list(path[:-1]), data)
     return [
         path
-        for path in key_paths(data)
+        for path in paths
         if path[-1] not in TAGS
         and isinstance(path[-1], str)
         and path[-1] in accepted[path[:-1]]
