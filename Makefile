@@ -20,8 +20,12 @@ $(SERVE_STAMP): pyproject.toml
 	$(BIN)/python -m compileall -q emulator  # bytecode, as a pip install has: starts 0.1 s faster
 	touch $(SERVE_STAMP)
 
+# pytest's bytecode of what it rewrites (below) made once here, as pip makes the packages' own at
+# install: on a fresh venv each of `make test`'s workers made all of it again (~7 s of CPU a
+# worker). A collection error is left to the test run to report.
 $(STAMP): $(SERVE_STAMP)
 	$(BIN)/pip install -q -e '.[test]'
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest --collect-only -q -p no:randomly > /dev/null || true
 	touch $(STAMP)
 
 venv: $(STAMP) ## create the virtual environment and install the package with its test extras
