@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from emulator.file_keys import accepted_keys
 from emulator.scenarios import models as sm
 from emulator.scenarios.fixtures import build_fixtures
+from tests.accepted_by_object import accepted_by_object
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "fixtures" / "scenarios"
@@ -74,13 +74,8 @@ def dotted(path: tuple[str | int, ...]) -> str:
 def struct_keys(data: dict[str, Any]) -> list[tuple[str | int, ...]]:
     """The keys of a scenario that a struct of the format declares (not keys inside free-form
     values such as an expected report or a request body)."""
-    # the keys an object accepts, once per object: each call walks the format's types afresh
-    # (~10 ms), and a scenario has a few objects with many keys each
     paths = list(key_paths(data))
-    accepted: dict[tuple[str | int, ...], list[str]] = {}
-    for path in paths:
-        if path[:-1] not in accepted:
-            accepted[path[:-1]] = accepted_keys(sm.Scenario, list(path[:-1]), data)
+    accepted = accepted_by_object(sm.Scenario, paths, data)
     return [
         path
         for path in paths
