@@ -283,7 +283,9 @@ def _run(session: Session, examples: int, seed_value: int) -> tuple[Outcome, str
         if session.timed_out:  # every sequence after the limit was turned away
             return ("pass", None) if session.sequences else ("error", "no sequence ran in time")
         return "error", f"the deep run stopped: {type(exc).__name__}: {exc}"
-    return "pass", None
+    # A violation seen is a fail however the run ended: were it ever swallowed on its way out
+    # (a check that did not re-raise), the verdict would otherwise be a pass.
+    return ("fail" if session.best is not None else "pass"), None
 
 
 async def deep(prober: Prober, probes: Probes, options: DeepOptions) -> DeepRun:

@@ -15,6 +15,7 @@ from starlette.applications import Starlette
 
 from emulator.app import create_app
 from emulator.verify import deep
+from emulator.verify.deep_model import Violation
 from emulator.verify.deep_report import DEFAULT_EXAMPLES, DeepOptions
 from emulator.verify.html import html_report
 from emulator.verify.report import junit_xml, summary, to_json
@@ -109,6 +110,22 @@ async def test_the_shrunk_sequence_is_in_every_output_as_curl_without_the_key() 
     assert 'Deep mode (seed 1): <a href="#deep" class="fail">FAIL</a>' in page
     for output in (text, to_json(report).decode(), junit_xml(report).decode(), page):
         assert KEY not in output
+
+
+async def test_a_violation_seen_is_a_fail_even_if_the_run_then_ends_normally(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def swallowed(session: deep.Session, examples: int, seed_value: int) -> None:
+        """A run that saw a violation but did not raise it on (as a check swallowing it)."""
+        session.failed(Violation("task-state", "planted: seen, then swallowed"))
+
+    monkeypatch.setattr(deep, "run_machine", swallowed)
+    report = await verify_strange(deep=DeepOptions(seed=1))
+    found = report.deep
+    assert found is not None and found.outcome == "fail", summary(report)
+    assert found.rule == "task-state" and found.message == "planted: seen, then swallowed"
+    assert report.exitCode == 1 and report.status == "fail"
+    assert ET.fromstring(junit_xml(report)).get("failures") == "1"
 
 
 async def test_a_seed_draws_the_same_sequences() -> None:
