@@ -58,7 +58,9 @@ async def test_the_scratch_copy_has_the_reference_crm_settings(client: httpx.Asy
     # the prober sends the key and header in force; the copy accepts them only if it has them
     assert (await finished(client, run["id"]))["status"] == "pass"
     # its fault rules too: a CRM failing every sync fails verify, on the copy as in place
-    faulty = {**changed, "faults": [{"endpoint": "POST /contacts/sync", "status": 503}]}
+    # (Retry-After 0: the prober's retries of a 503 then wait nothing, not 1.5 s a call)
+    fails = {"endpoint": "POST /contacts/sync", "status": 503, "retryAfterSeconds": 0}
+    faulty = {**changed, "faults": [fails]}
     assert (await client.put("/_emulator/crm/settings", json=faulty)).status_code == 200
     run = (await client.post("/_emulator/verify", json={"scratch": True})).json()
     assert (await finished(client, run["id"]))["status"] == "fail"

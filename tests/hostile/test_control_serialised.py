@@ -26,14 +26,14 @@ from tests.hostile.harness import fingerprint, served, wait_export
 from tests.servers import Receiver, recording_server
 
 MONTH = 30 * 86400
-SLOW_CRM = {"faults": [{"endpoint": "*", "latencyMs": 100}]}
+SLOW_CRM = {"faults": [{"endpoint": "*", "latencyMs": 50}]}
 
 
 @pytest.fixture(scope="module")
 def receiver() -> Iterator[Receiver]:
     """A webhook receiver that takes its time: an advance's deliveries last seconds."""
     with recording_server() as receiver:
-        receiver.delay = 0.1
+        receiver.delay = 0.05
         yield receiver
 
 
