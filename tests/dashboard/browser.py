@@ -1,8 +1,11 @@
 """A real headless Chromium (Debian's package) driven by Playwright, watching what pages do.
 
-Never `playwright install`: the browser is the system's `chromium` (apt-get install chromium).
-Without one the browser tests skip, saying why, unless EMULATOR_REQUIRE_BROWSER is set (CI),
-where a missing browser is a failure.
+Never `playwright install`: the browser is the system's. `chromium-headless-shell` (apt-get
+install chromium-headless-shell) first: the same Blink and V8 as `chromium` without the
+browser's window and interface, which is what Playwright itself runs for headless pages; the
+browser tests' Chromium took ~40% less CPU with it (docs/performance.md, "The test suite's
+CPU"). Else `chromium`. Without either the browser tests skip, saying why, unless
+EMULATOR_REQUIRE_BROWSER is set (CI), where a missing browser is a failure.
 """
 
 from __future__ import annotations
@@ -32,7 +35,10 @@ LAUNCH_FLAGS = [
 
 def chromium_path() -> str | None:
     return (
-        os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+        os.environ.get("CHROMIUM")
+        or shutil.which("chromium-headless-shell")
+        or shutil.which("chromium")
+        or shutil.which("chromium-browser")
     )
 
 
@@ -46,7 +52,8 @@ def browser_or_skip() -> str:
     path = chromium_path()
     if reason is None and path is None:
         reason = (
-            "no Chromium on this machine: `apt-get install chromium` (make test does it as root)"
+            "no Chromium on this machine: `apt-get install chromium-headless-shell`"
+            " (make test does it as root)"
         )
     if reason is not None:
         if os.environ.get("EMULATOR_REQUIRE_BROWSER"):
