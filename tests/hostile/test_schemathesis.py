@@ -74,9 +74,9 @@ def test_every_operation_of_the_document_is_fuzzed() -> None:
 
 @pytest.mark.parametrize("label", LABELS)
 def test_operation_never_errs_and_matches_its_schema(label: str, server: EmulatorServer) -> None:
-    operation = operations()[label]
-    if operation.label in OUTGOING:
+    if label in OUTGOING:
         pytest.skip("makes outgoing calls to generated URLs; covered by its own tests")
+    operation = operations()[label]
     # The generated key header would be a random string: every /v1 and /crm case then stops
     # at 401. The fixtures' keys let the cases reach the handlers.
     key = (
